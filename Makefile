@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# linkprobe — build, test, install and run.
+#
+#   make [all]        build everything into $(BUILD)/
+#   make run          install missing Debian packages, build, start linkprobed, show this machine
+#   make check        install missing Debian packages, build, run every test layer
+#   make bench        side-by-side benchmarks against the anchor tools
+#   make install      DESTDIR=... PREFIX=/usr
+#   make deps         install missing Debian packages (as root) or say which are missing
+#
+# Switches: V=1 shows commands; DEVELOPER=1 adds -Werror and more warnings; SANITIZE=1 builds with
+# clang's ASan+UBSan into build-sanitize/ (umockdev's preload does not mix with gcc's ASan runtime).
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.DEFAULT_GOAL := all
+
+VERSION := 0.1
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
+PROBEDIR ?= $(LIBEXECDIR)/linkprobe
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+LOCALSTATEDIR ?= /var
+DESTDIR ?=
+
+V ?= 0
+DEVELOPER ?= 0
+SANITIZE ?= 0
+
+ifeq ($(V),1)
+  Q :=
+  msg =
+else
+  Q := @
+  msg = @printf '  %-6s %s\n' '$(1)' '$(2)';
+endif
+
+ifeq ($(SANITIZE),1)
+  ifeq ($(origin CC),default)
+    CC := clang
+  endif
+  BUILD ?= build-sanitize
+  SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+  BUILD ?= build
+  SANITIZE_FLAGS :=
+endif
+
+# pkg-config is asked once per make run; `make deps` must work before any of these exist, so a
+# missing module only fails the targets that compile (see pkgs-present).
+PKG_MODULES := libsystemd libnl-3.0 libnl-route-3.0 libudev json-c inih
+TEST_PKG_MODULES := cmocka
+ALL_PKG_MODULES = $(PKG_MODULES) $(TEST_PKG_MODULES)
+pkg_cflags := $(shell pkg-config --cflags $(PKG_MODULES) 2>/dev/null)
+pkg_libs = $(shell pkg-config --libs $(1) 2>/dev/null)
+
+CFLAGS ?= -O2 -g
+WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 -Wmissing-prototypes \
+	-Wstrict-prototypes -Wpointer-arith -Wundef -Wvla -Wimplicit-fallthrough -Wswitch-enum \
+	-Wno-missing-field-initializers
+ifeq ($(DEVELOPER),1)
+  WARNINGS += -Werror -Wcast-align -Wmissing-declarations -Wnested-externs -Wwrite-strings
+endif
+
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -fno-strict-aliasing -fstack-protector-strong -fPIE \
+	-I. -Isrc -I$(BUILD) -DVERSION='"$(VERSION)"' -DPROBEDIR='"$(PROBEDIR)"' \
+	-DSYSCONFDIR='"$(SYSCONFDIR)"' -DLOCALSTATEDIR='"$(LOCALSTATEDIR)"'
+ALL_CFLAGS = $(BASE_CFLAGS) $(WARNINGS) $(pkg_cflags) $(SANITIZE_FLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now,--as-needed $(SANITIZE_FLAGS) $(LDFLAGS)
+
+objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
+
+# Debian packages: what `make deps` installs. Components append to these lists.
+DEBIAN_BUILD_PACKAGES := gcc make pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev libudev-dev \
+	libjson-c-dev libinih-dev
+DEBIAN_TEST_PACKAGES := libcmocka-dev clang libclang-rt-14-dev dbus python3 python3-dbus python3-pytest \
+	python3-gi gir1.2-umockdev-1.0 umockdev iproute2 mandoc
+DEBIAN_BENCH_PACKAGES := iproute2 hyperfine
+
+# Every component lists its pieces in its own fragment:
+#   static libraries: LIBRARIES += name; name_SOURCES := ...
+#   programs: PROGRAMS (bin), DAEMONS (libexec), PROBES (libexec/linkprobe), TEST_PROGRAMS (not installed);
+#   name_SOURCES, name_LIBS (our static libraries, in link order), name_PKGS (pkg-config modules)
+#   unit tests: UNIT_TESTS += name (a cmocka program run by `make check`)
+LIBRARIES :=
+PROGRAMS :=
+DAEMONS :=
+PROBES :=
+TEST_PROGRAMS :=
+UNIT_TESTS :=
+MAN_PAGES :=
+
+include src/shared/shared.mk
+include sysfs/sysfs.mk
+include src/src.mk
+include probes/probes.mk
+include tests/unit/unit.mk
+include tests/fuzz/fuzz.mk
+include man/man.mk
+include systemd/systemd.mk
+include bench/bench.mk
+
+ALL_PROGRAMS := $(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS) $(UNIT_TESTS)
+
+define library_template
+$(BUILD)/lib$(1).a: $$(call objs,$$($(1)_SOURCES))
+	$$(call msg,AR,$$@)ar rcs $$@ $$^
+endef
+
+define program_template
+$(BUILD)/$(1): $$(call objs,$$($(1)_SOURCES)) $$(patsubst %,$(BUILD)/lib%.a,$$($(1)_LIBS))
+	$$(call msg,CCLD,$$@)$$(CC) $$(ALL_LDFLAGS) -o $$@ $$(filter %.o,$$^) $$(filter %.a,$$^) \
+		$$(call pkg_libs,$$($(1)_PKGS)) $$($(1)_LDLIBS)
+endef
+
+$(foreach l,$(LIBRARIES),$(eval $(call library_template,$(l))))
+$(foreach p,$(ALL_PROGRAMS),$(eval $(call program_template,$(p))))
+
+.PHONY: all
+all: $(addprefix $(BUILD)/,$(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS))
+
+$(BUILD)/%.o: %.c | pkgs-present
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+.PHONY: pkgs-present
+pkgs-present:
+	@missing=''; for m in $(PKG_MODULES); do pkg-config --exists $$m || missing="$$missing $$m"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "Missing pkg-config modules:$$missing. Run 'make deps' (as root) to install them." >&2; exit 1; \
+	fi
+
+# ---------------------------------------------------------------------------------------------------
+# Dependencies
+
+.PHONY: deps deps-bench
+# Installs only what dpkg says is missing; refreshes the package lists only if the first try fails
+# (a fresh machine or container has none).
+define install_packages
+	$(Q)missing=''; for p in $(sort $(1)); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then \
+		echo "Missing Debian packages:$$missing"; \
+		echo "Run 'make deps' as root, or: apt-get install$$missing"; exit 1; \
+	fi; \
+	echo "Installing Debian packages:$$missing"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1 || \
+	{ apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $$missing; }
+endef
+
+deps:
+	$(call install_packages,$(DEBIAN_BUILD_PACKAGES) $(DEBIAN_TEST_PACKAGES))
+
+deps-bench:
+	$(call install_packages,$(DEBIAN_BUILD_PACKAGES) $(DEBIAN_TEST_PACKAGES) $(DEBIAN_BENCH_PACKAGES))
+
+# ---------------------------------------------------------------------------------------------------
+# Running and testing
+
+.PHONY: run run-now check check-now unit integration bench bench-now
+run: deps
+	$(Q)$(MAKE) --no-print-directory run-now
+
+run-now: all
+	$(Q)/usr/bin/python3 tests/run-local --build $(BUILD)
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory check-now
+
+# The unit tests and fuzz regressions always run under ASan+UBSan (a second build in
+# build-sanitize/); the integration layers use this build, or the sanitized one with SANITIZE=1.
+check-now: all $(addprefix $(BUILD)/,$(UNIT_TESTS))
+ifeq ($(SANITIZE),1)
+	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build $(BUILD)
+else
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 sanitized-tests
+	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build build-sanitize
+endif
+
+.PHONY: sanitized-tests
+sanitized-tests: $(addprefix $(BUILD)/,$(UNIT_TESTS) $(FUZZ_REGRESSION_PROGRAMS))
+
+unit: $(addprefix $(BUILD)/,$(UNIT_TESTS))
+	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build $(BUILD) --only unit
+
+bench: deps-bench
+	$(Q)$(MAKE) --no-print-directory bench-now
+
+bench-now: all
+	$(Q)BUILD=$(BUILD) ./bench/run-all
+
+# ---------------------------------------------------------------------------------------------------
+# Installing
+
+.PHONY: install uninstall
+install: all $(INSTALL_EXTRA)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(PROBEDIR)
+	$(if $(PROGRAMS),install -m 0755 $(addprefix $(BUILD)/,$(PROGRAMS)) $(DESTDIR)$(BINDIR)/)
+	$(if $(DAEMONS),install -m 0755 $(addprefix $(BUILD)/,$(DAEMONS)) $(DESTDIR)$(LIBEXECDIR)/)
+	$(if $(PROBES),install -m 0755 $(addprefix $(BUILD)/,$(PROBES)) $(DESTDIR)$(PROBEDIR)/)
+	$(install_man)
+	$(install_systemd)
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS)) $(addprefix $(DESTDIR)$(LIBEXECDIR)/,$(DAEMONS))
+	rm -f $(addprefix $(DESTDIR)$(PROBEDIR)/,$(PROBES))
+	-rmdir $(DESTDIR)$(PROBEDIR) 2>/dev/null
+	$(uninstall_man)
+	$(uninstall_systemd)
+
+.PHONY: clean
+clean:
+	rm -rf build build-sanitize build-fuzz

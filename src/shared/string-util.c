@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "string-util.h"
+
+char **strv_free(char **l) {
+        STRV_FOREACH(s, l)
+                free(*s);
+        free(l);
+        return NULL;
+}
+
+size_t strv_length(char *const *l) {
+        size_t n = 0;
+        while (l && l[n])
+                n++;
+        return n;
+}
+
+/* Length of the valid UTF-8 sequence starting at s (at most n bytes available), or 0 if invalid. */
+static size_t utf8_sequence_length(const unsigned char *s, size_t n) {
+        uint32_t cp;
+        size_t len;
+
+        if (s[0] < 0x80)
+                return 1;
+        if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+                len = 2;
+                cp = s[0] & 0x1F;
+        } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+                len = 3;
+                cp = s[0] & 0x0F;
+        } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+                len = 4;
+                cp = s[0] & 0x07;
+        } else
+                return 0;
+
+        if (n < len)
+                return 0;
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xC0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3F);
+        }
+
+        if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+                return 0;
+        return len;
+}
+
+bool utf8_is_valid_n(const char *s, size_t n) {
+        const unsigned char *p = (const unsigned char *) s;
+
+        while (n > 0) {
+                size_t len = utf8_sequence_length(p, n);
+                if (len == 0)
+                        return false;
+                if (len == 1 && *p == '\0')
+                        return false;
+                p += len;
+                n -= len;
+        }
+        return true;
+}
+
+static char *escape_bytes(const char *s, bool escape_control) {
+        const unsigned char *p = (const unsigned char *) s;
+        size_t n = strlen(s);
+        char *ret, *t;
+
+        /* Worst case every byte becomes four characters. */
+        t = ret = malloc(n * 4 + 1);
+        if (!ret)
+                return NULL;
+
+        while (n > 0) {
+                size_t len = utf8_sequence_length(p, n);
+                if (len == 0 || (escape_control && len == 1 && (*p < 0x20 || *p == 0x7F))) {
+                        t += sprintf(t, "\\x%02x", *p);
+                        len = 1;
+                } else {
+                        memcpy(t, p, len);
+                        t += len;
+                }
+                p += len;
+                n -= len;
+        }
+        *t = '\0';
+        return ret;
+}
+
+char *utf8_escape_invalid(const char *s) {
+        return escape_bytes(s, false);
+}
+
+char *escape_for_terminal(const char *s) {
+        return escape_bytes(s, true);
+}
+
+char *strdup_or_null(const char *s) {
+        return s ? strdup(s) : NULL;
+}
+
+int free_and_strdup(char **p, const char *s) {
+        char *copy = NULL;
+
+        if (!*p && !s)
+                return 0;
+        if (*p && s && streq(*p, s))
+                return 0;
+        if (s) {
+                copy = strdup(s);
+                if (!copy)
+                        return -ENOMEM;
+        }
+        free(*p);
+        *p = copy;
+        return 1;
+}
+
+char *strip_trailing_newlines(char *s) {
+        size_t n = strlen(s);
+        while (n > 0 && s[n - 1] == '\n')
+                s[--n] = '\0';
+        return s;
+}
+
+bool startswith(const char *s, const char *prefix) {
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
