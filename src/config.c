@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ini.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "shared/log.h"
@@ -144,6 +145,13 @@ int config_load(Config *c, const char *path, bool must_exist) {
         }
         ctx.file = f;
 
+        struct stat st;
+        if (fstat(fileno(f), &st) < 0)
+                return log_error_errno(errno, "Cannot read configuration %s: %m", path);
+        if (!S_ISREG(st.st_mode))
+                return log_error_errno(S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
+                                       "Cannot read configuration %s: not a regular file.", path);
+
         /* A value continued on an indented line would shift our line count; the format has no use
          * for it. */
         ini_allow_multiline = false;
@@ -152,8 +160,8 @@ int config_load(Config *c, const char *path, bool must_exist) {
                 log_error("%s:%u: %s", path, ctx.error_line, ctx.error_text);
                 return ctx.error;
         }
-        if (r < 0)
-                return log_error_errno(EIO, "%s: read error.", path);
+        if (r < 0 || ferror(f))
+                return log_error_errno(errno ?: EIO, "Cannot read configuration %s: %m", path);
         if (r > 0) {
                 log_error("%s:%d: syntax error (expected [Section] or Key=Value).", path, r);
                 return -EINVAL;

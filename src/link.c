@@ -165,10 +165,8 @@ int link_process_netlink(Manager *m, struct rtnl_link *rl, bool removed) {
         Link *l;
         int ifindex, r;
 
-        /* Bridge ports get a second RTM_NEWLINK of family AF_BRIDGE with bridge attributes; the
-         * interface itself is the AF_UNSPEC object. */
-        if (rtnl_link_get_family(rl) != AF_UNSPEC)
-                return 0;
+        /* No family check: netlink.c only lets interface messages (family AF_UNSPEC) through, and
+         * libnl relabels some of those (a bridge becomes AF_BRIDGE, after its kind). */
         ifindex = rtnl_link_get_ifindex(rl);
         if (ifindex <= 0)
                 return 0;

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobed — publishes this machine's interconnects on D-Bus. */
 #include <getopt.h>
-#include <sysexits.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "manager.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
+
+/* Exit codes: 1 runtime failure, 2 bad usage (as getopt tools do), 78 bad configuration (EXIT_CONFIG). */
+#define EXIT_USAGE 2
+#define EXIT_CONFIG 78
 
 static void help(void) {
         printf("Usage: linkprobed [OPTIONS]\n\n"
@@ -41,7 +45,7 @@ typedef struct Arguments {
         int log_level;
 } Arguments;
 
-/* Returns 1 to run, 0 to exit successfully (help, version), EX_USAGE on bad arguments. */
+/* Returns 1 to run, 0 to exit successfully (help, version), EXIT_USAGE on bad arguments. */
 static int parse_argv(int argc, char *argv[], Arguments *args) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -76,7 +80,7 @@ static int parse_argv(int argc, char *argv[], Arguments *args) {
                 case ARG_BUS_ADDRESS:
                         if (isempty(optarg)) {
                                 log_error("--bus-address= needs an address, such as unix:path=/run/dbus/system_bus_socket.");
-                                return EX_USAGE;
+                                return EXIT_USAGE;
                         }
                         args->options.bus_kind = BUS_KIND_ADDRESS;
                         args->options.bus_address = optarg;
@@ -84,14 +88,14 @@ static int parse_argv(int argc, char *argv[], Arguments *args) {
                 case ARG_CONFIG:
                         if (isempty(optarg)) {
                                 log_error("--config= needs a file name.");
-                                return EX_USAGE;
+                                return EXIT_USAGE;
                         }
                         args->config_path = optarg;
                         break;
                 case ARG_SYSFS_ROOT:
                         if (isempty(optarg)) {
                                 log_error("--sysfs-root= needs a directory.");
-                                return EX_USAGE;
+                                return EXIT_USAGE;
                         }
                         args->options.sysfs_root = optarg;
                         break;
@@ -99,32 +103,32 @@ static int parse_argv(int argc, char *argv[], Arguments *args) {
                         args->log_level = log_level_from_string(optarg);
                         if (args->log_level < 0) {
                                 log_error("Unknown log level \"%s\": use err, warning, notice, info or debug.", optarg);
-                                return EX_USAGE;
+                                return EXIT_USAGE;
                         }
                         break;
                 case ARG_NETLINK_RCVBUF: {
                         uint64_t v;
                         if (parse_size(optarg, &v) < 0 || v == 0) {
                                 log_error("Invalid --netlink-rcvbuf=%s: expected a size in bytes.", optarg);
-                                return EX_USAGE;
+                                return EXIT_USAGE;
                         }
                         args->options.netlink_rcvbuf = v;
                         break;
                 }
                 case ':':
                         log_error("Option %s needs an argument. See --help.", argv[optind - 1]);
-                        return EX_USAGE;
+                        return EXIT_USAGE;
                 case '?':
                         if (optopt)
                                 log_error("Unknown option -%c. See --help.", optopt);
                         else
                                 log_error("Unknown option %s. See --help.", argv[optind - 1]);
-                        return EX_USAGE;
+                        return EXIT_USAGE;
                 }
         }
         if (optind < argc) {
                 log_error("Unexpected argument \"%s\": linkprobed takes only options. See --help.", argv[optind]);
-                return EX_USAGE;
+                return EXIT_USAGE;
         }
         return 1;
 }
@@ -142,7 +146,7 @@ int main(int argc, char *argv[]) {
         config_init(&config);
         r = config_load(&config, args.config_path ?: CONFIG_DEFAULT_PATH, args.config_path != NULL);
         if (r < 0)
-                return EX_CONFIG;
+                return EXIT_CONFIG;
         if (args.log_level >= 0)
                 log_set_max_level(args.log_level);
         else if (config.log_level >= 0)

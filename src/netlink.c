@@ -57,6 +57,23 @@ static int nl_to_errno(int nlerr) {
         return -EIO;
 }
 
+/* Bridges send a second kind of RTM_NEWLINK/RTM_DELLINK, of family AF_BRIDGE, about port state (a
+ * port leaving is an RTM_DELLINK of that family, not a deletion). libnl would file those under the
+ * same key as the bridge device itself, whose family it rewrites to AF_BRIDGE from its kind, so
+ * they are dropped before libnl sees them; only dumps and events of family AF_UNSPEC describe
+ * interfaces. */
+static int filter_message(struct nl_msg *msg, void *userdata) {
+        struct nlmsghdr *h = nlmsg_hdr(msg);
+
+        if ((h->nlmsg_type == RTM_NEWLINK || h->nlmsg_type == RTM_DELLINK) &&
+            h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct ifinfomsg))) {
+                const struct ifinfomsg *ifi = nlmsg_data(h);
+                if (ifi->ifi_family != AF_UNSPEC)
+                        return NL_SKIP;
+        }
+        return NL_OK;
+}
+
 static void on_link_event(struct nl_cache *cache, struct nl_object *obj, int action, void *userdata) {
         Netlink *nl = userdata;
         (void) link_process_netlink(nl->manager, (struct rtnl_link *) obj, action == NL_ACT_DEL);
@@ -166,6 +183,10 @@ int netlink_new(Manager *m, int event_fd, Netlink **ret) {
         nl->sync_sock = nl_socket_alloc();
         if (!nl->event_sock || !nl->sync_sock)
                 return log_oom();
+
+        r = nl_socket_modify_cb(nl->event_sock, NL_CB_MSG_IN, NL_CB_CUSTOM, filter_message, NULL);
+        if (r < 0)
+                return log_error_errno(nl_to_errno(r), "Failed to set up netlink filtering: %s", nl_geterror(r));
 
         r = nl_connect(nl->sync_sock, NETLINK_ROUTE);
         if (r < 0)
