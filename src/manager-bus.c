@@ -36,7 +36,7 @@ static int method_refresh(sd_bus_message *message, void *userdata, sd_bus_error 
 
         r = manager_refresh(m);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Refresh failed: %m");
+                return sd_bus_error_setf(error, BUS_ERROR_FAILED, "Refresh failed: %s", strerror(-r));
         return sd_bus_reply_method_return(message, NULL);
 }
 

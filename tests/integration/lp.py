@@ -66,8 +66,10 @@ class PrivateBus:
   </policy>
 </busconfig>
 """)
+        # dbus-daemon complains on stderr that it may not raise its fd limit; keep that in a file.
+        self.log = open(os.path.join(self.dir, "dbus-daemon.log"), "w")
         self.proc = subprocess.Popen(["dbus-daemon", f"--config-file={config}", "--nofork", "--nopidfile",
-                                      "--print-address=1"], stdout=subprocess.PIPE, text=True)
+                                      "--print-address=1"], stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.proc.stdout.readline()
         if not line:
             raise RuntimeError("dbus-daemon did not start")
@@ -80,6 +82,7 @@ class PrivateBus:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
