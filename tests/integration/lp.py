@@ -187,6 +187,7 @@ class Daemon:
         self.stderr = open(self.stderr_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.stderr, env=full_env)
         self.ready_after = None
+        self.log_text = ""
         if wait:
             self.wait_ready()
 
@@ -198,6 +199,8 @@ class Daemon:
         return ready
 
     def log(self):
+        if self.stderr.closed:
+            return self.log_text
         self.stderr.flush()
         with open(self.stderr_path) as f:
             return f.read()
@@ -213,6 +216,7 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self.log_text = self.log()
         self.stderr.close()
         self.notify.close()
         shutil.rmtree(self.dir, ignore_errors=True)
