@@ -114,7 +114,7 @@ void net_client_done(NetClient *c) {
         c->data = NULL;
 }
 
-static int read_reply(NetClient *c, ProtoType expect, uint8_t reply[static PROTO_CONTROL_MAX], uint32_t *ret_length,
+int net_client_read_reply(NetClient *c, ProtoType expect, uint8_t reply[static PROTO_CONTROL_MAX], uint32_t *ret_length,
                       uint64_t deadline) {
         ProtoHeader h;
         int r;
@@ -141,7 +141,7 @@ int net_client_request(NetClient *c, const uint8_t *buf, size_t n, ProtoType exp
         int r = fio_write_all(c->fd, buf, n, deadline);
         if (r < 0)
                 return r;
-        return read_reply(c, expect, reply, ret_length, deadline);
+        return net_client_read_reply(c, expect, reply, ret_length, deadline);
 }
 
 static int connect_socket(const NetTarget *t, uint64_t deadline, int *ret) {

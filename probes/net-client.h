@@ -69,5 +69,9 @@ int net_client_download(NetClient *c, uint64_t max_bytes, uint64_t max_usec, uin
 int net_client_request(NetClient *c, const uint8_t *buf, size_t n, ProtoType expect, uint8_t reply[static PROTO_CONTROL_MAX],
                        uint32_t *ret_length, uint64_t deadline);
 
+/* Reads one reply of type expect (or ERROR: -EREMOTEIO with c->remote_error set). */
+int net_client_read_reply(NetClient *c, ProtoType expect, uint8_t reply[static PROTO_CONTROL_MAX], uint32_t *ret_length,
+                          uint64_t deadline);
+
 /* The stable error name of a failed call: "ECONNREFUSED", "deadline", "protocol", "busy", ... */
 const char *net_client_error_name(const NetClient *c, int r);
