@@ -246,12 +246,68 @@ int net_client_connect(NetClient *c, const NetTarget *t, const ProtoKey *key, ui
         return 0;
 }
 
-int net_client_echo(NetClient *c, size_t count, double *ret_samples, uint64_t deadline) {
-        uint8_t buf[PROTO_HEADER_SIZE + 16], reply[PROTO_CONTROL_MAX];
-        uint32_t length;
+/* Blocking reads of exactly n bytes; the receive timeout set by the caller bounds each call. */
+static int recv_blocking(int fd, void *buf, size_t n) {
+        uint8_t *p = buf;
+        while (n > 0) {
+                ssize_t k = recv(fd, p, n, MSG_WAITALL);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return errno == EAGAIN ? -ETIME : -errno;
+                }
+                if (k == 0)
+                        return -ECONNRESET;
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+static int echo_one(NetClient *c, const uint8_t *frame, size_t n, const uint8_t *payload, size_t payload_size) {
+        uint8_t header[PROTO_HEADER_SIZE], reply[PROTO_CONTROL_MAX];
+        ProtoHeader h;
         int r;
 
-        for (size_t i = 0; i < count; i++) {
+        if (send(c->fd, frame, n, MSG_NOSIGNAL) != (ssize_t) n)
+                return errno == EAGAIN ? -ETIME : -errno;
+        r = recv_blocking(c->fd, header, sizeof(header));
+        if (r < 0)
+                return r;
+        if (proto_header_decode(header, c->max_frame, &h) < 0 || h.type == PROTO_DATA)
+                return -EPROTO;
+        r = recv_blocking(c->fd, reply, h.length);
+        if (r < 0)
+                return r;
+        if (h.type == PROTO_ERROR) {
+                if (proto_decode_error(reply, h.length, &c->remote_error) < 0)
+                        return -EPROTO;
+                return -EREMOTEIO;
+        }
+        if (h.type != PROTO_ECHO_REPLY || h.length != payload_size || memcmp(reply, payload, payload_size) != 0)
+                return -EPROTO;
+        return 0;
+}
+
+int net_client_echo(NetClient *c, size_t count, double *ret_samples, uint64_t deadline) {
+        uint8_t buf[PROTO_HEADER_SIZE + 16];
+        int flags, r = 0;
+
+        /* Round trips are timed in microseconds, so each costs as few system calls as possible: a
+         * blocking socket with a receive timeout instead of recv-EAGAIN-poll-recv. */
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        if (now >= deadline)
+                return -ETIME;
+        uint64_t left = deadline == UINT64_MAX ? 3600 * USEC_PER_SEC : deadline - now;
+        struct timeval tv = { .tv_sec = (time_t) (left / USEC_PER_SEC), .tv_usec = (suseconds_t) (left % USEC_PER_SEC) };
+        flags = fcntl(c->fd, F_GETFL);
+        if (flags < 0 || fcntl(c->fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+                return -errno;
+        if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+            setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+                r = -errno;
+
+        for (size_t i = 0; r >= 0 && i < count; i++) {
                 uint64_t seq = i, t0 = now_usec(CLOCK_MONOTONIC);
                 uint8_t payload[16];
                 struct timespec a, b;
@@ -259,19 +315,20 @@ int net_client_echo(NetClient *c, size_t count, double *ret_samples, uint64_t de
                 memcpy(payload, &seq, 8);
                 memcpy(payload + 8, &t0, 8);
                 ssize_t n = proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, payload, sizeof(payload));
-                if (n < 0)
-                        return (int) n;
-
+                if (n < 0) {
+                        r = (int) n;
+                        break;
+                }
                 clock_gettime(CLOCK_MONOTONIC, &a);
-                r = net_client_request(c, buf, (size_t) n, PROTO_ECHO_REPLY, reply, &length, deadline);
+                r = echo_one(c, buf, (size_t) n, payload, sizeof(payload));
                 clock_gettime(CLOCK_MONOTONIC, &b);
-                if (r < 0)
-                        return r;
-                if (length != sizeof(payload) || memcmp(reply, payload, sizeof(payload)) != 0)
-                        return -EPROTO;
-                ret_samples[i] = (double) (b.tv_sec - a.tv_sec) * 1e6 + (double) (b.tv_nsec - a.tv_nsec) / 1e3;
+                if (r >= 0)
+                        ret_samples[i] = (double) (b.tv_sec - a.tv_sec) * 1e6 + (double) (b.tv_nsec - a.tv_nsec) / 1e3;
         }
-        return 0;
+
+        if (fcntl(c->fd, F_SETFL, flags) < 0 && r >= 0)
+                r = -errno;
+        return r;
 }
 
 static uint32_t data_frame_size(const NetClient *c) {
