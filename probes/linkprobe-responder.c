@@ -277,11 +277,15 @@ int main(int argc, char *argv[]) {
                         return log_error_errno(r, "Cannot serve passed socket %d: %m", fd), 1;
                 n_listeners++;
         }
-        if (n_fds == 0 && arg_n_listen == 0)
+        bool fallback = n_fds == 0 && arg_n_listen == 0;
+        if (fallback)
                 arg_listen[arg_n_listen++] = "[::]";
         for (size_t i = 0; i < arg_n_listen; i++) {
                 int fd = -EBADF;
                 r = listen_on(arg_listen[i], &fd);
+                /* A kernel without IPv6 still gets the default responder, on IPv4. */
+                if (r == -EAFNOSUPPORT && fallback)
+                        r = listen_on("0.0.0.0", &fd);
                 if (r < 0)
                         return 1;
                 r = responder_add_listener(responder, fd);

@@ -204,3 +204,50 @@ def test_still_serving_after_all(env):
     doc = well_behaved(env, source="127.0.0.10")
     assert doc["status"] == "ok"
     assert env["plain"].alive() and env["keyed"].alive()
+
+
+def test_inherited_listening_socket(env):
+    """The daemon's way of running the responder: a listening socket as fd 3 with LISTEN_FDS/LISTEN_PID."""
+    import subprocess
+    from linkprobe_net import RESPONDER
+    with in_netns(env["ns"]):
+        ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((SINK, 7481))
+    ls.listen(16)
+    fd = ls.fileno()
+    # The shell learns its own PID for LISTEN_PID and execs the responder under it.
+    proc = subprocess.Popen(["sh", "-c", 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" --log-level=debug', RESPONDER],
+                            preexec_fn=lambda: os.dup2(fd, 3), pass_fds=(fd, 3),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ls.close()
+    try:
+        rc, doc, err = probe(env["ns"], PROBE_TCP, "--tests", "rtt", "--samples", "5", f"{SINK}:7481")
+        assert rc == 0, (doc, err)
+    finally:
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=5)
+    assert proc.returncode == 0, stderr
+    assert "Ready on 1 socket(s)" in stderr
+
+
+def test_systemd_socket_activation(env):
+    import shutil
+    import subprocess
+    from linkprobe_net import RESPONDER
+    tool = shutil.which("systemd-socket-activate")
+    if not tool:
+        pytest.skip("systemd-socket-activate is not installed")
+    proc = subprocess.Popen(["ip", "netns", "exec", env["ns"], tool, "-l", f"{SINK}:7482", RESPONDER],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(50):
+            rc, doc, err = probe(env["ns"], PROBE_TCP, "--tests", "rtt", "--samples", "5", f"{SINK}:7482")
+            if rc == 0 or doc["error"]["name"] != "ECONNREFUSED":
+                break
+            time.sleep(0.1)
+        assert rc == 0, (doc, err)
+    finally:
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=5)
+    assert "Ready on 1 socket(s)" in stderr
