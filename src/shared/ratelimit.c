@@ -1,107 +1,129 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "ratelimit.h"
 
-typedef struct Bucket {
-        char *key;
-        uint64_t tokens;
-        uint64_t updated; /* when tokens were last topped up */
-} Bucket;
-
-static int bucket_compare(const void *key, const void *object) {
-        return strcmp(key, ((const Bucket *) object)->key);
-}
-
-void ratelimit_init(RateLimit *rl, uint64_t burst, uint64_t interval_usec, size_t max_keys) {
-        *rl = (RateLimit) {
-                .burst = MAX(burst, (uint64_t) 1),
-                .interval_usec = MAX(interval_usec, (uint64_t) 1),
-                .max_keys = MAX(max_keys, (size_t) 1),
-                .keys = TABLE_INIT(bucket_compare),
+void token_bucket_init(TokenBucket *b, uint64_t rate, uint64_t burst, uint64_t now_usec) {
+        *b = (TokenBucket) {
+                .rate = rate,
+                .burst = burst,
+                .level = burst * TOKEN_SCALE,
+                .updated_usec = now_usec,
         };
 }
 
-static void bucket_free(Bucket *b) {
-        free(b->key);
-        free(b);
-}
+void token_bucket_refill(TokenBucket *b, uint64_t now_usec) {
+        uint64_t cap = b->burst * TOKEN_SCALE;
 
-void ratelimit_done(RateLimit *rl) {
-        Bucket *b;
-        TABLE_FOREACH(b, &rl->keys)
-                bucket_free(b);
-        table_done(&rl->keys);
-}
-
-static void bucket_refill(RateLimit *rl, Bucket *b, uint64_t now) {
-        if (now <= b->updated)
+        if (now_usec <= b->updated_usec)
                 return;
-        uint64_t earned = (now - b->updated) / rl->interval_usec;
-        if (earned == 0)
+        uint64_t elapsed = now_usec - b->updated_usec;
+        b->updated_usec = now_usec;
+        if (b->rate == 0 || b->level >= cap)
                 return;
-        b->tokens = MIN(rl->burst, b->tokens + earned);
-        /* Keep the remainder of a partial interval, so a steady caller is not short-changed. */
-        b->updated = b->tokens == rl->burst ? now : b->updated + earned * rl->interval_usec;
+        /* elapsed [usec] * rate [tokens/s] is millionths of a token; saturate instead of wrapping. */
+        uint64_t add;
+        if (__builtin_mul_overflow(elapsed, b->rate, &add) || add > cap - b->level)
+                b->level = cap;
+        else
+                b->level += add;
 }
 
-/* A full bucket is indistinguishable from a forgotten one; drop those first, then the stalest. */
-static void ratelimit_make_room(RateLimit *rl, uint64_t now) {
-        Bucket *b, *oldest = NULL;
+bool token_bucket_take(TokenBucket *b, uint64_t cost, uint64_t now_usec) {
+        uint64_t need;
 
-        TABLE_FOREACH_SAFE(b, &rl->keys) {
-                bucket_refill(rl, b, now);
-                if (b->tokens >= rl->burst) {
-                        table_remove(&rl->keys, b->key);
-                        bucket_free(b);
-                }
-        }
-        if (table_size(&rl->keys) < rl->max_keys)
-                return;
-        TABLE_FOREACH(b, &rl->keys)
-                if (!oldest || b->updated < oldest->updated)
-                        oldest = b;
-        if (oldest) {
-                table_remove(&rl->keys, oldest->key);
-                bucket_free(oldest);
-        }
-}
-
-static Bucket *ratelimit_bucket(RateLimit *rl, const char *key, uint64_t now) {
-        Bucket *b = table_get(&rl->keys, key);
-        if (b) {
-                bucket_refill(rl, b, now);
-                return b;
-        }
-        if (table_size(&rl->keys) >= rl->max_keys)
-                ratelimit_make_room(rl, now);
-
-        b = new0(Bucket, 1);
-        if (!b)
-                return NULL;
-        b->key = strdup(key);
-        b->tokens = rl->burst;
-        b->updated = now;
-        if (!b->key || table_put(&rl->keys, b->key, b) < 0) {
-                bucket_free(b);
-                return NULL;
-        }
-        return b;
-}
-
-bool ratelimit_take(RateLimit *rl, const char *key, uint64_t now) {
-        Bucket *b = ratelimit_bucket(rl, key, now);
-
-        /* Out of memory: refuse, the safe side for a limiter. */
-        if (!b || b->tokens == 0)
+        token_bucket_refill(b, now_usec);
+        if (__builtin_mul_overflow(cost, TOKEN_SCALE, &need) || b->level < need)
                 return false;
-        b->tokens--;
+        b->level -= need;
         return true;
 }
 
+bool token_bucket_is_full(TokenBucket *b, uint64_t now_usec) {
+        token_bucket_refill(b, now_usec);
+        return b->level >= b->burst * TOKEN_SCALE;
+}
+
+typedef struct KeyedBucket {
+        char *key;
+        TokenBucket bucket;
+} KeyedBucket;
+
+static int keyed_compare(const void *key, const void *object) {
+        return strcmp(key, ((const KeyedBucket *) object)->key);
+}
+
+void ratelimit_init(RateLimit *rl, uint64_t rate, uint64_t burst, size_t max_keys) {
+        *rl = (RateLimit) {
+                .rate = rate,
+                .burst = MAX(burst, (uint64_t) 1),
+                .max_keys = MAX(max_keys, (size_t) 1),
+                .keys = TABLE_INIT(keyed_compare),
+        };
+}
+
+static void keyed_free(KeyedBucket *k) {
+        free(k->key);
+        free(k);
+}
+
+void ratelimit_done(RateLimit *rl) {
+        KeyedBucket *k;
+        TABLE_FOREACH(k, &rl->keys)
+                keyed_free(k);
+        table_done(&rl->keys);
+}
+
+static void ratelimit_make_room(RateLimit *rl, uint64_t now) {
+        KeyedBucket *k, *oldest = NULL;
+
+        TABLE_FOREACH_SAFE(k, &rl->keys)
+                if (token_bucket_is_full(&k->bucket, now)) {
+                        table_remove(&rl->keys, k->key);
+                        keyed_free(k);
+                }
+        if (table_size(&rl->keys) < rl->max_keys)
+                return;
+        TABLE_FOREACH(k, &rl->keys)
+                if (!oldest || k->bucket.updated_usec < oldest->bucket.updated_usec)
+                        oldest = k;
+        if (oldest) {
+                table_remove(&rl->keys, oldest->key);
+                keyed_free(oldest);
+        }
+}
+
+static TokenBucket *ratelimit_bucket(RateLimit *rl, const char *key, uint64_t now) {
+        KeyedBucket *k = table_get(&rl->keys, key);
+        if (k)
+                return &k->bucket;
+        if (table_size(&rl->keys) >= rl->max_keys)
+                ratelimit_make_room(rl, now);
+
+        k = new0(KeyedBucket, 1);
+        if (!k)
+                return NULL;
+        k->key = strdup(key);
+        token_bucket_init(&k->bucket, rl->rate, rl->burst, now);
+        if (!k->key || table_put(&rl->keys, k->key, k) < 0) {
+                keyed_free(k);
+                return NULL;
+        }
+        return &k->bucket;
+}
+
+bool ratelimit_take(RateLimit *rl, const char *key, uint64_t now) {
+        TokenBucket *b = ratelimit_bucket(rl, key, now);
+        /* Out of memory: refuse, the safe side for a limiter. */
+        return b && token_bucket_take(b, 1, now);
+}
+
 uint64_t ratelimit_wait_usec(RateLimit *rl, const char *key, uint64_t now) {
-        Bucket *b = ratelimit_bucket(rl, key, now);
-        if (!b)
-                return rl->interval_usec;
-        if (b->tokens > 0)
+        TokenBucket *b = ratelimit_bucket(rl, key, now);
+
+        if (!b || b->rate == 0)
+                return UINT64_MAX;
+        token_bucket_refill(b, now);
+        if (b->level >= TOKEN_SCALE)
                 return 0;
-        return b->updated + rl->interval_usec > now ? b->updated + rl->interval_usec - now : 0;
+        /* level grows by rate millionths of a token per microsecond. */
+        return (TOKEN_SCALE - b->level + b->rate - 1) / b->rate;
 }
