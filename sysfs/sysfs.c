@@ -50,7 +50,15 @@ static int open_in_root(int root_fd, const char *path, int flags) {
         if (*path == '\0')
                 path = ".";
 
-        fd = (int) syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+        /* With RESOLVE_IN_ROOT the kernel fails a lookup that crossed ".." with EAGAIN whenever any
+         * rename or mount happened anywhere on the system meanwhile (it cannot prove the walk stayed
+         * inside), and openat2(2) says to retry. Class symlinks are all "../..", so on a busy machine
+         * this is not rare. */
+        for (unsigned attempt = 0;; attempt++) {
+                fd = (int) syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+                if (fd >= 0 || errno != EAGAIN || attempt >= 64)
+                        break;
+        }
         if (fd >= 0)
                 return fd;
         if (errno != ENOSYS && errno != EPERM)
