@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <fcntl.h>
 #include <stdarg.h>
 
 #include "infiniband.h"
@@ -25,7 +24,6 @@ const char *infiniband_netdev_source_to_string(InfinibandNetdevSource s) {
 
 /* What every port read needs to know about its device. */
 typedef struct DeviceContext {
-        const char *name;
         char *dir;     /* "class/infiniband/NAME" */
         char *parent;  /* rxe's "parent" attribute */
         char **net;    /* entries of device/net/ */
@@ -40,7 +38,7 @@ static void device_context_done(DeviceContext *c) {
         free(c->net_port);
 }
 
-static _printf_(2, 3) int warn(char ***warnings, const char *format, ...) {
+static _printf_(2, 3) int add_warning(char ***warnings, const char *format, ...) {
         size_t n = strv_length(*warnings);
         char **l, *s;
         va_list ap;
@@ -80,7 +78,7 @@ static int read_optional(int root_fd, const char *dir, const char *attr, char **
                 *ret = NULL;
                 if (errno_is_absent(r))
                         return 0;
-                return warn(warnings, "%s: cannot read: %s", attr, strerror(-r));
+                return add_warning(warnings, "%s: cannot read: %s", attr, strerror(-r));
         }
         *ret = isempty(s) ? NULL : TAKE_PTR(s);
         return 0;
@@ -93,7 +91,7 @@ static int read_required(int root_fd, const char *dir, const char *attr, char **
                 return r;
         if (r < 0) {
                 *ret = NULL;
-                return warn(warnings, "%s: cannot read: %s", attr, strerror(-r));
+                return add_warning(warnings, "%s: cannot read: %s", attr, strerror(-r));
         }
         return 0;
 }
@@ -104,10 +102,10 @@ static int read_number(int root_fd, const char *dir, const char *attr, bool hex,
 
         r = sysfs_read_buffer(root_fd, dir, attr, buf, sizeof(buf));
         if (r < 0)
-                return warn(warnings, "%s: cannot read: %s", attr, strerror(r == -ENOBUFS ? EINVAL : -r)) ?: 0;
+                return add_warning(warnings, "%s: cannot read: %s", attr, strerror(r == -ENOBUFS ? EINVAL : -r)) ?: 0;
         r = hex ? parse_hex_u32(buf, ret) : parse_u32(buf, ret);
         if (r < 0)
-                return warn(warnings, "%s: cannot parse \"%s\"", attr, buf) ?: 0;
+                return add_warning(warnings, "%s: cannot parse \"%s\"", attr, buf) ?: 0;
         return 1;
 }
 
@@ -132,12 +130,12 @@ static int read_gid_attrs(int root_fd, const char *port_dir, const char *entry, 
                 return r;
         if (r >= 0 && !isempty(type)) {
                 if (rdma_parse_gid_type(type, &gid->type) < 0) {
-                        r = warn(warnings, "gid_attrs/types/%s: unknown GID type \"%s\"", entry, type);
+                        r = add_warning(warnings, "gid_attrs/types/%s: unknown GID type \"%s\"", entry, type);
                         if (r < 0)
                                 return r;
                 }
         } else if (r < 0 && !gid_attr_absent(r)) {
-                r = warn(warnings, "gid_attrs/types/%s: cannot read: %s", entry, strerror(-r));
+                r = add_warning(warnings, "gid_attrs/types/%s: cannot read: %s", entry, strerror(-r));
                 if (r < 0)
                         return r;
         }
@@ -148,7 +146,7 @@ static int read_gid_attrs(int root_fd, const char *port_dir, const char *entry, 
         if (r >= 0 && !isempty(ndev))
                 gid->netdev = TAKE_PTR(ndev);
         else if (r < 0 && !gid_attr_absent(r)) {
-                r = warn(warnings, "gid_attrs/ndevs/%s: cannot read: %s", entry, strerror(-r));
+                r = add_warning(warnings, "gid_attrs/ndevs/%s: cannot read: %s", entry, strerror(-r));
                 if (r < 0)
                         return r;
         }
@@ -167,7 +165,7 @@ static int read_gids(int root_fd, const char *port_dir, InfinibandPort *p) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return warn(&p->warnings, "gids: cannot list: %s", strerror(-r));
+                return add_warning(&p->warnings, "gids: cannot list: %s", strerror(-r));
 
         n = strv_length(entries);
         if (n == 0)
@@ -182,7 +180,7 @@ static int read_gids(int root_fd, const char *port_dir, InfinibandPort *p) {
                 uint32_t index;
 
                 if (parse_u32(*e, &index) < 0) {
-                        r = warn(&p->warnings, "gids/%s: not a GID table index", *e);
+                        r = add_warning(&p->warnings, "gids/%s: not a GID table index", *e);
                         if (r < 0)
                                 return r;
                         continue;
@@ -191,13 +189,13 @@ static int read_gids(int root_fd, const char *port_dir, InfinibandPort *p) {
                 if (r < 0) {
                         /* show_port_gid() never fails for an index inside the table; treat a failure
                          * like an empty slot but say so. */
-                        r = warn(&p->warnings, "gids/%s: cannot read: %s", *e, strerror(r == -ENOBUFS ? EINVAL : -r));
+                        r = add_warning(&p->warnings, "gids/%s: cannot read: %s", *e, strerror(r == -ENOBUFS ? EINVAL : -r));
                         if (r < 0)
                                 return r;
                         continue;
                 }
                 if (rdma_parse_gid(buf, gid->gid) < 0) {
-                        r = warn(&p->warnings, "gids/%s: cannot parse \"%s\"", *e, buf);
+                        r = add_warning(&p->warnings, "gids/%s: cannot parse \"%s\"", *e, buf);
                         if (r < 0)
                                 return r;
                         continue;
@@ -257,8 +255,7 @@ static int port_collect_netdevs(InfinibandPort *p, const DeviceContext *c) {
         for (size_t i = 0; c->net && c->net[i]; i++) {
                 /* A single-port device owns every interface of its function (mlx5 gives each port
                  * its own PCI function); a multi-port one (mlx4) says which port in dev_port. */
-                bool match = c->net_port[i] > 0 ? (unsigned) c->net_port[i] == p->number : c->n_ports == 1;
-                if (!match)
+                if (c->n_ports != 1 && (unsigned) c->net_port[i] != p->number)
                         continue;
                 r = port_add_netdev(p, c->net[i], INFINIBAND_NETDEV_DEVICE_NET);
                 if (r < 0)
@@ -278,7 +275,7 @@ static int port_read_status(int root_fd, const char *dir, InfinibandPort *p) {
         if (p->state_text) {
                 if (rdma_parse_port_state(p->state_text, &s->state) >= 0)
                         s->known |= RDMA_PORT_FIELD_STATE;
-                else if ((r = warn(&p->warnings, "state: cannot parse \"%s\"", p->state_text)) < 0)
+                else if ((r = add_warning(&p->warnings, "state: cannot parse \"%s\"", p->state_text)) < 0)
                         return r;
         }
 
@@ -288,7 +285,7 @@ static int port_read_status(int root_fd, const char *dir, InfinibandPort *p) {
         if (p->phys_state_text) {
                 if (rdma_parse_phys_state(p->phys_state_text, &s->phys_state) >= 0)
                         s->known |= RDMA_PORT_FIELD_PHYS_STATE;
-                else if ((r = warn(&p->warnings, "phys_state: cannot parse \"%s\"", p->phys_state_text)) < 0)
+                else if ((r = add_warning(&p->warnings, "phys_state: cannot parse \"%s\"", p->phys_state_text)) < 0)
                         return r;
         }
 
@@ -300,7 +297,7 @@ static int port_read_status(int root_fd, const char *dir, InfinibandPort *p) {
         if (p->link_layer_text) {
                 if (rdma_parse_link_layer(p->link_layer_text, &s->link_layer) >= 0)
                         s->known |= RDMA_PORT_FIELD_LINK_LAYER;
-                else if ((r = warn(&p->warnings, "link_layer: cannot parse \"%s\"", p->link_layer_text)) < 0)
+                else if ((r = add_warning(&p->warnings, "link_layer: cannot parse \"%s\"", p->link_layer_text)) < 0)
                         return r;
         }
 
@@ -312,7 +309,7 @@ static int port_read_status(int root_fd, const char *dir, InfinibandPort *p) {
                         s->known |= RDMA_PORT_FIELD_RATE | RDMA_PORT_FIELD_WIDTH;
                         if (s->rate.speed != RDMA_SPEED_UNKNOWN)
                                 s->known |= RDMA_PORT_FIELD_SPEED;
-                } else if ((r = warn(&p->warnings, "rate: cannot parse \"%s\"", p->rate_text)) < 0)
+                } else if ((r = add_warning(&p->warnings, "rate: cannot parse \"%s\"", p->rate_text)) < 0)
                         return r;
         }
 
@@ -336,7 +333,7 @@ static int port_read_status(int root_fd, const char *dir, InfinibandPort *p) {
         if (r > 0 && v <= 7) { /* LMC is a 3-bit field */
                 s->lmc = (uint8_t) v;
                 s->known |= RDMA_PORT_FIELD_LMC;
-        } else if (r > 0 && (r = warn(&p->warnings, "lid_mask_count: %u is out of range", v)) < 0)
+        } else if (r > 0 && (r = add_warning(&p->warnings, "lid_mask_count: %u is out of range", v)) < 0)
                 return r;
         r = read_number(root_fd, dir, "sm_sl", false, &v, &p->warnings);
         if (r < 0)
@@ -344,7 +341,7 @@ static int port_read_status(int root_fd, const char *dir, InfinibandPort *p) {
         if (r > 0 && v <= 15) { /* a service level is 4 bits */
                 s->sm_sl = (uint8_t) v;
                 s->known |= RDMA_PORT_FIELD_SM_SL;
-        } else if (r > 0 && (r = warn(&p->warnings, "sm_sl: %u is out of range", v)) < 0)
+        } else if (r > 0 && (r = add_warning(&p->warnings, "sm_sl: %u is out of range", v)) < 0)
                 return r;
         r = read_number(root_fd, dir, "cap_mask", true, &v, &p->warnings);
         if (r < 0)
@@ -422,7 +419,7 @@ static int list_ports(int root_fd, const char *dir, unsigned **ret, size_t *ret_
         if (r < 0) {
                 *ret = NULL;
                 *ret_n = 0;
-                return warn(warnings, "ports: cannot list: %s", strerror(-r));
+                return add_warning(warnings, "ports: cannot list: %s", strerror(-r));
         }
 
         numbers = calloc(strv_length(entries) + 1, sizeof(unsigned));
@@ -431,7 +428,7 @@ static int list_ports(int root_fd, const char *dir, unsigned **ret, size_t *ret_
         STRV_FOREACH(e, entries) {
                 uint32_t v;
                 if (parse_u32(*e, &v) < 0) {
-                        r = warn(warnings, "ports/%s: not a port number", *e);
+                        r = add_warning(warnings, "ports/%s: not a port number", *e);
                         if (r < 0)
                                 return r;
                         continue;
@@ -447,7 +444,7 @@ static int device_context_init(int root_fd, const char *name, DeviceContext *c, 
         _cleanup_(freep) char *net_dir = NULL;
         int r;
 
-        *c = (DeviceContext) { .name = name };
+        *c = (DeviceContext) {};
         if (asprintf(&c->dir, CLASS_DIR "/%s", name) < 0)
                 return -ENOMEM;
 
@@ -462,7 +459,7 @@ static int device_context_init(int root_fd, const char *name, DeviceContext *c, 
         if (r == -ENOMEM)
                 return r;
         if (r < 0 && !errno_is_absent(r))
-                return warn(warnings, "device/net: cannot list: %s", strerror(-r));
+                return add_warning(warnings, "device/net: cannot list: %s", strerror(-r));
         if (r < 0)
                 return 0;
 
@@ -512,9 +509,9 @@ static int read_guid(int root_fd, const char *dir, const char *attr, uint64_t *r
 
         r = sysfs_read_buffer(root_fd, dir, attr, buf, sizeof(buf));
         if (r < 0)
-                return warn(warnings, "%s: cannot read: %s", attr, strerror(r == -ENOBUFS ? EINVAL : -r));
+                return add_warning(warnings, "%s: cannot read: %s", attr, strerror(r == -ENOBUFS ? EINVAL : -r));
         if (rdma_parse_guid(buf, ret) < 0)
-                return warn(warnings, "%s: cannot parse \"%s\"", attr, buf);
+                return add_warning(warnings, "%s: cannot parse \"%s\"", attr, buf);
         return 0;
 }
 
@@ -550,7 +547,7 @@ int infiniband_device_read(int root_fd, const char *name, InfinibandDevice **ret
         if (r < 0)
                 return r;
         if (d->node_type_text && rdma_parse_node_type(d->node_type_text, &d->node_type) < 0) {
-                r = warn(&d->warnings, "node_type: cannot parse \"%s\"", d->node_type_text);
+                r = add_warning(&d->warnings, "node_type: cannot parse \"%s\"", d->node_type_text);
                 if (r < 0)
                         return r;
         }
@@ -592,7 +589,7 @@ int infiniband_device_read(int root_fd, const char *name, InfinibandDevice **ret
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
-                        r = warn(&d->warnings, "ports/%u: cannot read: %s", numbers[i], strerror(-r));
+                        r = add_warning(&d->warnings, "ports/%u: cannot read: %s", numbers[i], strerror(-r));
                         if (r < 0)
                                 return r;
                         continue;
