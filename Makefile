@@ -78,7 +78,7 @@ objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 DEBIAN_BUILD_PACKAGES := gcc make pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev libudev-dev \
 	libjson-c-dev libinih-dev
 DEBIAN_TEST_PACKAGES := libcmocka-dev clang libclang-rt-14-dev dbus python3 python3-dbus python3-pytest \
-	python3-gi gir1.2-umockdev-1.0 umockdev iproute2 mandoc
+	python3-gi gir1.2-umockdev-1.0 umockdev iproute2 mandoc prometheus curl
 DEBIAN_BENCH_PACKAGES := iproute2 hyperfine
 
 # Every component lists its pieces in its own fragment:
@@ -142,7 +142,8 @@ pkgs-present:
 
 .PHONY: deps deps-bench
 # Installs only what dpkg says is missing; refreshes the package lists only if the first try fails
-# (a fresh machine or container has none).
+# (a fresh machine or container has none). A temporary policy-rc.d keeps the packages we install
+# only for their tools (prometheus for promtool, bolt for boltd) from starting services.
 define install_packages
 	$(Q)missing=''; for p in $(sort $(1)); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
@@ -154,8 +155,14 @@ define install_packages
 	fi; \
 	echo "Installing Debian packages:$$missing"; \
 	export DEBIAN_FRONTEND=noninteractive; \
+	guard=''; if [ ! -e /usr/sbin/policy-rc.d ]; then \
+		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && guard=1; \
+	fi; \
+	status=0; \
 	apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1 || \
-	{ apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $$missing; }
+	{ apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $$missing; } || status=$$?; \
+	if [ -n "$$guard" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
+	exit $$status
 endef
 
 deps:

@@ -82,6 +82,7 @@ void bus_object_remove(BusObject *o) {
                 r = sd_bus_emit_object_removed(m->bus, o->path);
                 if (r < 0)
                         log_debug_errno(r, "%s: failed to emit InterfacesRemoved: %m", o->path);
+                manager_published(m);
         }
         o->announced = false;
         o->n_changed = 0;
@@ -95,8 +96,10 @@ void bus_object_done(BusObject *o) {
         o->manager = NULL;
 }
 
-static void bus_object_emit(BusObject *o) {
+/* Returns whether a signal went out. */
+static bool bus_object_emit(BusObject *o) {
         Manager *m = o->manager;
+        bool sent = false;
         int r;
 
         if (!o->announced) {
@@ -105,6 +108,7 @@ static void bus_object_emit(BusObject *o) {
                         r = sd_bus_emit_object_added(m->bus, o->path);
                         if (r < 0)
                                 log_debug_errno(r, "%s: failed to emit InterfacesAdded: %m", o->path);
+                        sent = true;
                 }
         } else if (o->n_changed > 0 && m->bus_name_acquired) {
                 o->changed[o->n_changed] = NULL;
@@ -112,11 +116,15 @@ static void bus_object_emit(BusObject *o) {
                                                         (char **) o->changed);
                 if (r < 0)
                         log_debug_errno(r, "%s: failed to emit PropertiesChanged: %m", o->path);
+                sent = true;
         }
         o->n_changed = 0;
+        return sent;
 }
 
 void manager_flush_bus_objects(Manager *m) {
+        bool published = false;
+
         while (m->n_dirty > 0) {
                 size_t prepared = 0;
 
@@ -142,8 +150,10 @@ void manager_flush_bus_objects(Manager *m) {
                         if (!o)
                                 continue;
                         o->dirty_index = 0;
-                        bus_object_emit(o);
+                        published |= bus_object_emit(o);
                 }
                 free(batch);
         }
+        if (published)
+                manager_published(m);
 }

@@ -31,6 +31,8 @@ static const Verb verbs[] = {
         { "list", 1, 1, verb_list },
         { "show", 2, -1, verb_show },
         { "monitor", 1, 1, verb_monitor },
+        { "metrics", 1, 1, verb_metrics },
+        { "snapshot", 1, 1, verb_snapshot },
 };
 
 static void help(void) {
@@ -41,6 +43,8 @@ static void help(void) {
                "  list                One line per network link\n"
                "  show LINK...        Everything about links, by name or index\n"
                "  monitor             Print changes as they happen, until interrupted\n"
+               "  metrics             Everything in the Prometheus text format\n"
+               "  snapshot            Everything as one JSON document (for schedulers)\n"
                "\nOptions:\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n"

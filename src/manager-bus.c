@@ -4,7 +4,9 @@
 
 #include "link.h"
 #include "manager-bus.h"
+#include "bus-access.h"
 #include "manager.h"
+#include "metrics.h"
 #include "shared/bus-error.h"
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -34,10 +36,28 @@ static int method_refresh(sd_bus_message *message, void *userdata, sd_bus_error 
         Manager *m = userdata;
         int r;
 
+        r = bus_verify_rate(&m->read_ratelimit, message, error);
+        if (r < 0)
+                return r;
+
         r = manager_refresh(m);
         if (r < 0)
                 return sd_bus_error_setf(error, BUS_ERROR_FAILED, "Refresh failed: %s", strerror(-r));
         return sd_bus_reply_method_return(message, NULL);
+}
+
+static int method_get_metrics(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(freep) char *text = NULL;
+        Manager *m = userdata;
+        int r;
+
+        r = bus_verify_rate(&m->read_ratelimit, message, error);
+        if (r < 0)
+                return r;
+        r = metrics_render_string(m, &text, NULL);
+        if (r < 0)
+                return sd_bus_error_setf(error, BUS_ERROR_FAILED, "Cannot render metrics: %s", strerror(-r));
+        return sd_bus_reply_method_return(message, "s", text);
 }
 
 typedef struct RankEntry {
@@ -147,6 +167,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("DegradedReasons", "as", property_get_strv, offsetof(Manager, degraded_reasons),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD("Refresh", NULL, NULL, method_refresh, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", text), method_get_metrics,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RankAddresses", SD_BUS_ARGS("s", purpose),
                                 SD_BUS_RESULT("a(ssss)", addresses), method_rank_addresses,
                                 SD_BUS_VTABLE_UNPRIVILEGED),

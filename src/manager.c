@@ -11,6 +11,7 @@
 #include "link.h"
 #include "manager-bus.h"
 #include "manager.h"
+#include "metrics.h"
 #include "netlink.h"
 #include "sysfs/sysfs.h"
 #include "shared/log.h"
@@ -49,6 +50,10 @@ void manager_after_prepare(Manager *m) {
                 m->links_topology_changed = false;
                 links_update_connection_types(m);
         }
+}
+
+void manager_published(Manager *m) {
+        metrics_exporter_changed(m->metrics);
 }
 
 static void manager_update_state(Manager *m) {
@@ -107,6 +112,8 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         m->links = TABLE_INIT(link_compare);
         m->node.hostname_fd = -EBADF;
         m->state_dir_fd = -EBADF;
+        /* Cheap but not free: a few calls a second per client is plenty for anyone. */
+        ratelimit_init(&m->read_ratelimit, 2, 10, 1024);
 
         root = options->sysfs_root ?: "/sys";
         m->sysfs_fd = sysfs_root_open(root);
@@ -131,6 +138,7 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
 
+        m->metrics = metrics_exporter_free(m->metrics);
         links_free(m);
         m->netlink = netlink_free(m->netlink);
         m->udev = udev_source_free(m->udev);
@@ -141,6 +149,7 @@ Manager *manager_free(Manager *m) {
         bus_object_done(&m->memory_object);
         free(m->dirty);
         strv_free(m->degraded_reasons);
+        ratelimit_done(&m->read_ratelimit);
         sd_event_source_disable_unref(m->flush_source);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
@@ -358,6 +367,9 @@ int manager_start(Manager *m) {
 
         /* Work that is not part of the picture of the kernel's facts (measurements, persisted results,
          * responders) starts here, after READY=1. */
+        r = metrics_exporter_start(m, &m->metrics);
+        if (r < 0)
+                return r;
         return 0;
 }
 

@@ -8,6 +8,7 @@
 #include "bus-object.h"
 #include "config.h"
 #include "node.h"
+#include "shared/ratelimit.h"
 #include "shared/table.h"
 
 #define BUS_NAME "org.linkprobe.LinkProbe1"
@@ -16,6 +17,7 @@
 
 typedef struct Netlink Netlink;
 typedef struct UdevSource UdevSource;
+typedef struct MetricsExporter MetricsExporter;
 
 typedef enum ManagerState {
         MANAGER_STARTING,
@@ -60,6 +62,9 @@ struct Manager {
         Node node;
         Memory memory;
 
+        MetricsExporter *metrics;
+        RateLimit read_ratelimit; /* Refresh() and GetMetrics(), per sender */
+
         /* Root-object interfaces, tracked like any other object. */
         BusObject manager_object;
         BusObject node_object;
@@ -90,5 +95,7 @@ void manager_set_degraded(Manager *m, const char *reason, bool on);
 
 /* Called by the flush between preparing and emitting (derived facts across objects). */
 void manager_after_prepare(Manager *m);
+/* Called by a flush that sent signals: what we publish changed. */
+void manager_published(Manager *m);
 
 const char *manager_state_to_string(ManagerState s) _const_;
