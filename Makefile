@@ -105,7 +105,7 @@ include man/man.mk
 include systemd/systemd.mk
 include bench/bench.mk
 
-ALL_PROGRAMS := $(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS) $(UNIT_TESTS)
+ALL_PROGRAMS := $(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS) $(UNIT_TESTS) $(FUZZ_REGRESSION_PROGRAMS)
 
 define library_template
 $(BUILD)/lib$(1).a: $$(call objs,$$($(1)_SOURCES))
