@@ -334,27 +334,59 @@ static TbtPortLink parent_port_link(const TbtDevice *parent, const TbtDevice *d)
         return _TBT_PORT_LINK_INVALID;
 }
 
+static const TbtDevice *parent_router(const Builder *b, size_t i) {
+        ssize_t p = b->t->nodes[i].parent;
+        return p >= 0 && b->devices[p]->kind == TBT_KIND_ROUTER ? b->devices[p] : NULL;
+}
+
+/* USB4 v2 is known from USB4_VERSION=2.0 or from any link of the router at 40 Gb/s per lane: kernels
+ * before USB4 v2 support put no USB4_VERSION in a v2 router's uevent at all. */
+static int usb4_versions(const Builder *b, unsigned **ret) {
+        const TbtTopology *t = b->t;
+        unsigned *v = calloc(t->n_nodes + 1, sizeof(unsigned));
+
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_nodes; i++)
+                v[i] = MAX(v[i], b->devices[i]->usb4_version);
+        for (size_t i = 0; i < t->n_nodes; i++) {
+                const TbtDevice *d = b->devices[i];
+
+                if (!is_link_owner(d) || (d->rx.lane_gbps != 40 && d->tx.lane_gbps != 40))
+                        continue;
+                if (d->kind == TBT_KIND_ROUTER)
+                        v[i] = MAX(v[i], 2u);
+                if (parent_router(b, i))
+                        v[t->nodes[i].parent] = MAX(v[t->nodes[i].parent], 2u);
+        }
+        *ret = v;
+        return 0;
+}
+
 static int evaluate_links(Builder *b) {
+        _cleanup_(freep) unsigned *usb4 = NULL;
         TbtTopology *t = b->t;
+        int r;
+
+        r = usb4_versions(b, &usb4);
+        if (r < 0)
+                return r;
 
         for (size_t i = 0; i < t->n_nodes; i++) {
-                const TbtDevice *d = b->devices[i], *parent = NULL;
+                const TbtDevice *d = b->devices[i], *parent = parent_router(b, i);
                 TbtNode *node = &t->nodes[i];
+                bool router = d->kind == TBT_KIND_ROUTER;
                 TbtLinkFacts facts;
-                int r;
 
                 if (!is_link_owner(d) || node->type == TBT_NODE_HOST)
                         continue;
-                if (node->parent >= 0 && b->devices[node->parent]->kind == TBT_KIND_ROUTER)
-                        parent = b->devices[node->parent];
-
                 facts = (TbtLinkFacts) {
                         .rx = d->rx,
                         .tx = d->tx,
                         .near_generation = parent ? parent->generation : 0,
-                        .far_generation = d->kind == TBT_KIND_ROUTER ? d->generation : 0,
-                        .near_usb4_version = parent ? parent->usb4_version : 0,
-                        .far_usb4_version = d->kind == TBT_KIND_ROUTER ? d->usb4_version : 0,
+                        .far_generation = router ? d->generation : 0,
+                        .near_usb4_version = parent ? usb4[node->parent] : 0,
+                        .far_usb4_version = router ? usb4[i] : 0,
                         .port_link = parent ? parent_port_link(parent, d) : _TBT_PORT_LINK_INVALID,
                 };
                 r = tbt_link_evaluate(&facts, &node->link);

@@ -64,7 +64,8 @@ typedef enum TbtProblem {
 typedef struct TbtLinkFacts {
         TbtLinkDirection rx, tx;                      /* the far end's rx_/tx_ attributes */
         unsigned near_generation, far_generation;     /* 0 unknown (always so for a peer) */
-        unsigned near_usb4_version, far_usb4_version; /* 0 not USB4 v1+ or unknown */
+        unsigned near_usb4_version, far_usb4_version; /* 0 not USB4 or unknown; 2 also when any link
+                                                       * of that router runs 40 Gb/s per lane */
         TbtPortLink port_link;                        /* the near end's usb4_portN/link, if any */
 } TbtLinkFacts;
 

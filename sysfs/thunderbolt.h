@@ -89,7 +89,7 @@ typedef struct TbtDevice {
         bool has_vendor_id, has_device_id;
         uint32_t vendor_id, device_id;
         char *vendor_name, *device_name; /* from the DROM (routers) or XDomain properties (peers) */
-        char *unique_id;                 /* UUID, lower case as the kernel prints it */
+        char *unique_id;                 /* UUID as the kernel prints it (%pUb) */
         char *nvm_version;               /* "major.minor" (hex digits) */
 
         /* Routers and peers: the link to the parent router */
@@ -98,7 +98,8 @@ typedef struct TbtDevice {
         /* Routers */
         TbtRouterType router_type;
         unsigned generation;   /* 1..3 Thunderbolt generation, 4 for every USB4 router; 0 unknown */
-        unsigned usb4_version; /* major of USB4_VERSION ("2.0" -> 2); 0 not USB4 or unknown */
+        unsigned usb4_version; /* major of USB4_VERSION ("2.0" -> 2); 0 not USB4 or unknown (older
+                                * kernels leave it out for v2 routers: see tbt-topology) */
         TbtAuthorized authorized;
         int boot; /* authorized by the firmware at boot (boot_acl); -1 unknown */
         TbtPort *ports;

@@ -257,6 +257,30 @@ static void test_path_bottleneck(void **state) {
         set_free(&s);
 }
 
+/* Kernels before USB4 v2 support leave USB4_VERSION out of a v2 router's uevent: a link at 40 per
+ * lane shows both its ends are v2, so a link between two such routers held at 20 is degraded. */
+static void test_usb4v2_from_rates(void **state) {
+        DeviceSet s = {};
+        TbtTopology *t = NULL;
+
+        add(&s, TBT_KIND_DOMAIN, "domain0", NULL);
+        add_router(&s, "0-0", "domain0", 4, 0, 0, 0, 0)->router_type = TBT_ROUTER_HOST;
+        add_router(&s, "0-1", "0-0", 4, 0, 2, 2, 40);   /* host and 0-1 are v2 */
+        add_router(&s, "0-3", "0-0", 4, 0, 2, 2, 20);   /* v2 by its own child below */
+        add_router(&s, "0-103", "0-3", 4, 0, 3, 1, 40);
+        add_router(&s, "0-5", "0-0", 4, 0, 2, 2, 20);   /* nothing says v2: a TB4 device */
+
+        assert_int_equal(tbt_topology_build(s.d, s.n, &t), 0);
+        assert_false(node(t, "0-1")->link.degraded);
+        assert_true(node(t, "0-3")->link.degraded);
+        assert_string_equal(tbt_link_class_to_string(node(t, "0-3")->link.link_class), "Thunderbolt 4");
+        assert_false(node(t, "0-5")->link.degraded);
+        assert_int_equal(node(t, "0-103")->path_rx_gbps, 40);
+        assert_int_equal(node(t, "0-103")->path_tx_gbps, 40);
+        tbt_topology_free(t);
+        set_free(&s);
+}
+
 /* Thunderbolt 3 routers carry no USB4_TYPE: the host is route 0, a router with something below it
  * is a hub, the last one a device. */
 static void test_tb3_types(void **state) {
@@ -442,7 +466,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_link_classes),   cmocka_unit_test(test_degraded_reasons),
                 cmocka_unit_test(test_class_strings),  cmocka_unit_test(test_dock_and_peer),
-                cmocka_unit_test(test_path_bottleneck), cmocka_unit_test(test_tb3_types),
+                cmocka_unit_test(test_path_bottleneck), cmocka_unit_test(test_usb4v2_from_rates),
+                cmocka_unit_test(test_tb3_types),
                 cmocka_unit_test(test_walk_order),     cmocka_unit_test(test_deep_chains),
                 cmocka_unit_test(test_loops),          cmocka_unit_test(test_orphans_and_routes),
                 cmocka_unit_test(test_empty),
