@@ -78,7 +78,7 @@ objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 DEBIAN_BUILD_PACKAGES := gcc make pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev libudev-dev \
 	libjson-c-dev libinih-dev
 DEBIAN_TEST_PACKAGES := libcmocka-dev clang libclang-rt-14-dev dbus python3 python3-dbus python3-pytest \
-	python3-gi gir1.2-umockdev-1.0 umockdev libumockdev-dev bolt iproute2 mandoc
+	python3-gi gir1.2-umockdev-1.0 umockdev iproute2 mandoc
 DEBIAN_BENCH_PACKAGES := iproute2 hyperfine
 
 # Every component lists its pieces in its own fragment:
@@ -100,6 +100,7 @@ include src/src.mk
 include probes/probes.mk
 include tests/unit/unit.mk
 include src/rdma.mk
+include src/tbt.mk
 include tests/fuzz/fuzz.mk
 include man/man.mk
 include systemd/systemd.mk

@@ -12,5 +12,3 @@ PROGRAMS += linkprobectl
 linkprobectl_SOURCES := $(wildcard src/linkprobectl*.c)
 linkprobectl_LIBS := shared
 linkprobectl_PKGS := libsystemd json-c
-
-include src/tbt.mk

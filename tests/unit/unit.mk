@@ -9,8 +9,3 @@ $(1)_PKGS := $(PKG_MODULES) cmocka
 $(1)_LDLIBS := $($(1)_EXTRA_LDLIBS)
 endef
 $(foreach t,$(patsubst tests/unit/%.c,%,$(UNIT_TEST_SOURCES)),$(eval $(call unit_test_template,$(t))))
-
-# The Thunderbolt reader tests build their sysfs trees from umockdev descriptions with libumockdev's C
-# API (a plain directory tree; no preload needed).
-test-tbt-sysfs_PKGS += umockdev-1.0
-$(BUILD)/tests/unit/test-tbt-sysfs.o: ALL_CFLAGS += $(shell pkg-config --cflags umockdev-1.0 2>/dev/null)
