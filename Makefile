@@ -100,12 +100,13 @@ include src/src.mk
 include probes/probes.mk
 include tests/unit/unit.mk
 include src/rdma.mk
+include src/tbt.mk
 include tests/fuzz/fuzz.mk
 include man/man.mk
 include systemd/systemd.mk
 include bench/bench.mk
 
-ALL_PROGRAMS := $(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS) $(UNIT_TESTS)
+ALL_PROGRAMS := $(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS) $(UNIT_TESTS) $(FUZZ_REGRESSION_PROGRAMS)
 
 define library_template
 $(BUILD)/lib$(1).a: $$(call objs,$$($(1)_SOURCES))
