@@ -33,6 +33,7 @@ struct HttpConnection {
         char *response;
         size_t response_size, sent;
         uint64_t accepted;
+        bool draining;
 };
 
 int metrics_parse_listen(const char *listen, struct sockaddr_storage *ret, socklen_t *ret_len) {
@@ -180,17 +181,30 @@ static int connection_handle(HttpConnection *c, MetricsRequest req) {
 static int on_connection_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         HttpConnection *c = userdata;
 
+        if (c->draining) {
+                /* Discard what the client still sends until it closes (or the timer ends it): closing
+                 * with unread data makes the kernel send a reset that can destroy our answer. */
+                char sink[4096];
+                ssize_t k = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+                if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+                        connection_free(c);
+                return 0;
+        }
+
         if (c->response) {
                 while (c->sent < c->response_size) {
                         ssize_t k = send(fd, c->response + c->sent, c->response_size - c->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
                         if (k < 0) {
                                 if (errno == EAGAIN || errno == EINTR)
                                         return 0;
-                                break;
+                                connection_free(c);
+                                return 0;
                         }
                         c->sent += (size_t) k;
                 }
-                connection_free(c);
+                c->draining = true;
+                (void) shutdown(fd, SHUT_WR);
+                (void) sd_event_source_set_io_events(c->io, EPOLLIN);
                 return 0;
         }
 
@@ -235,7 +249,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 HttpConnection *oldest = NULL;
                 for (size_t i = 0; i < METRICS_HTTP_CONNECTIONS_MAX; i++) {
                         HttpConnection *c = h->connections[i];
-                        if (c && !c->response && (!oldest || c->accepted < oldest->accepted))
+                        if (c && (!c->response || c->draining) && (!oldest || c->accepted < oldest->accepted))
                                 oldest = c;
                 }
                 if (!oldest) {

@@ -208,6 +208,15 @@ class Daemon:
         with open(self.stderr_path) as f:
             return f.read()
 
+    def wait_log(self, text, timeout=5.0):
+        """Waits until text appears in the daemon's stderr (work after READY=1 logs a little later)."""
+        deadline = time.monotonic() + timeout
+        while text not in self.log():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
     def signal(self, sig):
         self.proc.send_signal(sig)
 
