@@ -116,16 +116,12 @@ const char *cl_error_name(cl_int code, char buf[static 32]) {
         return buf;
 }
 
-static void error_vformat(GpuError *e, const char *name, const char *format, va_list ap) {
-        snprintf(e->name, sizeof(e->name), "%s", name);
-        vsnprintf(e->message, sizeof(e->message), format, ap);
-}
-
 int gpu_error_set(GpuError *e, int errno_value, const char *name, const char *format, ...) {
         va_list ap;
 
+        snprintf(e->name, sizeof(e->name), "%s", name);
         va_start(ap, format);
-        error_vformat(e, name, format, ap);
+        vsnprintf(e->message, sizeof(e->message), format, ap);
         va_end(ap);
         return -abs(errno_value);
 }
@@ -159,9 +155,11 @@ int gpu_error_cl(GpuError *e, cl_int code, const char *format, ...) {
                         if (err != CL_SUCCESS)                                          \
                                 return err;                                             \
                 }                                                                       \
-                /* Some drivers pad with spaces; the daemon publishes these verbatim. */ \
+                /* Some drivers pad names with spaces on either side. */              \
                 for (size_t n = strlen(s); n > 0 && s[n - 1] == ' '; n--)               \
                         s[n - 1] = '\0';                                                \
+                size_t lead = strspn(s, " ");                                           \
+                memmove(s, s + lead, strlen(s + lead) + 1);                             \
                 *ret = TAKE_PTR(s);                                                     \
                 return CL_SUCCESS;                                                      \
         }

@@ -10,7 +10,7 @@
 
 #define MIB (UINT64_C(1) << 20)
 #define GIB (UINT64_C(1) << 30)
-#define MAX_RUNS 15
+#define MAX_RUNS 32
 #define MAX_WORK_GROUP 256
 
 /* How long each phase takes. Full: a GPU reaches its boost clock within a few hundred milliseconds,
@@ -30,7 +30,7 @@ static const Plan plan_full = {
         .warmup_first_usec = 300 * USEC_PER_MSEC,
         .warmup_usec = 150 * USEC_PER_MSEC,
         .launch_usec = 20 * USEC_PER_MSEC,
-        .runs = 9,
+        .runs = 15,
         .buffer_min = 256 * MIB,
         .buffer_max = 1 * GIB,
         .default_budget_usec = 20 * USEC_PER_SEC,
