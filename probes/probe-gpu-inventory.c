@@ -246,6 +246,8 @@ static json_object *platform_new_json(unsigned index) {
 
 static void platform_add_error(json_object *platform, const GpuError *e) {
         json_object_object_add(platform, "error", json_error_new(e->name, e->message));
+        if (!json_object_object_get_ex(platform, "device_count", NULL))
+                json_object_object_add(platform, "device_count", json_object_new_int(0));
 }
 
 /* Adds the platform's devices to *devices; a failure is recorded on the platform, not returned. */

@@ -97,8 +97,8 @@ def _vector_widths(value, where):
 def _platform(value, where):
     _check_members(value, where,
                    {"index": _non_negative_int, "name": NULL_STR, "vendor": NULL_STR, "version": NULL_STR,
-                    "profile": NULL_STR},
-                   {"device_count": _non_negative_int, "error": _error})
+                    "profile": NULL_STR, "device_count": _non_negative_int},
+                   {"error": _error})
 
 
 def _test_common(value, where, unit):
@@ -280,7 +280,7 @@ def validate(doc):
     keys = [d["key"] for d in doc["devices"]]
     if len(set(keys)) != len(keys):
         raise SchemaError(f"document: device keys are not unique: {keys}")
-    counted = sum(p.get("device_count", 0) for p in doc["platforms"])
+    counted = sum(p["device_count"] for p in doc["platforms"])
     if counted != len(doc["devices"]):
         raise SchemaError(f"document: platforms count {counted} devices, devices has {len(doc['devices'])}")
 

@@ -283,3 +283,116 @@ def test_man_page_documents_every_member(quick_measure, inventory):
     names |= {"error", "name", "message"}
     undocumented = sorted(n for n in names if not re.search(r"\b" + re.escape(n) + r"\b", roff))
     assert not undocumented, f"members missing from {MAN_PAGE}: {undocumented}"
+
+
+# A fake ICD (fake-opencl-icd.c, built here) stands in for hardware this machine lacks: devices with
+# UUIDs and PCI addresses from each extension, fp16, duplicate names, and drivers that fail or hang.
+
+@pytest.fixture(scope="module")
+def fake_icd_library():
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler to build the fake ICD")
+    d = tempfile.mkdtemp(prefix=f"linkprobe-fake-icd-{os.getpid()}-")
+    lib = os.path.join(d, "libfake-opencl-icd.so")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake-opencl-icd.c")
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-Wno-unused-parameter", "-o", lib, src],
+                   check=True, capture_output=True, text=True)
+    yield lib
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def fake_vendors(icd_dir, fake_icd_library):
+    with open(os.path.join(icd_dir, "fake.icd"), "w") as f:
+        f.write(fake_icd_library + "\n")
+    return icd_dir
+
+
+def fake_env(vendors, mode=None, context_error=None):
+    env = {"OCL_ICD_VENDORS": vendors}
+    if mode:
+        env["FAKE_OPENCL_ICD_MODE"] = mode
+    if context_error is not None:
+        env["FAKE_OPENCL_ICD_CONTEXT_ERROR"] = str(context_error)
+    return env
+
+
+def test_fake_icd_identities(fake_vendors):
+    rc, doc, _, stderr = run_probe(env_extra=fake_env(fake_vendors))
+    assert rc == 0, stderr
+    gpu_schema.validate(doc)
+    platform = "linkprobe fake ICD"
+    got = [(d["name"], d["type"], d["uuid"], d["pci_bus_id"], d["key"], d["fp16_supported"]) for d in doc["devices"]]
+    assert got == [
+        ("Fake GPU KHR", "gpu", "00112233-4455-6677-8899-aabbccddeeff", "0001:65:1f.0",
+         f"uuid:00112233-4455-6677-8899-aabbccddeeff@{platform}", True),
+        # AMD's topology has no domain; its bus byte is signed in the header (0x83 must not turn negative).
+        ("Fake GPU AMD", "gpu", None, "0000:83:00.1", f"pci:0000:83:00.1@{platform}", False),
+        # NVIDIA's slot id is device << 3 | function.
+        ("Fake GPU NV", "gpu", None, "0002:17:03.0", f"pci:0002:17:03.0@{platform}", False),
+        ("Fake Accelerator", "accelerator", None, None, f"name:Fake Accelerator@{platform}", False),
+        ("Fake Accelerator", "accelerator", None, None, f"name:Fake Accelerator@{platform}#1", False),
+    ]
+    khr = doc["devices"][0]
+    assert khr["half_fp_config"] == ["inf_nan", "round_to_nearest", "fma"]
+    assert khr["vector_widths"]["native"]["half"] == 2
+    assert doc["devices"][1]["half_fp_config"] == []
+
+
+def test_every_device_failing_is_an_error_document(fake_vendors):
+    rc, doc, _, _ = run_probe("--measure", env_extra=fake_env(fake_vendors))
+    assert rc == 1
+    gpu_schema.validate(doc)
+    assert doc["error"]["name"] == "CL_OUT_OF_RESOURCES"
+    assert doc["error"]["message"].startswith("device 0 (Fake GPU KHR): CL_OUT_OF_RESOURCES from clCreateContext")
+
+
+def test_unknown_error_codes_are_named_by_number(fake_vendors):
+    rc, doc, _, _ = run_probe("--measure", "--device=3", env_extra=fake_env(fake_vendors, context_error=-9999))
+    assert rc == 1
+    gpu_schema.validate(doc)
+    assert doc["error"]["name"] == "CL_ERROR_-9999"
+
+
+def test_one_failing_device_among_several_is_reported_on_it(fake_vendors, device):
+    with open("/etc/OpenCL/vendors/pocl.icd") as f:
+        pocl = f.read()
+    with open(os.path.join(fake_vendors, "pocl.icd"), "w") as f:
+        f.write(pocl)
+    rc, doc, _, stderr = run_probe("--measure", "--quick", env_extra=fake_env(fake_vendors))
+    assert rc == 0, stderr
+    gpu_schema.validate(doc)
+    states = {d["name"]: d["measurement"]["status"] for d in doc["devices"]}
+    assert states.pop(device["name"]) == "ok"
+    assert set(states.values()) == {"error"} and len(states) == 4
+    failed = [d["measurement"] for d in doc["devices"] if d["measurement"]["status"] == "error"]
+    assert all(m["error"]["name"] == "CL_OUT_OF_RESOURCES" for m in failed)
+
+
+def test_a_platform_that_cannot_list_devices_is_reported_on_it(fake_vendors):
+    rc, doc, _, stderr = run_probe(env_extra=fake_env(fake_vendors, mode="device-ids-fail"))
+    assert rc == 0, stderr
+    gpu_schema.validate(doc)
+    assert doc["devices"] == []
+    assert doc["platforms"][0]["device_count"] == 0
+    assert doc["platforms"][0]["error"]["name"] == "CL_OUT_OF_HOST_MEMORY"
+
+
+def test_a_device_that_cannot_be_queried_is_left_out(fake_vendors):
+    rc, doc, _, stderr = run_probe(env_extra=fake_env(fake_vendors, mode="query-fail"))
+    assert rc == 0, stderr
+    gpu_schema.validate(doc)
+    assert [d["name"] for d in doc["devices"]] == ["Fake GPU KHR", "Fake GPU NV", "Fake Accelerator",
+                                                   "Fake Accelerator"]
+    p = doc["platforms"][0]
+    assert p["device_count"] == 4
+    assert p["error"]["name"] == "CL_INVALID_VALUE" and "CL_DEVICE_MAX_COMPUTE_UNITS" in p["error"]["message"]
+
+
+def test_a_hanging_driver_is_cut_off_at_the_deadline(fake_vendors):
+    rc, doc, elapsed, _ = run_probe("--deadline=0.5", env_extra=fake_env(fake_vendors, mode="hang"), timeout=10)
+    assert rc == 1
+    gpu_schema.validate(doc)
+    assert doc["error"]["name"] == "deadline"
+    assert 0.45 < elapsed < 2.0
