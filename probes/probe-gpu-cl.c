@@ -141,44 +141,44 @@ int gpu_error_cl(GpuError *e, cl_int code, const char *format, ...) {
 }
 
 /* The two string queries differ only in the function; both size first, then fill. */
-#define DEFINE_STRING_GETTER(fname, handle_type, info_type, query)                      \
-        cl_int fname(handle_type h, info_type param, char **ret) {                      \
-                size_t size = 0;                                                        \
-                cl_int err = query(h, param, 0, NULL, &size);                           \
-                if (err != CL_SUCCESS)                                                  \
-                        return err;                                                     \
-                _cleanup_(freep) char *s = calloc(size + 1, 1);                         \
-                if (!s)                                                                 \
-                        return CL_OUT_OF_HOST_MEMORY;                                   \
-                if (size > 0) {                                                         \
-                        err = query(h, param, size, s, NULL);                           \
-                        if (err != CL_SUCCESS)                                          \
-                                return err;                                             \
-                }                                                                       \
-                /* Some drivers pad names with spaces on either side. */              \
-                for (size_t n = strlen(s); n > 0 && s[n - 1] == ' '; n--)               \
-                        s[n - 1] = '\0';                                                \
-                size_t lead = strspn(s, " ");                                           \
-                memmove(s, s + lead, strlen(s + lead) + 1);                             \
-                *ret = TAKE_PTR(s);                                                     \
-                return CL_SUCCESS;                                                      \
+#define DEFINE_STRING_GETTER(fname, handle_type, info_type, query)        \
+        cl_int fname(handle_type h, info_type param, char **ret) {        \
+                size_t size = 0;                                          \
+                cl_int err = query(h, param, 0, NULL, &size);             \
+                if (err != CL_SUCCESS)                                    \
+                        return err;                                       \
+                _cleanup_(freep) char *s = calloc(size + 1, 1);           \
+                if (!s)                                                   \
+                        return CL_OUT_OF_HOST_MEMORY;                     \
+                if (size > 0) {                                           \
+                        err = query(h, param, size, s, NULL);             \
+                        if (err != CL_SUCCESS)                            \
+                                return err;                               \
+                }                                                         \
+                /* Some drivers pad names with spaces on either side. */  \
+                for (size_t n = strlen(s); n > 0 && s[n - 1] == ' '; n--) \
+                        s[n - 1] = '\0';                                  \
+                size_t lead = strspn(s, " ");                             \
+                memmove(s, s + lead, strlen(s + lead) + 1);               \
+                *ret = TAKE_PTR(s);                                       \
+                return CL_SUCCESS;                                        \
         }
 
 DEFINE_STRING_GETTER(cl_platform_get_string, cl_platform_id, cl_platform_info, clGetPlatformInfo)
 DEFINE_STRING_GETTER(cl_device_get_string, cl_device_id, cl_device_info, clGetDeviceInfo)
 
 /* Fixed-size queries: a driver answering with a different size is treated as not answering. */
-#define DEFINE_SCALAR_GETTER(fname, type)                                               \
-        cl_int fname(cl_device_id d, cl_device_info param, type *ret) {                 \
-                type v = 0;                                                             \
-                size_t size = 0;                                                        \
-                cl_int err = clGetDeviceInfo(d, param, sizeof(v), &v, &size);           \
-                if (err != CL_SUCCESS)                                                  \
-                        return err;                                                     \
-                if (size != sizeof(v))                                                  \
-                        return CL_INVALID_VALUE;                                        \
-                *ret = v;                                                               \
-                return CL_SUCCESS;                                                      \
+#define DEFINE_SCALAR_GETTER(fname, type)                                     \
+        cl_int fname(cl_device_id d, cl_device_info param, type *ret) {       \
+                type v = 0;                                                   \
+                size_t size = 0;                                              \
+                cl_int err = clGetDeviceInfo(d, param, sizeof(v), &v, &size); \
+                if (err != CL_SUCCESS)                                        \
+                        return err;                                           \
+                if (size != sizeof(v))                                        \
+                        return CL_INVALID_VALUE;                              \
+                *ret = v;                                                     \
+                return CL_SUCCESS;                                            \
         }
 
 DEFINE_SCALAR_GETTER(cl_device_get_uint, cl_uint)
@@ -225,11 +225,13 @@ int cl_program_build(cl_context context, cl_device_id device, const char *source
 
                 /* The log is what a person needs to see. Compilers report the root cause first and
                  * the document's message is bounded (probe-util keeps 1 KiB), so keep the head. */
-                if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) == CL_SUCCESS &&
-                    size > 1 && (log = calloc(size + 1, 1)) &&
-                    clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log, NULL) == CL_SUCCESS)
-                        return gpu_error_cl(e, err, "clBuildProgram(%s); build log: %.*s%s", strempty(options),
-                                            BUILD_LOG_EXCERPT, log, strlen(log) > BUILD_LOG_EXCERPT ? "..." : "");
+                cl_int q = clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+                if (q == CL_SUCCESS && size > 1 && (log = calloc(size + 1, 1)))
+                        q = clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+                if (q == CL_SUCCESS && log)
+                        return gpu_error_cl(e, err, "clBuildProgram(%s); build log: %.*s%s",
+                                            strempty(options), BUILD_LOG_EXCERPT, log,
+                                            strlen(log) > BUILD_LOG_EXCERPT ? "..." : "");
                 return gpu_error_cl(e, err, "clBuildProgram(%s) (no build log)", strempty(options));
         }
 

@@ -28,8 +28,8 @@ static const cl_device_info preferred_width_param[_GPU_SCALAR_MAX] = {
 };
 
 static const char *const scalar_type_name[_GPU_SCALAR_MAX] = {
-        [GPU_SCALAR_CHAR] = "char",   [GPU_SCALAR_SHORT] = "short", [GPU_SCALAR_INT] = "int",
-        [GPU_SCALAR_LONG] = "long",   [GPU_SCALAR_FLOAT] = "float", [GPU_SCALAR_DOUBLE] = "double",
+        [GPU_SCALAR_CHAR] = "char", [GPU_SCALAR_SHORT] = "short", [GPU_SCALAR_INT] = "int",
+        [GPU_SCALAR_LONG] = "long", [GPU_SCALAR_FLOAT] = "float", [GPU_SCALAR_DOUBLE] = "double",
         [GPU_SCALAR_HALF] = "half",
 };
 
@@ -72,12 +72,12 @@ static void read_uuid(GpuDevice *d) {
         size_t size = 0;
 
         if (!cl_extensions_have(d->extensions, "cl_khr_device_uuid") ||
-            clGetDeviceInfo(d->id, CL_DEVICE_UUID_KHR, sizeof(u), u, &size) != CL_SUCCESS || size != sizeof(u))
+            clGetDeviceInfo(d->id, CL_DEVICE_UUID_KHR, sizeof(u), u, &size) != CL_SUCCESS ||
+            size != sizeof(u))
                 return;
         snprintf(d->uuid, sizeof(d->uuid),
-                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-                 u[15]);
+                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+                 u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
 /* The PCI address in sysfs's form, from whichever extension the driver offers (KHR first, it has the
@@ -86,10 +86,11 @@ static void read_pci_bus_id(GpuDevice *d) {
         if (cl_extensions_have(d->extensions, "cl_khr_pci_bus_info")) {
                 cl_device_pci_bus_info_khr info;
                 size_t size = 0;
-                if (clGetDeviceInfo(d->id, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof(info), &info, &size) == CL_SUCCESS &&
-                    size == sizeof(info)) {
-                        snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "%04x:%02x:%02x.%x", info.pci_domain & 0xffffu,
-                                 info.pci_bus & 0xffu, info.pci_device & 0x1fu, info.pci_function & 0x7u);
+                cl_int err = clGetDeviceInfo(d->id, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof(info), &info, &size);
+                if (err == CL_SUCCESS && size == sizeof(info)) {
+                        snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "%04x:%02x:%02x.%x",
+                                 info.pci_domain & 0xffffu, info.pci_bus & 0xffu, info.pci_device & 0x1fu,
+                                 info.pci_function & 0x7u);
                         return;
                 }
         }
@@ -97,10 +98,13 @@ static void read_pci_bus_id(GpuDevice *d) {
         if (cl_extensions_have(d->extensions, "cl_amd_device_attribute_query")) {
                 cl_device_topology_amd topo;
                 size_t size = 0;
-                if (clGetDeviceInfo(d->id, CL_DEVICE_TOPOLOGY_AMD, sizeof(topo), &topo, &size) == CL_SUCCESS &&
-                    size == sizeof(topo) && topo.raw.type == CL_DEVICE_TOPOLOGY_TYPE_PCIE_AMD) {
+                cl_int err = clGetDeviceInfo(d->id, CL_DEVICE_TOPOLOGY_AMD, sizeof(topo), &topo, &size);
+                /* The fields are cl_char: a bus above 0x7f is negative until cast back. */
+                if (err == CL_SUCCESS && size == sizeof(topo) &&
+                    topo.raw.type == CL_DEVICE_TOPOLOGY_TYPE_PCIE_AMD) {
                         snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "0000:%02x:%02x.%x",
-                                 (unsigned) (cl_uchar) topo.pcie.bus, (unsigned) (cl_uchar) topo.pcie.device & 0x1fu,
+                                 (unsigned) (cl_uchar) topo.pcie.bus,
+                                 (unsigned) (cl_uchar) topo.pcie.device & 0x1fu,
                                  (unsigned) (cl_uchar) topo.pcie.function & 0x7u);
                         return;
                 }
@@ -121,57 +125,56 @@ static void read_pci_bus_id(GpuDevice *d) {
 /* Reads everything the probe reports about one device. Any failure of a query OpenCL 1.2 requires
  * means the driver is broken for this device; the caller reports it on the platform. */
 static int device_read(GpuDevice *d, GpuError *e) {
-        static const struct {
+        /* Each query with the name an error message gives it. */
+#define QUERY(param, field) { param, #param, &d->field }
+        const struct {
                 cl_device_info param;
                 const char *what;
-                size_t offset;
+                char **field;
         } strings[] = {
-                { CL_DEVICE_NAME, "CL_DEVICE_NAME", offsetof(GpuDevice, name) },
-                { CL_DEVICE_VENDOR, "CL_DEVICE_VENDOR", offsetof(GpuDevice, vendor) },
-                { CL_DRIVER_VERSION, "CL_DRIVER_VERSION", offsetof(GpuDevice, driver_version) },
-                { CL_DEVICE_VERSION, "CL_DEVICE_VERSION", offsetof(GpuDevice, device_version) },
-                { CL_DEVICE_OPENCL_C_VERSION, "CL_DEVICE_OPENCL_C_VERSION", offsetof(GpuDevice, opencl_c_version) },
-                { CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS", offsetof(GpuDevice, extensions) },
+                QUERY(CL_DEVICE_NAME, name),
+                QUERY(CL_DEVICE_VENDOR, vendor),
+                QUERY(CL_DRIVER_VERSION, driver_version),
+                QUERY(CL_DEVICE_VERSION, device_version),
+                QUERY(CL_DEVICE_OPENCL_C_VERSION, opencl_c_version),
+                QUERY(CL_DEVICE_EXTENSIONS, extensions),
         };
-        static const struct {
+        const struct {
                 cl_device_info param;
                 const char *what;
-                size_t offset;
+                cl_ulong *field;
         } ulongs[] = {
-                { CL_DEVICE_TYPE, "CL_DEVICE_TYPE", offsetof(GpuDevice, type) },
-                { CL_DEVICE_GLOBAL_MEM_SIZE, "CL_DEVICE_GLOBAL_MEM_SIZE", offsetof(GpuDevice, global_memory_bytes) },
-                { CL_DEVICE_MAX_MEM_ALLOC_SIZE, "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
-                  offsetof(GpuDevice, max_allocation_bytes) },
-                { CL_DEVICE_LOCAL_MEM_SIZE, "CL_DEVICE_LOCAL_MEM_SIZE", offsetof(GpuDevice, local_memory_bytes) },
-                { CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE",
-                  offsetof(GpuDevice, global_memory_cache_bytes) },
-                { CL_DEVICE_SINGLE_FP_CONFIG, "CL_DEVICE_SINGLE_FP_CONFIG", offsetof(GpuDevice, single_fp_config) },
+                QUERY(CL_DEVICE_TYPE, type),
+                QUERY(CL_DEVICE_GLOBAL_MEM_SIZE, global_memory_bytes),
+                QUERY(CL_DEVICE_MAX_MEM_ALLOC_SIZE, max_allocation_bytes),
+                QUERY(CL_DEVICE_LOCAL_MEM_SIZE, local_memory_bytes),
+                QUERY(CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, global_memory_cache_bytes),
+                QUERY(CL_DEVICE_SINGLE_FP_CONFIG, single_fp_config),
         };
-        static const struct {
+        const struct {
                 cl_device_info param;
                 const char *what;
-                size_t offset;
+                cl_uint *field;
         } uints[] = {
-                { CL_DEVICE_VENDOR_ID, "CL_DEVICE_VENDOR_ID", offsetof(GpuDevice, vendor_id) },
-                { CL_DEVICE_MAX_COMPUTE_UNITS, "CL_DEVICE_MAX_COMPUTE_UNITS", offsetof(GpuDevice, compute_units) },
-                { CL_DEVICE_MAX_CLOCK_FREQUENCY, "CL_DEVICE_MAX_CLOCK_FREQUENCY", offsetof(GpuDevice, max_clock_mhz) },
+                QUERY(CL_DEVICE_VENDOR_ID, vendor_id),
+                QUERY(CL_DEVICE_MAX_COMPUTE_UNITS, compute_units),
+                QUERY(CL_DEVICE_MAX_CLOCK_FREQUENCY, max_clock_mhz),
         };
-        _Static_assert(sizeof(cl_device_type) == sizeof(cl_ulong), "cl_device_type is a cl_ulong");
-        _Static_assert(sizeof(cl_device_fp_config) == sizeof(cl_ulong), "cl_device_fp_config is a cl_ulong");
+#undef QUERY
         cl_int err;
 
         for (size_t i = 0; i < ELEMENTSOF(strings); i++) {
-                err = cl_device_get_string(d->id, strings[i].param, (char **) ((uint8_t *) d + strings[i].offset));
+                err = cl_device_get_string(d->id, strings[i].param, strings[i].field);
                 if (err != CL_SUCCESS)
                         return gpu_error_cl(e, err, "clGetDeviceInfo(%s)", strings[i].what);
         }
         for (size_t i = 0; i < ELEMENTSOF(ulongs); i++) {
-                err = cl_device_get_ulong(d->id, ulongs[i].param, (cl_ulong *) ((uint8_t *) d + ulongs[i].offset));
+                err = cl_device_get_ulong(d->id, ulongs[i].param, ulongs[i].field);
                 if (err != CL_SUCCESS)
                         return gpu_error_cl(e, err, "clGetDeviceInfo(%s)", ulongs[i].what);
         }
         for (size_t i = 0; i < ELEMENTSOF(uints); i++) {
-                err = cl_device_get_uint(d->id, uints[i].param, (cl_uint *) ((uint8_t *) d + uints[i].offset));
+                err = cl_device_get_uint(d->id, uints[i].param, uints[i].field);
                 if (err != CL_SUCCESS)
                         return gpu_error_cl(e, err, "clGetDeviceInfo(%s)", uints[i].what);
         }
@@ -188,14 +191,16 @@ static int device_read(GpuDevice *d, GpuError *e) {
 
         /* A width of 0 means "no such type" (half without cl_khr_fp16, double without cl_khr_fp64). */
         for (GpuScalarType t = 0; t < _GPU_SCALAR_MAX; t++) {
-                if (cl_device_get_uint(d->id, native_width_param[t], &d->native_vector_width[t]) != CL_SUCCESS)
-                        d->native_vector_width[t] = 0;
-                if (cl_device_get_uint(d->id, preferred_width_param[t], &d->preferred_vector_width[t]) != CL_SUCCESS)
-                        d->preferred_vector_width[t] = 0;
+                cl_uint *native = &d->native_vector_width[t], *preferred = &d->preferred_vector_width[t];
+                if (cl_device_get_uint(d->id, native_width_param[t], native) != CL_SUCCESS)
+                        *native = 0;
+                if (cl_device_get_uint(d->id, preferred_width_param[t], preferred) != CL_SUCCESS)
+                        *preferred = 0;
         }
 
         d->fp16 = cl_extensions_have(d->extensions, "cl_khr_fp16");
-        if (!d->fp16 || cl_device_get_ulong(d->id, CL_DEVICE_HALF_FP_CONFIG, &d->half_fp_config) != CL_SUCCESS)
+        if (!d->fp16 ||
+            cl_device_get_ulong(d->id, CL_DEVICE_HALF_FP_CONFIG, &d->half_fp_config) != CL_SUCCESS)
                 d->half_fp_config = 0;
 
         read_uuid(d);
@@ -433,7 +438,8 @@ json_object *gpu_device_to_json(const GpuDevice *d) {
         json_object_object_add(o, "global_memory_bytes", json_object_new_uint64(d->global_memory_bytes));
         json_object_object_add(o, "max_allocation_bytes", json_object_new_uint64(d->max_allocation_bytes));
         json_object_object_add(o, "local_memory_bytes", json_object_new_uint64(d->local_memory_bytes));
-        json_object_object_add(o, "global_memory_cache_bytes", json_object_new_uint64(d->global_memory_cache_bytes));
+        json_object_object_add(o, "global_memory_cache_bytes",
+                               json_object_new_uint64(d->global_memory_cache_bytes));
         json_object_object_add(o, "max_work_group_size", json_object_new_uint64(d->max_work_group_size));
         json_object_object_add(o, "driver_version", json_string_or_null(d->driver_version));
         json_object_object_add(o, "opencl_version", json_string_or_null(d->device_version));
@@ -450,7 +456,8 @@ json_object *gpu_device_to_json(const GpuDevice *d) {
         json_object_object_add(o, "vector_widths", widths);
 
         json_object_object_add(o, "uuid", json_string_or_null(isempty(d->uuid) ? NULL : d->uuid));
-        json_object_object_add(o, "pci_bus_id", json_string_or_null(isempty(d->pci_bus_id) ? NULL : d->pci_bus_id));
+        json_object_object_add(o, "pci_bus_id",
+                               json_string_or_null(isempty(d->pci_bus_id) ? NULL : d->pci_bus_id));
         json_object_object_add(o, "extensions", json_string_or_null(d->extensions));
         return TAKE_PTR(o);
 }

@@ -21,9 +21,9 @@ typedef enum GpuScalarType {
 typedef struct GpuDevice {
         cl_platform_id platform;
         cl_device_id id;
-        unsigned index;          /* position in the probe's "devices" array, what --device= selects */
+        unsigned index; /* position in the probe's "devices" array, what --device= selects */
         unsigned platform_index; /* position of the platform in clGetPlatformIDs() */
-        unsigned device_index;   /* position of the device within its platform */
+        unsigned device_index; /* position of the device within its platform */
 
         char *platform_name;
         char *platform_vendor;
@@ -31,7 +31,7 @@ typedef struct GpuDevice {
         char *name;
         char *vendor;
         char *driver_version;
-        char *device_version;   /* "OpenCL 3.0 ..." */
+        char *device_version; /* "OpenCL 3.0 ..." */
         char *opencl_c_version; /* "OpenCL C 1.2 ..." */
         char *extensions;
         cl_device_type type;
@@ -53,9 +53,9 @@ typedef struct GpuDevice {
         cl_uint native_vector_width[_GPU_SCALAR_MAX];
         cl_uint preferred_vector_width[_GPU_SCALAR_MAX];
 
-        char uuid[37];       /* "" when the driver has no cl_khr_device_uuid */
+        char uuid[37]; /* "" when the driver has no cl_khr_device_uuid */
         char pci_bus_id[32]; /* "dddd:bb:dd.f", "" when no extension exposes it */
-        char *key;           /* unique in one run and stable across runs; see gpu_devices_assign_keys() */
+        char *key; /* unique in one run and stable across runs; "<identity>@<platform>", see the man page */
 } GpuDevice;
 
 /**

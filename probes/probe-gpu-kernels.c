@@ -48,7 +48,8 @@ const char gpu_kernel_source[] =
         "}\n"
         "\n"
         "#define BWT VEC(uint, BW_VEC)\n"
-        "__kernel void stream_read(__global const BWT *restrict src, __global uint *restrict out, uint sentinel) {\n"
+        "__kernel void stream_read(__global const BWT *restrict src, __global uint *restrict out,\n"
+        "                          uint sentinel) {\n"
         "        size_t lsz = get_local_size(0);\n"
         "        size_t i = get_group_id(0) * lsz * BW_FETCH + get_local_id(0);\n"
         "        BWT acc = 0;\n"
@@ -103,11 +104,11 @@ static unsigned width_clamp(unsigned w) {
 
 void gpu_kernel_config_for_device(const GpuDevice *d, GpuKernelConfig *ret) {
         bool cpu = d->type & CL_DEVICE_TYPE_CPU;
-        unsigned fp_width = width_clamp(MAX(d->native_vector_width[GPU_SCALAR_FLOAT],
-                                            d->preferred_vector_width[GPU_SCALAR_FLOAT]));
+        unsigned fp_width = width_clamp(
+                MAX(d->native_vector_width[GPU_SCALAR_FLOAT], d->preferred_vector_width[GPU_SCALAR_FLOAT]));
 
         *ret = (GpuKernelConfig) {
-                /* A CPU loads whole cache lines per instruction with AVX-512; GPUs coalesce 16-byte lanes. */
+                /* A CPU loads a whole cache line per AVX-512 load; GPUs coalesce 16-byte lanes. */
                 .bandwidth_vector = cpu ? 16 : 4,
                 .fetches = 16,
                 .fp_vector = fp_width,
@@ -115,15 +116,18 @@ void gpu_kernel_config_for_device(const GpuDevice *d, GpuKernelConfig *ret) {
                  * GPU lane has registers to spare, and more chains only help it. */
                 .chains = cpu && fp_width < 16 ? 12 : 16,
                 .half_vector = width_clamp(MAX(MAX(d->native_vector_width[GPU_SCALAR_HALF],
-                                                d->preferred_vector_width[GPU_SCALAR_HALF]), 2u)),
+                                                   d->preferred_vector_width[GPU_SCALAR_HALF]),
+                                               2u)),
                 .use_fma = d->single_fp_config & CL_FP_FMA,
                 .fp16 = d->fp16,
         };
 }
 
 int gpu_kernel_config_to_options(const GpuKernelConfig *c, char *buf, size_t size) {
-        int n = snprintf(buf, size, "-DBW_VEC=%u -DBW_FETCH=%u -DFP_VEC=%u -DCHAINS=%u -DHALF_VEC=%u -DUSE_FMA=%d -DWITH_FP16=%d",
-                         c->bandwidth_vector, c->fetches, c->fp_vector, c->chains, c->half_vector, c->use_fma,
-                         c->fp16);
+        int n = snprintf(buf, size,
+                         "-DBW_VEC=%u -DBW_FETCH=%u -DFP_VEC=%u -DCHAINS=%u -DHALF_VEC=%u -DUSE_FMA=%d "
+                         "-DWITH_FP16=%d",
+                         c->bandwidth_vector, c->fetches, c->fp_vector, c->chains, c->half_vector,
+                         c->use_fma, c->fp16);
         return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
 }

@@ -85,17 +85,20 @@ static int session_launch(Session *s, cl_kernel kernel, size_t global, size_t lo
                           double *ret_sec, GpuError *e) {
         _cleanup_(cl_event_releasep) cl_event ev = NULL;
         cl_ulong start = 0, end = 0;
-        cl_int err, status;
+        cl_int err, status = 0;
 
         uint64_t t0 = now_usec(CLOCK_MONOTONIC);
-        err = clEnqueueNDRangeKernel(s->queue, kernel, 1, NULL, &global, local > 0 ? &local : NULL, 0, NULL, &ev);
+        err = clEnqueueNDRangeKernel(s->queue, kernel, 1, NULL, &global, local > 0 ? &local : NULL, 0, NULL,
+                                     &ev);
         if (err != CL_SUCCESS)
-                return gpu_error_cl(e, err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", what, global, local);
+                return gpu_error_cl(e, err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", what,
+                                    global, local);
         err = clWaitForEvents(1, &ev);
         if (err != CL_SUCCESS) {
                 /* The command's own status says why it failed (e.g. CL_OUT_OF_RESOURCES). */
-                if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, NULL) ==
-                            CL_SUCCESS && status < 0)
+                cl_int q = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+                                          NULL);
+                if (q == CL_SUCCESS && status < 0)
                         err = status;
                 return gpu_error_cl(e, err, "clWaitForEvents(%s)", what);
         }
@@ -117,7 +120,8 @@ static int session_launch(Session *s, cl_kernel kernel, size_t global, size_t lo
         return 0;
 }
 
-static int session_kernel(Session *s, const char *name, cl_kernel *ret_kernel, size_t *ret_local, GpuError *e) {
+static int session_kernel(Session *s, const char *name, cl_kernel *ret_kernel, size_t *ret_local,
+                          GpuError *e) {
         _cleanup_(cl_kernel_releasep) cl_kernel k = NULL;
         size_t wg = 0;
         cl_int err;
@@ -138,7 +142,8 @@ static int session_kernel(Session *s, const char *name, cl_kernel *ret_kernel, s
         return 0;
 }
 
-static int set_arg(cl_kernel k, cl_uint index, size_t size, const void *value, const char *what, GpuError *e) {
+static int set_arg(cl_kernel k, cl_uint index, size_t size, const void *value, const char *what,
+                   GpuError *e) {
         cl_int err = clSetKernelArg(k, index, size, value);
         return err == CL_SUCCESS ? 0 : gpu_error_cl(e, err, "clSetKernelArg(%s, %u)", what, index);
 }
@@ -155,7 +160,7 @@ typedef struct Test {
         cl_kernel kernel;
         size_t global;
         size_t local;
-        double work;     /* bytes or flops per launch (per iteration when calibrated) */
+        double work; /* bytes or flops per launch (per iteration when calibrated) */
         bool calibrated; /* argument 3 is an iteration count */
         cl_uint iterations;
 } Test;
@@ -242,9 +247,12 @@ static int test_run(Session *s, Test *t, const char *unit, json_object *j, doubl
         /* Shared hosts and thermally limited GPUs drift; the best run is the result, but the drift is
          * part of the truth about the machine. */
         if (spread > 0.10)
-                session_warn(s, "%s varied by %.0f%% between runs (%.3g to %.3g %s, median %.3g): the "
-                             "device's throughput is not steady (shared host, power or thermal limits); the best "
-                             "run is reported", t->name, spread * 100, sorted[0], best, unit, median);
+                session_warn(
+                        s,
+                        "%s varied by %.0f%% between runs (%.3g to %.3g %s, median %.3g): the "
+                        "device's throughput is not steady (shared host, power or thermal limits); the best "
+                        "run is reported",
+                        t->name, spread * 100, sorted[0], best, unit, median);
         if (n < p->runs)
                 session_warn(s, "%s: only %u of %u runs fit in the time budget", t->name, n, p->runs);
 
@@ -283,12 +291,15 @@ static int bandwidth_buffer_bytes(Session *s, uint64_t granule, uint64_t *ret, G
         uint64_t bytes = MIN(want, cap) / granule * granule;
         if (bytes == 0)
                 return gpu_error_set(e, ENOMEM, "ENOMEM",
-                                     "no room for a bandwidth buffer (max allocation %" PRIu64 " bytes, %" PRIu64
-                                     " bytes usable)", (uint64_t) d->max_allocation_bytes, cap);
+                                     "no room for a bandwidth buffer (max allocation %" PRIu64
+                                     " bytes, %" PRIu64 " bytes usable)",
+                                     (uint64_t) d->max_allocation_bytes, cap);
         if (bytes < 4 * d->global_memory_cache_bytes)
-                session_warn(s, "memory_bandwidth: the %" PRIu64 " MiB buffer is less than 4x the device's %" PRIu64
-                             " MiB cache, so the figure may include cache bandwidth", bytes / MIB,
-                             (uint64_t) d->global_memory_cache_bytes / MIB);
+                session_warn(s,
+                             "memory_bandwidth: the %" PRIu64
+                             " MiB buffer is less than 4x the device's %" PRIu64
+                             " MiB cache, so the figure may include cache bandwidth",
+                             bytes / MIB, (uint64_t) d->global_memory_cache_bytes / MIB);
         *ret = bytes;
         return 0;
 }
@@ -311,7 +322,8 @@ static int measure_bandwidth(Session *s, json_object *j, double *ret_best, GpuEr
                 return r;
 
         size_t element = (size_t) s->config.bandwidth_vector * sizeof(cl_uint);
-        r = bandwidth_buffer_bytes(s, (uint64_t) local * s->config.fetches * MAX(element, (size_t) 64), &bytes, e);
+        r = bandwidth_buffer_bytes(s, (uint64_t) local * s->config.fetches * MAX(element, (size_t) 64),
+                                   &bytes, e);
         if (r < 0)
                 return r;
 
@@ -319,7 +331,8 @@ static int measure_bandwidth(Session *s, json_object *j, double *ret_best, GpuEr
         if (!buf)
                 return gpu_error_cl(e, err, "clCreateBuffer(%" PRIu64 " bytes)", bytes);
         size_t global = bytes / element / s->config.fetches;
-        out = clCreateBuffer(s->context, CL_MEM_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS, global * sizeof(cl_uint), NULL, &err);
+        out = clCreateBuffer(s->context, CL_MEM_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS, global * sizeof(cl_uint),
+                             NULL, &err);
         if (!out)
                 return gpu_error_cl(e, err, "clCreateBuffer(%zu bytes)", global * sizeof(cl_uint));
 
@@ -356,14 +369,15 @@ static int measure_bandwidth(Session *s, json_object *j, double *ret_best, GpuEr
         snprintf(vec, sizeof(vec), "uint%u", s->config.bandwidth_vector);
         json_object_object_add(j, "buffer_bytes", json_object_new_uint64(bytes));
         json_object_object_add(j, "bytes_read_per_run", json_object_new_uint64(bytes));
-        json_object_object_add(j, "load_type", json_object_new_string(s->config.bandwidth_vector == 1 ? "uint" : vec));
+        json_object_object_add(j, "load_type",
+                               json_object_new_string(s->config.bandwidth_vector == 1 ? "uint" : vec));
         json_object_object_add(j, "loads_per_work_item", json_object_new_int((int) s->config.fetches));
         json_object_object_add(j, "fill_ms", json_double_rounded(sec * 1e3, 3));
         return 0;
 }
 
-static int measure_fma(Session *s, const char *kernel_name, const char *test_name, unsigned width, json_object *j,
-                       double *ret_best, GpuError *e) {
+static int measure_fma(Session *s, const char *kernel_name, const char *test_name, unsigned width,
+                       json_object *j, double *ret_best, GpuError *e) {
         _cleanup_(cl_kernel_releasep) cl_kernel k = NULL;
         _cleanup_(cl_mem_releasep) cl_mem out = NULL;
         const GpuDevice *d = s->device;
@@ -381,7 +395,8 @@ static int measure_fma(Session *s, const char *kernel_name, const char *test_nam
         size_t per_cu = d->type & CL_DEVICE_TYPE_CPU ? 8 * local : 2048;
         size_t global = (MAX((size_t) d->compute_units, (size_t) 1) * per_cu + local - 1) / local * local;
 
-        out = clCreateBuffer(s->context, CL_MEM_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS, global * sizeof(cl_float), NULL, &err);
+        out = clCreateBuffer(s->context, CL_MEM_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS,
+                             global * sizeof(cl_float), NULL, &err);
         if (!out)
                 return gpu_error_cl(e, err, "clCreateBuffer(%zu bytes)", global * sizeof(cl_float));
         r = set_arg(k, 0, sizeof(out), &out, kernel_name, e);
@@ -443,14 +458,16 @@ static int session_open(Session *s, GpuError *e) {
         if (!isempty(extra)) {
                 size_t n = strlen(options);
                 if (snprintf(options + n, sizeof(options) - n, " %s", extra) >= (int) (sizeof(options) - n))
-                        return gpu_error_set(e, ENOBUFS, "ENOBUFS", "$LINKPROBE_GPU_KERNEL_OPTIONS is too long");
+                        return gpu_error_set(e, ENOBUFS, "ENOBUFS",
+                                             "$LINKPROBE_GPU_KERNEL_OPTIONS is too long");
         }
         return cl_program_build(s->context, d->id, gpu_kernel_source, options, &s->program, e);
 }
 
 int gpu_device_measure(const GpuDevice *d, const GpuMeasureOptions *o, json_object **ret, GpuError *e) {
         _cleanup_(json_object_putp) json_object *m = json_object_new_object();
-        json_object *bw = json_object_new_object(), *fp32 = json_object_new_object(), *fp16 = json_object_new_object();
+        json_object *bw = json_object_new_object(), *fp32 = json_object_new_object(),
+                    *fp16 = json_object_new_object();
         uint64_t start = now_usec(CLOCK_MONOTONIC);
         double bw_best = 0, fp32_best = 0, fp16_best = 0;
         int r;
@@ -497,13 +514,14 @@ int gpu_device_measure(const GpuDevice *d, const GpuMeasureOptions *o, json_obje
         }
         if (s.host_timed)
                 session_warn(&s, "the driver's profiling timestamps were unusable for some launches; host "
-                             "wall-clock time was used for those");
+                                 "wall-clock time was used for those");
 
         json_object_object_add(m, "status", json_object_new_string("ok"));
         json_object_object_add(m, "memory_bandwidth_gb_s", json_double_rounded(bw_best, 3));
         json_object_object_add(m, "fp32_gflops", json_double_rounded(fp32_best, 3));
         json_object_object_add(m, "fp16_gflops",
-                               d->fp16 ? json_double_rounded(fp16_best, 3) : json_object_new_string("unsupported"));
+                               d->fp16 ? json_double_rounded(fp16_best, 3)
+                                       : json_object_new_string("unsupported"));
         json_object_object_add(m, "timing", json_object_new_string(s.host_timed ? "host" : "device"));
         json_object_object_add(m, "duration_ms",
                                json_double_rounded((double) (now_usec(CLOCK_MONOTONIC) - start) / 1e3, 1));

@@ -7,7 +7,7 @@
 #include "probe-gpu-inventory.h"
 
 typedef struct GpuMeasureOptions {
-        bool quick;           /* small buffer, short warm-up, three runs: for tests, not for numbers */
+        bool quick; /* small buffer, short warm-up, three runs: for tests, not for numbers */
         uint64_t budget_usec; /* wall time this device may take; 0 = the mode's default */
 } GpuMeasureOptions;
 

@@ -38,7 +38,7 @@ static void help(void) {
                "  --measure           measure every device (or the one --device= names)\n"
                "  --device=N          measure only device N (its \"index\" in the document)\n"
                "  --quick             small buffers and few runs (for tests; figures are rough)\n"
-               "  --deadline=SECONDS  give up with a \"deadline\" error after this long (\"2.5\", \"500ms\")\n"
+               "  --deadline=SECONDS  fail with a \"deadline\" error after this long (2.5, 500ms)\n"
                "  --print-kernels     print the OpenCL C source of the measurement kernels\n"
                "  -h --help           show this help\n"
                "  --version           show the version\n"
@@ -126,7 +126,7 @@ static void parse_arguments(int argc, char *argv[], Arguments *args) {
                 case ':':
                         usage_error("%s needs an argument", argv[optind - 1]);
                 case '?':
-                        /* optopt is the short option's letter; for long ones getopt leaves its value or 0. */
+                        /* optopt: a short option's letter; a long option's value, or 0 if unknown. */
                         if (optopt > 0 && optopt < 0x100)
                                 usage_error("unknown option -%c", optopt);
                         if (optopt != 0)
@@ -158,8 +158,8 @@ int main(int argc, char *argv[]) {
         if (args.deadline_usec > 0) {
                 r = probe_arm_deadline(PROBE_NAME, args.deadline_usec);
                 if (r < 0)
-                        probe_exit_error(PROBE_NAME, PROBE_EXIT_ERROR, "deadline", "cannot arm the deadline: %s",
-                                         strerror(-r));
+                        probe_exit_error(PROBE_NAME, PROBE_EXIT_ERROR, "deadline",
+                                         "cannot arm the deadline: %s", strerror(-r));
         }
 
         r = gpu_devices_enumerate(&devices, &n_devices, &platforms, &e);
@@ -179,7 +179,8 @@ int main(int argc, char *argv[]) {
         json_object_object_add(result, "measured", json_object_new_boolean(args.measure));
         if (args.measure) {
                 char ts[ISO8601_MAX];
-                json_object_object_add(result, "measured_at", json_object_new_string(format_iso8601(ts, started_at)));
+                json_object_object_add(result, "measured_at",
+                                       json_object_new_string(format_iso8601(ts, started_at)));
                 json_object_object_add(result, "quick", json_object_new_boolean(args.quick));
         }
         json_object_object_add(result, "platforms", platforms);
@@ -203,7 +204,8 @@ int main(int argc, char *argv[]) {
                 GpuMeasureOptions mo = { .quick = args.quick };
                 if (args.deadline_usec > 0) {
                         uint64_t left = probe_deadline_left_usec();
-                        mo.budget_usec = MAX((uint64_t) (left * DEADLINE_WORK_SHARE) / (to_measure - measured),
+                        mo.budget_usec = MAX((uint64_t) (left * DEADLINE_WORK_SHARE) /
+                                                     (to_measure - measured),
                                              UINT64_C(1));
                 }
 

@@ -43,9 +43,11 @@ typedef struct FakeDevice {
 } FakeDevice;
 
 static const FakeDevice fake_devices[N_DEVICES] = {
-        { "Fake GPU KHR", CL_DEVICE_TYPE_GPU, "cl_khr_fp16 cl_khr_device_uuid cl_khr_pci_bus_info", 108, 1410 },
+        { "Fake GPU KHR", CL_DEVICE_TYPE_GPU, "cl_khr_fp16 cl_khr_device_uuid cl_khr_pci_bus_info", 108,
+          1410 },
         { "Fake GPU AMD", CL_DEVICE_TYPE_GPU, "cl_amd_device_attribute_query", 120, 2100 },
-        { "Fake GPU NV", CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_DEFAULT, "cl_nv_device_attribute_query", 132, 1980 },
+        { "Fake GPU NV", CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_DEFAULT, "cl_nv_device_attribute_query", 132,
+          1980 },
         { "Fake Accelerator", CL_DEVICE_TYPE_ACCELERATOR, "", 4, 1000 },
         { "Fake Accelerator", CL_DEVICE_TYPE_ACCELERATOR, "", 4, 1000 },
 };
@@ -120,8 +122,9 @@ static cl_int CL_API_CALL fake_get_device_ids(cl_platform_id p, cl_device_type t
         return n > 0 ? CL_SUCCESS : CL_DEVICE_NOT_FOUND;
 }
 
-static cl_int CL_API_CALL fake_get_device_info(cl_device_id d, cl_device_info param_name, size_t param_value_size,
-                                               void *param_value, size_t *param_value_size_ret) {
+static cl_int CL_API_CALL fake_get_device_info(cl_device_id d, cl_device_info param_name,
+                                               size_t param_value_size, void *param_value,
+                                               size_t *param_value_size_ret) {
         const FakeDevice *f;
         cl_ulong ul;
         cl_uint u;
@@ -204,15 +207,17 @@ static cl_int CL_API_CALL fake_get_device_info(cl_device_id d, cl_device_info pa
                 z = 1024;
                 return ANSWER(z);
         case CL_DEVICE_UUID_KHR: {
-                static const cl_uchar uuid[CL_UUID_SIZE_KHR] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
-                                                                 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff };
+                static const cl_uchar uuid[CL_UUID_SIZE_KHR] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55,
+                                                                 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb,
+                                                                 0xcc, 0xdd, 0xee, 0xff };
                 if (!strstr(f->extensions, "cl_khr_device_uuid"))
                         return CL_INVALID_VALUE;
                 return answer(uuid, sizeof(uuid), param_value_size, param_value, param_value_size_ret);
         }
         case CL_DEVICE_PCI_BUS_INFO_KHR: {
-                cl_device_pci_bus_info_khr info = { .pci_domain = 1, .pci_bus = 0x65, .pci_device = 0x1f,
-                                                    .pci_function = 0 };
+                cl_device_pci_bus_info_khr info = {
+                        .pci_domain = 1, .pci_bus = 0x65, .pci_device = 0x1f, .pci_function = 0
+                };
                 if (!strstr(f->extensions, "cl_khr_pci_bus_info"))
                         return CL_INVALID_VALUE;
                 return ANSWER(info);
@@ -240,9 +245,10 @@ static cl_int CL_API_CALL fake_get_device_info(cl_device_id d, cl_device_info pa
         }
 }
 
-static cl_context CL_API_CALL fake_create_context(const cl_context_properties *properties, cl_uint num_devices,
-                                                  const cl_device_id *devs,
-                                                  void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
+static cl_context CL_API_CALL fake_create_context(const cl_context_properties *properties,
+                                                  cl_uint num_devices, const cl_device_id *devs,
+                                                  void(CL_CALLBACK *notify)(const char *, const void *,
+                                                                            size_t, void *),
                                                   void *user_data, cl_int *errcode_ret) {
         const char *e = getenv("FAKE_OPENCL_ICD_CONTEXT_ERROR");
         if (errcode_ret)
@@ -272,8 +278,9 @@ EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platfor
         return CL_SUCCESS;
 }
 
-EXPORT cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id p, cl_platform_info param_name, size_t param_value_size,
-                                            void *param_value, size_t *param_value_size_ret) {
+EXPORT cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id p, cl_platform_info param_name,
+                                            size_t param_value_size, void *param_value,
+                                            size_t *param_value_size_ret) {
         return fake_get_platform_info(p, param_name, param_value_size, param_value, param_value_size_ret);
 }
 
