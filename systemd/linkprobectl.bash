@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bash completion for linkprobectl(1); installed as bash-completion/completions/linkprobectl.
+# Self-contained: it needs nothing from the bash-completion package beyond loading this file.
+
+_linkprobectl() {
+        local verbs='status list show monitor thunderbolt tree rdma gpu peers probe inhibit metrics snapshot'
+        local options='--json --user --bus-address= --help --version'
+        local -a args
+        local cur i verb=''
+
+        # Split the line ourselves, on blanks only: COMP_WORDS is also split at COMP_WORDBREAKS (= and :),
+        # which would cut "--bus-address=unix:path=/run/x" into seven words.
+        read -r -a args <<<"${COMP_LINE:0:COMP_POINT}"
+        if [[ ${COMP_LINE:0:COMP_POINT} == *[[:blank:]] ]]; then
+                args+=('')
+        fi
+        cur=${args[${#args[@]} - 1]}
+
+        # The verb is the first word that is neither an option nor the value of "--bus-address ADDRESS".
+        for ((i = 1; i < ${#args[@]} - 1; i++)); do
+                case ${args[i]} in
+                --bus-address) ((i++)) ;;
+                -*) ;;
+                *)
+                        verb=${args[i]}
+                        break
+                        ;;
+                esac
+        done
+
+        # A D-Bus address: nothing sensible to offer.
+        if [[ $cur == --bus-address=* ]] || { ((${#args[@]} > 2)) && [[ ${args[${#args[@]} - 2]} == --bus-address ]]; }; then
+                COMPREPLY=()
+        elif [[ $cur == -* ]]; then
+                COMPREPLY=($(compgen -W "$options" -- "$cur"))
+                if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then
+                        compopt -o nospace 2>/dev/null
+                fi
+        elif [[ -z $verb ]]; then
+                COMPREPLY=($(compgen -W "$verbs" -- "$cur"))
+        else
+                # Verb arguments (object names, addresses) are not completed.
+                COMPREPLY=()
+        fi
+        return 0
+}
+
+complete -F _linkprobectl linkprobectl
