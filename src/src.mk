@@ -2,3 +2,13 @@
 # libdaemon.a so unit tests can link it.
 LIBRARIES += daemon
 daemon_SOURCES := $(filter-out src/linkprobed.c src/linkprobectl%.c,$(wildcard src/*.c))
+
+DAEMONS += linkprobed
+linkprobed_SOURCES := src/linkprobed.c
+linkprobed_LIBS := daemon sysfs shared
+linkprobed_PKGS := libsystemd libnl-route-3.0 libudev inih
+
+PROGRAMS += linkprobectl
+linkprobectl_SOURCES := $(wildcard src/linkprobectl*.c)
+linkprobectl_LIBS := shared
+linkprobectl_PKGS := libsystemd json-c

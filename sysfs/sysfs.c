@@ -50,10 +50,18 @@ static int open_in_root(int root_fd, const char *path, int flags) {
         if (*path == '\0')
                 path = ".";
 
-        fd = (int) syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
-        if (fd >= 0)
-                return fd;
-        if (errno != ENOSYS && errno != EPERM)
+        /* With RESOLVE_IN_ROOT the kernel refuses ".." (EAGAIN) whenever any rename or mount
+         * happened anywhere during the lookup, as it cannot then prove the walk stayed inside; sysfs
+         * links are full of "..", and a busy machine renames files all the time. Retry; if the
+         * machine keeps renaming, resolve without the guarantee rather than report nothing. */
+        for (unsigned attempt = 0; attempt < 64; attempt++) {
+                fd = (int) syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+                if (fd >= 0)
+                        return fd;
+                if (errno != EAGAIN)
+                        break;
+        }
+        if (errno != ENOSYS && errno != EPERM && errno != EAGAIN)
                 return -errno;
         return RET_NERRNO(openat(root_fd, path, flags | O_CLOEXEC));
 }

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -114,3 +115,33 @@ static inline bool errno_is_absent(int r) {
         r = abs(r);
         return r == ENOENT || r == ENODEV || r == ENXIO || r == ENOTDIR;
 }
+
+/* free() that returns NULL, for "p = mfree(p);". */
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
+#define new0(type, n) ((type *) calloc((n), sizeof(type)))
+
+/* Frees a and moves b into it: "free_and_replace(l->name, copy);". */
+#define free_and_replace(a, b)          \
+        ({                              \
+                free(a);                \
+                (a) = (b);              \
+                (b) = NULL;             \
+                0;                      \
+        })
+
+/* IN_SET(x, A, B, C): x equals one of the listed constants. */
+#define IN_SET(x, first, ...)                                                         \
+        ({                                                                            \
+                const __typeof__(first) _set_[] = { first, __VA_ARGS__ };             \
+                bool _found_ = false;                                                 \
+                for (size_t _k_ = 0; _k_ < ELEMENTSOF(_set_); _k_++)                  \
+                        if ((x) == _set_[_k_]) {                                      \
+                                _found_ = true;                                       \
+                                break;                                                \
+                        }                                                             \
+                _found_;                                                              \
+        })

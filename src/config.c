@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <ini.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "shared/log.h"
+#include "shared/parse-util.h"
+
+typedef int (*config_parser_t)(const char *value, void *field, char *why, size_t why_size);
+
+typedef struct ConfigItem {
+        const char *section;
+        const char *key;
+        config_parser_t parse;
+        size_t offset;
+} ConfigItem;
+
+static int parse_log_level(const char *value, void *field, char *why, size_t n) {
+        int level = log_level_from_string(value);
+        if (level < 0) {
+                snprintf(why, n, "expected one of err, warning, notice, info, debug");
+                return -EINVAL;
+        }
+        *(int *) field = level;
+        return 0;
+}
+
+static int parse_size_field(const char *value, void *field, char *why, size_t n) {
+        uint64_t v;
+        if (parse_size(value, &v) < 0 || v == 0 || v > (1ULL << 30)) {
+                snprintf(why, n, "expected a size between 1 and 1G, such as 4M");
+                return -EINVAL;
+        }
+        *(uint64_t *) field = v;
+        return 0;
+}
+
+static int parse_duration_field(const char *value, void *field, char *why, size_t n) {
+        uint64_t v;
+        if (parse_duration_usec(value, &v) < 0) {
+                snprintf(why, n, "expected a duration such as 30s, 5min or 0 for off");
+                return -EINVAL;
+        }
+        *(uint64_t *) field = v;
+        return 0;
+}
+
+static int parse_percent_field(const char *value, void *field, char *why, size_t n) {
+        uint32_t v;
+        if (parse_u32(value, &v) < 0 || v > 100) {
+                snprintf(why, n, "expected a whole number of percent between 0 and 100");
+                return -EINVAL;
+        }
+        *(unsigned *) field = v;
+        return 0;
+}
+
+static const ConfigItem config_items[] = {
+        { "Daemon", "LogLevel", parse_log_level, offsetof(Config, log_level) },
+        { "Netlink", "ReceiveBufferBytes", parse_size_field, offsetof(Config, netlink_rcvbuf) },
+        { "Udev", "ReceiveBufferBytes", parse_size_field, offsetof(Config, udev_rcvbuf) },
+        { "Memory", "PollIntervalSec", parse_duration_field, offsetof(Config, memory_poll_usec) },
+        { "Memory", "ChangeThresholdPercent", parse_percent_field, offsetof(Config, memory_change_percent) },
+};
+
+void config_init(Config *c) {
+        *c = (Config) {
+                .log_level = -1,
+                .netlink_rcvbuf = 8 << 20,
+                .udev_rcvbuf = 4 << 20,
+                .memory_poll_usec = 10 * USEC_PER_SEC,
+                .memory_change_percent = 1,
+        };
+}
+
+void config_done(Config *c) {
+        (void) c;
+}
+
+typedef struct ParseContext {
+        Config *config;
+        const char *path;
+        FILE *file;
+        unsigned line;
+        unsigned error_line;
+        int error;
+        char error_text[256];
+} ParseContext;
+
+/* inih hands us values without their line number; count lines as they are read. */
+static char *read_line(char *buf, int size, void *userdata) {
+        ParseContext *ctx = userdata;
+        char *s = fgets(buf, size, ctx->file);
+        if (s)
+                ctx->line++;
+        return s;
+}
+
+static int handle_item(void *userdata, const char *section, const char *key, const char *value) {
+        ParseContext *ctx = userdata;
+        bool section_known = false;
+        char why[160] = "";
+
+        for (size_t i = 0; i < ELEMENTSOF(config_items); i++) {
+                const ConfigItem *item = &config_items[i];
+                if (!streq(item->section, section))
+                        continue;
+                section_known = true;
+                if (!streq(item->key, key))
+                        continue;
+                if (item->parse(value, (uint8_t *) ctx->config + item->offset, why, sizeof(why)) < 0) {
+                        if (ctx->error == 0) {
+                                ctx->error = -EINVAL;
+                                ctx->error_line = ctx->line;
+                                snprintf(ctx->error_text, sizeof(ctx->error_text), "invalid %s=%s in [%s]: %s",
+                                         key, value, section, why);
+                        }
+                        return 0;
+                }
+                return 1;
+        }
+
+        /* Unknown names are warnings, not errors, so one configuration can serve newer and older
+         * versions of the daemon. */
+        if (isempty(section))
+                log_warning("%s:%u: %s= outside of any section, ignoring.", ctx->path, ctx->line, key);
+        else if (!section_known)
+                log_warning("%s:%u: unknown section [%s], ignoring %s=.", ctx->path, ctx->line, section, key);
+        else
+                log_warning("%s:%u: unknown key %s= in [%s], ignoring.", ctx->path, ctx->line, key, section);
+        return 1;
+}
+
+int config_load(Config *c, const char *path, bool must_exist) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        ParseContext ctx = { .config = c, .path = path };
+        int r;
+
+        f = fopen(path, "re");
+        if (!f) {
+                if (errno == ENOENT && !must_exist)
+                        return 0;
+                return log_error_errno(errno, "Cannot read configuration %s: %m", path);
+        }
+        ctx.file = f;
+
+        struct stat st;
+        if (fstat(fileno(f), &st) < 0)
+                return log_error_errno(errno, "Cannot read configuration %s: %m", path);
+        if (!S_ISREG(st.st_mode))
+                return log_error_errno(S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
+                                       "Cannot read configuration %s: not a regular file.", path);
+
+        /* A value continued on an indented line would shift our line count; the format has no use
+         * for it. */
+        ini_allow_multiline = false;
+        r = ini_parse_stream(read_line, &ctx, handle_item, &ctx);
+        if (ctx.error < 0) {
+                log_error("%s:%u: %s", path, ctx.error_line, ctx.error_text);
+                return ctx.error;
+        }
+        if (r < 0 || ferror(f))
+                return log_error_errno(errno ?: EIO, "Cannot read configuration %s: %m", path);
+        if (r > 0) {
+                log_error("%s:%d: syntax error (expected [Section] or Key=Value).", path, r);
+                return -EINVAL;
+        }
+        return 0;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* config.h — linkprobed.conf: an INI file read with inih, one table of known keys */
+#pragma once
+
+#include "shared/macros.h"
+
+#define CONFIG_DEFAULT_PATH SYSCONFDIR "/linkprobe/linkprobed.conf"
+
+typedef struct Config {
+        /* [Daemon] */
+        int log_level;                  /* LogLevel=, -1 = not set */
+        /* [Netlink] */
+        uint64_t netlink_rcvbuf;        /* ReceiveBufferBytes= */
+        /* [Udev] */
+        uint64_t udev_rcvbuf;           /* ReceiveBufferBytes= */
+        /* [Memory] */
+        uint64_t memory_poll_usec;      /* PollIntervalSec=, 0 = off */
+        unsigned memory_change_percent; /* ChangeThresholdPercent= of TotalBytes */
+} Config;
+
+void config_init(Config *c);
+void config_done(Config *c);
+
+/*
+ * Reads path into c. A missing file is fine when must_exist is false (the default path).
+ * Errors are logged as "path:line: reason" and returned: -ENOENT/-EACCES (unreadable),
+ * -EINVAL (bad value or syntax).
+ */
+int config_load(Config *c, const char *path, bool must_exist);

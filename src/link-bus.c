@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <arpa/inet.h>
+#include <linux/if.h>
+
+#include "link-bus.h"
+#include "link.h"
+#include "manager.h"
+#include "shared/parse-util.h"
+
+int link_object_path(int ifindex, char **ret) {
+        char label[16];
+        snprintf(label, sizeof(label), "%d", ifindex);
+        return sd_bus_path_encode(LINK_PATH_PREFIX, label, ret);
+}
+
+static int link_object_find(sd_bus *bus, const char *path, const char *interface, void *userdata,
+                            void **found, sd_bus_error *error) {
+        _cleanup_(freep) char *label = NULL;
+        Manager *m = userdata;
+        Link *l;
+        int ifindex, r;
+
+        r = sd_bus_path_decode(path, LINK_PATH_PREFIX, &label);
+        if (r <= 0)
+                return 0;
+        /* Only the canonical spelling of a positive index names an object. */
+        if (parse_int(label, &ifindex) < 0 || ifindex <= 0)
+                return 0;
+        l = link_get(m, ifindex);
+        if (!l)
+                return 0;
+        *found = l;
+        return 1;
+}
+
+static int link_node_enumerator(sd_bus *bus, const char *path, void *userdata, char ***nodes,
+                                sd_bus_error *error) {
+        _cleanup_(strv_freep) char **l = NULL;
+        Manager *m = userdata;
+        Link *link;
+        size_t n = 0;
+
+        l = new0(char *, table_size(&m->links) + 1);
+        if (!l)
+                return -ENOMEM;
+        TABLE_FOREACH(link, &m->links) {
+                l[n] = strdup(link->bus.path);
+                if (!l[n])
+                        return -ENOMEM;
+                n++;
+        }
+        *nodes = TAKE_PTR(l);
+        return 1;
+}
+
+static int property_get_name(sd_bus *bus, const char *path, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Link *l = userdata;
+        return sd_bus_message_append(reply, "s", strempty(l->name_utf8));
+}
+
+static int property_get_name_bytes(sd_bus *bus, const char *path, const char *interface,
+                                   const char *property, sd_bus_message *reply, void *userdata,
+                                   sd_bus_error *error) {
+        Link *l = userdata;
+        return sd_bus_message_append_array(reply, 'y', strempty(l->name), strlen(strempty(l->name)));
+}
+
+static int property_get_kind(sd_bus *bus, const char *path, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Link *l = userdata;
+        return sd_bus_message_append(reply, "s", link_kind_to_string(l->kind));
+}
+
+static int property_get_connection_type(sd_bus *bus, const char *path, const char *interface,
+                                        const char *property, sd_bus_message *reply, void *userdata,
+                                        sd_bus_error *error) {
+        Link *l = userdata;
+        return sd_bus_message_append(reply, "s", connection_type_to_string(l->connection_type));
+}
+
+static int property_get_operstate(sd_bus *bus, const char *path, const char *interface,
+                                  const char *property, sd_bus_message *reply, void *userdata,
+                                  sd_bus_error *error) {
+        Link *l = userdata;
+        return sd_bus_message_append(reply, "s", link_operstate_to_string(l->operstate));
+}
+
+static int property_get_admin_state(sd_bus *bus, const char *path, const char *interface,
+                                    const char *property, sd_bus_message *reply, void *userdata,
+                                    sd_bus_error *error) {
+        Link *l = userdata;
+        return sd_bus_message_append(reply, "s", (l->flags & IFF_UP) ? "up" : "down");
+}
+
+static int property_get_carrier(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Link *l = userdata;
+        return sd_bus_message_append(reply, "b", (int) !!(l->flags & IFF_LOWER_UP));
+}
+
+static int property_get_string_or_empty(sd_bus *bus, const char *path, const char *interface,
+                                        const char *property, sd_bus_message *reply, void *userdata,
+                                        sd_bus_error *error) {
+        /* userdata points at the char* field (offsetof in the vtable). */
+        char **s = userdata;
+        return sd_bus_message_append(reply, "s", strempty(*s));
+}
+
+static int property_get_duplex(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Link *l = userdata;
+        return sd_bus_message_append(reply, "s", l->duplex ?: "unknown");
+}
+
+static int property_get_speed(sd_bus *bus, const char *path, const char *interface, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Link *l = userdata;
+        /* thunderbolt-net reports no speed of its own; the negotiated Thunderbolt rate is the truth. */
+        uint32_t speed = l->speed_mbps > 0 ? l->speed_mbps : l->thunderbolt_speed_mbps;
+        return sd_bus_message_append(reply, "u", speed);
+}
+
+static int property_get_object_path(sd_bus *bus, const char *path, const char *interface,
+                                    const char *property, sd_bus_message *reply, void *userdata,
+                                    sd_bus_error *error) {
+        char **p = userdata;
+        return sd_bus_message_append(reply, "o", *p ?: "/");
+}
+
+static int property_get_addresses(sd_bus *bus, const char *path, const char *interface,
+                                  const char *property, sd_bus_message *reply, void *userdata,
+                                  sd_bus_error *error) {
+        Link *l = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(suss)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < l->n_addresses; i++) {
+                const LinkAddress *a = &l->addresses[i];
+                char text[INET6_ADDRSTRLEN], scope[4];
+
+                if (!inet_ntop(a->family, a->address, text, sizeof(text)))
+                        continue;
+                r = sd_bus_message_append(reply, "(suss)", text, (uint32_t) a->prefixlen,
+                                          link_scope_to_string(a->scope, scope),
+                                          address_class_to_string(address_class(a->family, a->address)));
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
+static const sd_bus_vtable link_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Index", "i", NULL, offsetof(Link, ifindex), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Name", "s", property_get_name, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("NameBytes", "ay", property_get_name_bytes, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Kind", "s", property_get_kind, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ConnectionType", "s", property_get_connection_type, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("OperState", "s", property_get_operstate, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("AdminState", "s", property_get_admin_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Carrier", "b", property_get_carrier, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("CarrierChanges", "u", NULL, offsetof(Link, carrier_changes),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Mtu", "u", NULL, offsetof(Link, mtu), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("HardwareAddress", "s", property_get_string_or_empty, offsetof(Link, hw_address),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("SpeedMbps", "u", property_get_speed, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Duplex", "s", property_get_duplex, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Driver", "s", property_get_string_or_empty, offsetof(Link, driver),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Addresses", "a(suss)", property_get_addresses, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ThunderboltPeer", "o", property_get_object_path, offsetof(Link, thunderbolt_peer_path),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RdmaPort", "o", property_get_object_path, offsetof(Link, rdma_port_path),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_VTABLE_END,
+};
+
+int link_bus_register(Manager *m) {
+        int r;
+
+        r = sd_bus_add_fallback_vtable(m->bus, NULL, LINK_PATH_PREFIX, LINK_INTERFACE, link_vtable,
+                                       link_object_find, m);
+        if (r < 0)
+                return r;
+        return sd_bus_add_node_enumerator(m->bus, NULL, LINK_PATH_PREFIX, link_node_enumerator, m);
+}

@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <arpa/inet.h>
+#include <linux/if.h>
+#include <linux/if_addr.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+#include <systemd/sd-bus.h>
+
+#include "link-bus.h"
+#include "link.h"
+#include "manager.h"
+#include "shared/parse-util.h"
+#include "shared/string-util.h"
+#include "sysfs/net.h"
+
+/* Beyond this many hops a chain of upper devices is a loop or absurd; stop inheriting. */
+#define LINK_LOWER_DEPTH_MAX 8
+
+static void link_prepare(BusObject *o);
+
+static const BusObjectType link_bus_type = {
+        .interface = LINK_INTERFACE,
+        .prepare = link_prepare,
+};
+
+static inline Link *link_from_bus_object(BusObject *o) {
+        return (Link *) ((char *) o - offsetof(Link, bus));
+}
+
+Link *link_get(Manager *m, int ifindex) {
+        return table_get(&m->links, &ifindex);
+}
+
+Link *link_find(Manager *m, const char *s) {
+        Link *l;
+        int ifindex;
+
+        if (isempty(s))
+                return NULL;
+        if (parse_int(s, &ifindex) >= 0 && ifindex > 0)
+                return link_get(m, ifindex);
+        TABLE_FOREACH(l, &m->links)
+                if (streq(l->name, s) || streq(l->name_utf8, s))
+                        return l;
+        return NULL;
+}
+
+static Link *link_free(Link *l) {
+        if (!l)
+                return NULL;
+        bus_object_done(&l->bus);
+        free(l->name);
+        free(l->name_utf8);
+        free(l->info_kind);
+        free(l->hw_address);
+        free(l->duplex);
+        free(l->driver);
+        free(l->devtype);
+        free(l->device_path);
+        free(l->addresses);
+        free(l->thunderbolt_peer_path);
+        free(l->rdma_port_path);
+        return mfree(l);
+}
+
+static int link_new(Manager *m, int ifindex, Link **ret) {
+        _cleanup_(freep) char *path = NULL;
+        Link *l;
+        int r;
+
+        r = link_object_path(ifindex, &path);
+        if (r < 0)
+                return r;
+
+        l = new0(Link, 1);
+        if (!l)
+                return -ENOMEM;
+        l->ifindex = ifindex;
+        l->manager = m;
+        l->kind = LINK_KIND_OTHER;
+        l->connection_type = CONNECTION_UNKNOWN;
+        l->sysfs_stale = true;
+
+        r = table_put(&m->links, &l->ifindex, l);
+        if (r < 0) {
+                free(l);
+                return r;
+        }
+        bus_object_init(&l->bus, m, &link_bus_type, TAKE_PTR(path));
+        m->links_topology_changed = true;
+        *ret = l;
+        return 0;
+}
+
+static void link_remove(Link *l) {
+        Manager *m = l->manager;
+
+        log_link_debug(l, "Removed.");
+        bus_object_remove(&l->bus);
+        table_remove(&m->links, &l->ifindex);
+        m->links_topology_changed = true;
+        link_free(l);
+}
+
+void links_free(Manager *m) {
+        Link *l;
+
+        TABLE_FOREACH(l, &m->links)
+                link_free(l);
+        table_done(&m->links);
+}
+
+bool link_is_up(const Link *l) {
+        return (l->flags & IFF_UP) && (l->flags & IFF_RUNNING);
+}
+
+const char *link_operstate_to_string(uint8_t operstate) {
+        static const char *const table[] = {
+                [IF_OPER_UNKNOWN] = "unknown", [IF_OPER_NOTPRESENT] = "notpresent", [IF_OPER_DOWN] = "down",
+                [IF_OPER_LOWERLAYERDOWN] = "lowerlayerdown", [IF_OPER_TESTING] = "testing",
+                [IF_OPER_DORMANT] = "dormant", [IF_OPER_UP] = "up",
+        };
+        return operstate < ELEMENTSOF(table) ? table[operstate] : "unknown";
+}
+
+const char *link_scope_to_string(uint8_t scope, char buf[static 4]) {
+        /* The names iproute2 prints, so `ip -j addr` and we agree. */
+        switch (scope) {
+        case 0:
+                return "global";
+        case 200:
+                return "site";
+        case 253:
+                return "link";
+        case 254:
+                return "host";
+        case 255:
+                return "nowhere";
+        }
+        snprintf(buf, 4, "%u", scope);
+        return buf;
+}
+
+static int link_set_name(Link *l, const char *name) {
+        _cleanup_(freep) char *escaped = NULL;
+        int r;
+
+        if (l->name && streq(l->name, name))
+                return 0;
+        escaped = utf8_escape_invalid(name);
+        if (!escaped)
+                return -ENOMEM;
+        r = free_and_strdup(&l->name, name);
+        if (r < 0)
+                return r;
+        free_and_replace(l->name_utf8, escaped);
+        bus_object_changed(&l->bus, "Name");
+        bus_object_changed(&l->bus, "NameBytes");
+        return 1;
+}
+
+int link_process_netlink(Manager *m, struct rtnl_link *rl, bool removed) {
+        char buf[128];
+        struct nl_addr *addr;
+        Link *l;
+        int ifindex, r;
+
+        /* No family check: netlink.c only lets interface messages (family AF_UNSPEC) through, and
+         * libnl relabels some of those (a bridge becomes AF_BRIDGE, after its kind). */
+        ifindex = rtnl_link_get_ifindex(rl);
+        if (ifindex <= 0)
+                return 0;
+
+        l = link_get(m, ifindex);
+        if (removed) {
+                if (l)
+                        link_remove(l);
+                return 0;
+        }
+        if (!l) {
+                r = link_new(m, ifindex, &l);
+                if (r < 0)
+                        return log_warning_errno(r, "Failed to add link %d: %m", ifindex);
+        }
+        l->seen = true;
+
+        const char *name = rtnl_link_get_name(rl);
+        if (!isempty(name)) {
+                r = link_set_name(l, name);
+                if (r < 0)
+                        return log_oom();
+        }
+
+        /* Kind and ConnectionType are derived in link_prepare() and announced there if they move. */
+        r = free_and_strdup(&l->info_kind, rtnl_link_get_type(rl));
+        if (r < 0)
+                return log_oom();
+        if (r > 0 || l->arphrd != rtnl_link_get_arptype(rl))
+                m->links_topology_changed = true;
+        l->arphrd = rtnl_link_get_arptype(rl);
+
+        unsigned flags = rtnl_link_get_flags(rl);
+        if ((flags ^ l->flags) & IFF_LOWER_UP)
+                bus_object_changed(&l->bus, "Carrier");
+        if ((flags ^ l->flags) & IFF_UP)
+                bus_object_changed(&l->bus, "AdminState");
+        l->flags = flags;
+
+        bus_object_set(&l->bus, l->operstate, rtnl_link_get_operstate(rl), "OperState");
+        bus_object_set(&l->bus, l->mtu, rtnl_link_get_mtu(rl), "Mtu");
+
+        uint32_t changes = 0;
+        if (rtnl_link_get_carrier_changes(rl, &changes) >= 0)
+                bus_object_set(&l->bus, l->carrier_changes, changes, "CarrierChanges");
+
+        addr = rtnl_link_get_addr(rl);
+        const char *hw = addr && nl_addr_get_len(addr) > 0 ? nl_addr2str(addr, buf, sizeof(buf)) : NULL;
+        if (bus_object_set_string(&l->bus, &l->hw_address, hw, "HardwareAddress") < 0)
+                return log_oom();
+
+        /* A parent in another network namespace (veth peers, macvlan on a host NIC seen from a
+         * container) is not one of our links. */
+        int32_t netnsid;
+        int parent = (int) rtnl_link_get_link(rl);
+        if (rtnl_link_get_link_netnsid(rl, &netnsid) >= 0)
+                parent = 0;
+        int master = (int) rtnl_link_get_master(rl);
+        if (parent != l->parent_ifindex || master != l->master_ifindex) {
+                l->parent_ifindex = parent;
+                l->master_ifindex = master;
+                m->links_topology_changed = true;
+        }
+
+        link_request_sysfs(l);
+        return 0;
+}
+
+void link_request_sysfs(Link *l) {
+        /* The facts are compared when read at the flush; only those that differ are announced. */
+        l->sysfs_stale = true;
+        bus_object_queue(&l->bus);
+}
+
+void links_request_sysfs(Manager *m) {
+        Link *l;
+        TABLE_FOREACH(l, &m->links)
+                link_request_sysfs(l);
+}
+
+/* Interfaces whose kind netlink already settles (veth, bridge, ...) have no bus device to look at,
+ * so a burst of a thousand of them costs no sysfs walk. */
+static bool link_needs_device_facts(const Link *l) {
+        LinkFacts f = { .arphrd = l->arphrd, .info_kind = l->info_kind };
+        switch (link_kind_from_facts(&f)) {
+        case LINK_KIND_LOOPBACK:
+        case LINK_KIND_BRIDGE:
+        case LINK_KIND_BOND:
+        case LINK_KIND_VLAN:
+        case LINK_KIND_VETH:
+        case LINK_KIND_TUN:
+        case LINK_KIND_MACVLAN:
+                return false;
+        case LINK_KIND_ETHERNET:
+        case LINK_KIND_WIFI:
+        case LINK_KIND_THUNDERBOLT:
+        case LINK_KIND_INFINIBAND:
+        case LINK_KIND_OTHER:
+        case _LINK_KIND_MAX:
+        case _LINK_KIND_INVALID:
+                break;
+        }
+        return true;
+}
+
+static LinkFacts link_facts(const Link *l) {
+        return (LinkFacts) {
+                .arphrd = l->arphrd,
+                .info_kind = l->info_kind,
+                .devtype = l->devtype,
+                .driver = l->driver,
+                .wireless = l->wireless,
+                .has_device = l->device_path != NULL,
+                .on_thunderbolt = l->on_thunderbolt,
+        };
+}
+
+static void link_prepare(BusObject *o) {
+        Link *l = link_from_bus_object(o);
+        Manager *m = l->manager;
+        SysfsNetWhat what = 0;
+        _cleanup_(sysfs_net_facts_done) SysfsNetFacts f = { .speed_mbps = -1 };
+        int r;
+
+        if (!l->sysfs_stale)
+                return;
+        l->sysfs_stale = false;
+
+        /* The kernel answers speed and duplex with EINVAL while the interface is down. */
+        if (l->flags & IFF_UP)
+                what |= SYSFS_NET_SPEED;
+        if (link_needs_device_facts(l))
+                what |= SYSFS_NET_DEVICE;
+
+        if (what != 0) {
+                r = sysfs_net_read(m->sysfs_fd, l->name, l->ifindex, what, &f);
+                if (r == -ESTALE || errno_is_absent(r)) {
+                        /* Renamed or gone since netlink spoke; the event that says so is queued. */
+                        log_link_debug_errno(l, r, "sysfs does not match netlink yet: %m");
+                        return;
+                }
+                if (r < 0) {
+                        log_link_debug_errno(l, r, "Failed to read sysfs: %m");
+                        f = (SysfsNetFacts) { .speed_mbps = -1 };
+                }
+        }
+
+        bus_object_set(&l->bus, l->speed_mbps, f.speed_mbps > 0 ? (uint32_t) f.speed_mbps : 0, "SpeedMbps");
+        (void) bus_object_set_string(&l->bus, &l->duplex, f.duplex, "Duplex");
+        if (what & SYSFS_NET_DEVICE) {
+                bool on_thunderbolt = f.device_subsystem && streq(f.device_subsystem, "thunderbolt");
+                bool changed = false;
+
+                changed |= bus_object_set_string(&l->bus, &l->driver, f.driver, "Driver") > 0;
+                changed |= free_and_strdup(&l->devtype, f.devtype) > 0;
+                changed |= free_and_strdup(&l->device_path, f.device_path) > 0;
+                changed |= l->wireless != f.wireless || l->on_thunderbolt != on_thunderbolt;
+                l->wireless = f.wireless;
+                l->on_thunderbolt = on_thunderbolt;
+                if (changed)
+                        m->links_topology_changed = true;
+        }
+
+        LinkFacts facts = link_facts(l);
+        if (bus_object_set(&l->bus, l->kind, link_kind_from_facts(&facts), "Kind"))
+                m->links_topology_changed = true;
+}
+
+/* The connection type a link has by itself, before upper devices inherit. */
+static ConnectionType link_own_connection_type(const Link *l) {
+        LinkFacts facts = link_facts(l);
+
+        if (l->kind == LINK_KIND_THUNDERBOLT)
+                return connection_type_for_thunderbolt(l->thunderbolt_generation);
+        if (l->kind == LINK_KIND_ETHERNET && l->rdma_roce)
+                return CONNECTION_ROCE;
+        return connection_type_from_facts(l->kind, &facts);
+}
+
+static bool link_inherits_connection_type(const Link *l) {
+        return IN_SET(l->kind, LINK_KIND_BRIDGE, LINK_KIND_BOND, LINK_KIND_VLAN, LINK_KIND_MACVLAN);
+}
+
+/* A bond of Ethernet ports, a VLAN on Ethernet and the bridge holding the host's address are what a
+ * person calls "Ethernet": uppers take the type of their first physical lower (ports via master,
+ * stacked devices via parent), preferring the fastest kind of lower a person would name. */
+static ConnectionType link_resolve_connection_type(Manager *m, const Link *l, unsigned depth) {
+        ConnectionType best = CONNECTION_VIRTUAL;
+        int best_rank = INT32_MAX;
+        Link *lower;
+
+        if (!link_inherits_connection_type(l))
+                return link_own_connection_type(l);
+        if (depth >= LINK_LOWER_DEPTH_MAX)
+                return CONNECTION_VIRTUAL;
+
+        TABLE_FOREACH(lower, &m->links) {
+                if (lower == l)
+                        continue;
+                if (lower->master_ifindex != l->ifindex && l->parent_ifindex != lower->ifindex)
+                        continue;
+                ConnectionType t = link_resolve_connection_type(m, lower, depth + 1);
+                if (!connection_type_is_physical(t))
+                        continue;
+                int rank = rank_type_order(RANK_PURPOSE_RING, t);
+                if (rank < best_rank) {
+                        best = t;
+                        best_rank = rank;
+                }
+        }
+        return best;
+}
+
+void links_update_connection_types(Manager *m) {
+        Link *l;
+
+        TABLE_FOREACH(l, &m->links)
+                bus_object_set(&l->bus, l->connection_type, link_resolve_connection_type(m, l, 0),
+                               "ConnectionType");
+}
+
+/* ---- addresses ---- */
+
+static int address_compare(const LinkAddress *a, const LinkAddress *b) {
+        if (a->family != b->family)
+                return a->family == AF_INET ? -1 : 1;
+        int c = memcmp(a->address, b->address, sizeof(a->address));
+        if (c != 0)
+                return c;
+        return (int) a->prefixlen - (int) b->prefixlen;
+}
+
+static int address_from_netlink(struct rtnl_addr *ra, LinkAddress *ret) {
+        struct nl_addr *local = rtnl_addr_get_local(ra);
+        int family = rtnl_addr_get_family(ra);
+        size_t len = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
+
+        if (len == 0 || !local || nl_addr_get_len(local) != len)
+                return -EAFNOSUPPORT;
+        *ret = (LinkAddress) {
+                .family = family,
+                .prefixlen = (uint8_t) rtnl_addr_get_prefixlen(ra),
+                .scope = (uint8_t) rtnl_addr_get_scope(ra),
+                .flags = (uint32_t) rtnl_addr_get_flags(ra),
+        };
+        memcpy(ret->address, nl_addr_get_binary_addr(local), len);
+        return 0;
+}
+
+int link_process_address(Manager *m, struct rtnl_addr *ra, bool removed) {
+        LinkAddress a;
+        Link *l;
+        size_t i;
+
+        l = link_get(m, rtnl_addr_get_ifindex(ra));
+        if (!l)
+                return 0; /* the link's removal is already processed, or its addition is queued */
+        if (address_from_netlink(ra, &a) < 0)
+                return 0;
+
+        for (i = 0; i < l->n_addresses; i++) {
+                int c = address_compare(&a, &l->addresses[i]);
+                if (c == 0)
+                        break;
+                if (c < 0) {
+                        if (removed)
+                                return 0;
+                        goto insert;
+                }
+        }
+
+        if (i < l->n_addresses) {
+                if (removed) {
+                        memmove(l->addresses + i, l->addresses + i + 1,
+                                (l->n_addresses - i - 1) * sizeof(LinkAddress));
+                        l->n_addresses--;
+                        bus_object_changed(&l->bus, "Addresses");
+                } else if (memcmp(&l->addresses[i], &a, sizeof(a)) != 0) {
+                        l->addresses[i] = a;
+                        bus_object_changed(&l->bus, "Addresses");
+                }
+                return 0;
+        }
+        if (removed)
+                return 0;
+
+insert:;
+        LinkAddress *grown = reallocarray(l->addresses, l->n_addresses + 1, sizeof(LinkAddress));
+        if (!grown)
+                return log_oom();
+        l->addresses = grown;
+        memmove(l->addresses + i + 1, l->addresses + i, (l->n_addresses - i) * sizeof(LinkAddress));
+        l->addresses[i] = a;
+        l->n_addresses++;
+        bus_object_changed(&l->bus, "Addresses");
+        return 0;
+}
+
+/* ---- mark and sweep, for the initial dump and every resync ---- */
+
+void links_mark(Manager *m) {
+        Link *l;
+        TABLE_FOREACH(l, &m->links) {
+                l->seen = false;
+                l->n_synced = 0;
+                l->synced = mfree(l->synced);
+        }
+}
+
+void links_sweep(Manager *m) {
+        Link *l;
+        TABLE_FOREACH_SAFE(l, &m->links)
+                if (!l->seen)
+                        link_remove(l);
+}
+
+int link_sync_address(Manager *m, struct rtnl_addr *ra) {
+        LinkAddress a;
+        Link *l = link_get(m, rtnl_addr_get_ifindex(ra));
+
+        if (!l || address_from_netlink(ra, &a) < 0)
+                return 0;
+        LinkAddress *grown = reallocarray(l->synced, l->n_synced + 1, sizeof(LinkAddress));
+        if (!grown)
+                return log_oom();
+        l->synced = grown;
+        l->synced[l->n_synced++] = a;
+        return 0;
+}
+
+static int address_qsort_compare(const void *a, const void *b) {
+        return address_compare(a, b);
+}
+
+void links_sweep_addresses(Manager *m) {
+        Link *l;
+
+        TABLE_FOREACH(l, &m->links) {
+                if (l->n_synced > 1)
+                        qsort(l->synced, l->n_synced, sizeof(LinkAddress), address_qsort_compare);
+                if (l->n_synced != l->n_addresses ||
+                    (l->n_synced > 0 && memcmp(l->synced, l->addresses, l->n_synced * sizeof(LinkAddress)) != 0))
+                        bus_object_changed(&l->bus, "Addresses");
+                free(l->addresses);
+                l->addresses = TAKE_PTR(l->synced);
+                l->n_addresses = l->n_synced;
+                l->n_synced = 0;
+        }
+}

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* linkprobectl — reads what linkprobed publishes: links, topology, ports, GPUs, peers. */
+#include <getopt.h>
+#include <unistd.h>
+
+#include "linkprobectl.h"
+#include "shared/bus-error.h"
+#include "shared/string-util.h"
+
+bool arg_json = false;
+bool arg_legend = true;
+
+typedef enum BusChoice {
+        BUS_SYSTEM,
+        BUS_USER,
+        BUS_ADDRESS,
+} BusChoice;
+
+static BusChoice arg_bus = BUS_SYSTEM;
+static const char *arg_bus_address = NULL;
+
+typedef struct Verb {
+        const char *name;
+        int min_args; /* counting the verb itself */
+        int max_args; /* -1: any */
+        int (*run)(sd_bus *bus, int argc, char **argv);
+} Verb;
+
+static const Verb verbs[] = {
+        { "status", 1, 1, verb_status },
+        { "list", 1, 1, verb_list },
+        { "show", 2, -1, verb_show },
+        { "monitor", 1, 1, verb_monitor },
+};
+
+static void help(void) {
+        printf("Usage: linkprobectl [OPTIONS] COMMAND\n\n"
+               "Shows what linkprobed knows about this machine's interconnects.\n\n"
+               "Commands:\n"
+               "  status              Daemon state, this node and its memory\n"
+               "  list                One line per network link\n"
+               "  show LINK...        Everything about links, by name or index\n"
+               "  monitor             Print changes as they happen, until interrupted\n"
+               "\nOptions:\n"
+               "  -h --help              Show this help\n"
+               "     --version           Show the version\n"
+               "     --json              Print JSON (monitor: one object per line)\n"
+               "     --no-legend         Omit table headers\n"
+               "     --system            Talk to the system bus (default)\n"
+               "     --user              Talk to the user's session bus\n"
+               "     --bus-address=ADDR  Talk to the bus at ADDR\n"
+               "\nExit status: 0 on success, 1 on failure (daemon not running, no such link),\n"
+               "2 on bad usage. See linkprobectl(1).\n");
+}
+
+int ctl_log_bus_error(int r, const sd_bus_error *error, const char *what) {
+        if (sd_bus_error_has_names(error, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER)) {
+                fprintf(stderr, "linkprobed is not running (nobody owns %s on this bus).\n", BUS_NAME);
+                return CTL_EXIT_FAILURE;
+        }
+        if (sd_bus_error_is_set(error))
+                fprintf(stderr, "%s: %s\n", what, error->message ?: error->name);
+        else
+                fprintf(stderr, "%s: %s\n", what, strerror(abs(r)));
+        return CTL_EXIT_FAILURE;
+}
+
+static int connect_bus(sd_bus **ret) {
+        sd_bus *bus = NULL;
+        int r;
+
+        switch (arg_bus) {
+        case BUS_SYSTEM:
+                r = sd_bus_open_system(&bus);
+                break;
+        case BUS_USER:
+                r = sd_bus_open_user(&bus);
+                break;
+        case BUS_ADDRESS:
+                r = sd_bus_new(&bus);
+                if (r >= 0)
+                        r = sd_bus_set_address(bus, arg_bus_address);
+                if (r >= 0)
+                        r = sd_bus_set_bus_client(bus, true);
+                if (r >= 0)
+                        r = sd_bus_start(bus);
+                break;
+        default:
+                r = -EINVAL;
+        }
+        if (r < 0) {
+                fprintf(stderr, "Cannot connect to the %s bus: %s\n",
+                        arg_bus == BUS_USER ? "user" : arg_bus == BUS_SYSTEM ? "system" : "given", strerror(-r));
+                sd_bus_unref(bus);
+                return r;
+        }
+        *ret = bus;
+        return 0;
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_JSON,
+                ARG_NO_LEGEND,
+                ARG_SYSTEM,
+                ARG_USER,
+                ARG_BUS_ADDRESS,
+        };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "json", no_argument, NULL, ARG_JSON },
+                { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                { "system", no_argument, NULL, ARG_SYSTEM },
+                { "user", no_argument, NULL, ARG_USER },
+                { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
+                {},
+        };
+        int c;
+
+        opterr = 0;
+        /* "+" stops at the verb, so "show -1" is not an option; options go before the verb. */
+        while ((c = getopt_long(argc, argv, "+:h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("linkprobectl %s\n", VERSION);
+                        return 0;
+                case ARG_JSON:
+                        arg_json = true;
+                        break;
+                case ARG_NO_LEGEND:
+                        arg_legend = false;
+                        break;
+                case ARG_SYSTEM:
+                        arg_bus = BUS_SYSTEM;
+                        break;
+                case ARG_USER:
+                        arg_bus = BUS_USER;
+                        break;
+                case ARG_BUS_ADDRESS:
+                        if (isempty(optarg)) {
+                                fprintf(stderr, "--bus-address= needs an address.\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        arg_bus = BUS_ADDRESS;
+                        arg_bus_address = optarg;
+                        break;
+                case ':':
+                        fprintf(stderr, "Option %s needs an argument. See --help.\n", argv[optind - 1]);
+                        return -CTL_EXIT_USAGE;
+                case '?':
+                        fprintf(stderr, "Unknown option %s. See --help.\n", argv[optind - 1]);
+                        return -CTL_EXIT_USAGE;
+                }
+        }
+        return 1;
+}
+
+/* Options may also follow the verb ("linkprobectl list --json"): reorder argv into program, options,
+ * verb, arguments. After "--" everything is an argument (a link may be named "-x"). Returns the new
+ * argc. */
+static int hoist_options(int argc, char *argv[]) {
+        _cleanup_(freep) char **options = new0(char *, argc + 1), **rest = new0(char *, argc + 1);
+        int n_options = 0, n_rest = 0;
+        bool dashdash = false;
+
+        if (!options || !rest)
+                return argc;
+        for (int i = 1; i < argc; i++) {
+                if (!dashdash && streq(argv[i], "--")) {
+                        dashdash = true;
+                        continue;
+                }
+                if (dashdash || argv[i][0] != '-' || streq(argv[i], "-")) {
+                        rest[n_rest++] = argv[i];
+                        continue;
+                }
+                options[n_options++] = argv[i];
+                /* The one option with a separate value: keep the value with it. */
+                if (streq(argv[i], "--bus-address") && i + 1 < argc)
+                        options[n_options++] = argv[++i];
+        }
+        int n = 1;
+        for (int i = 0; i < n_options; i++)
+                argv[n++] = options[i];
+        if (n_rest > 0 && dashdash) {
+                /* Keep getopt from reading an argument like "-x" as an option. */
+                argv[n++] = (char *) "--";
+        }
+        for (int i = 0; i < n_rest; i++)
+                argv[n++] = rest[i];
+        argv[n] = NULL;
+        return n;
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        const Verb *verb = NULL;
+        int r, n;
+
+        argc = hoist_options(argc, argv);
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return -r;
+
+        n = argc - optind;
+        if (n == 0) {
+                /* Like networkctl: no verb means "list". */
+                verb = &verbs[1];
+        } else {
+                for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                        if (streq(argv[optind], verbs[i].name))
+                                verb = &verbs[i];
+                if (!verb) {
+                        _cleanup_(freep) char *escaped = escape_for_terminal(argv[optind]);
+                        fprintf(stderr, "Unknown command \"%s\". See --help.\n", strna(escaped));
+                        return CTL_EXIT_USAGE;
+                }
+                if (n < verb->min_args) {
+                        fprintf(stderr, "\"%s\" needs more arguments. See --help.\n", verb->name);
+                        return CTL_EXIT_USAGE;
+                }
+                if (verb->max_args >= 0 && n > verb->max_args) {
+                        fprintf(stderr, "\"%s\" takes no further arguments. See --help.\n", verb->name);
+                        return CTL_EXIT_USAGE;
+                }
+        }
+
+        r = connect_bus(&bus);
+        if (r < 0)
+                return CTL_EXIT_FAILURE;
+
+        return verb->run(bus, n == 0 ? 1 : n, n == 0 ? (char *[]) { (char *) "list", NULL } : argv + optind);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* linkprobectl.h — what the CLI's verbs share: options, the bus, fetching and printing */
+#pragma once
+
+#include <json-c/json.h>
+#include <systemd/sd-bus.h>
+
+#include "shared/bus-json.h"
+#include "shared/macros.h"
+
+#define BUS_NAME "org.linkprobe.LinkProbe1"
+#define BUS_PATH "/org/linkprobe/LinkProbe1"
+#define IFACE_PREFIX "org.linkprobe.LinkProbe1."
+
+/* Exit codes: 0 success, 1 failure (daemon not running, no such object), 2 bad usage. */
+#define CTL_EXIT_FAILURE 1
+#define CTL_EXIT_USAGE 2
+
+extern bool arg_json;
+extern bool arg_legend;
+
+/* Prints one sentence for a failed call (the daemon not running is said plainly) and returns the
+ * exit code. */
+int ctl_log_bus_error(int r, const sd_bus_error *error, const char *what);
+
+/* The whole picture: GetManagedObjects, or an exit code (>0) after printing why not. */
+int ctl_get_objects(sd_bus *bus, json_object **ret);
+/* The children of kind (e.g. "Link") as an array of property objects in path order, each with
+ * "Path" added and structs named (see ctl_normalize_properties). */
+json_object *ctl_children(json_object *objects, const char *kind);
+/* Turns a(suss) Addresses and similar struct arrays into arrays of objects with named members. */
+void ctl_normalize_properties(const char *kind, json_object *props);
+
+/* Prints a JSON document on stdout (pretty when stdout is a terminal). */
+int ctl_print_json(json_object *o);
+
+const char *json_string_or(json_object *o, const char *key, const char *fallback);
+int64_t json_int_or(json_object *o, const char *key, int64_t fallback);
+bool json_bool_or(json_object *o, const char *key, bool fallback);
+char *format_speed_mbps(char buf[static 32], uint64_t mbps);
+char *format_bytes(char buf[static 32], uint64_t bytes);
+
+int verb_status(sd_bus *bus, int argc, char **argv);
+int verb_list(sd_bus *bus, int argc, char **argv);
+int verb_show(sd_bus *bus, int argc, char **argv);
+int verb_monitor(sd_bus *bus, int argc, char **argv);

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* manager.h — the daemon's state: event loop, bus connection, object tables and fact sources */
+#pragma once
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "bus-object.h"
+#include "config.h"
+#include "node.h"
+#include "shared/table.h"
+
+#define BUS_NAME "org.linkprobe.LinkProbe1"
+#define BUS_PATH "/org/linkprobe/LinkProbe1"
+#define BUS_INTERFACE_PREFIX "org.linkprobe.LinkProbe1"
+
+typedef struct Netlink Netlink;
+typedef struct UdevSource UdevSource;
+
+typedef enum ManagerState {
+        MANAGER_STARTING,
+        MANAGER_RUNNING,
+        MANAGER_DEGRADED, /* a source of facts is unavailable; see DegradedReasons */
+        _MANAGER_STATE_MAX,
+        _MANAGER_STATE_INVALID = -EINVAL,
+} ManagerState;
+
+typedef enum BusKind {
+        BUS_KIND_SYSTEM,
+        BUS_KIND_USER,
+        BUS_KIND_ADDRESS,
+} BusKind;
+
+typedef struct ManagerOptions {
+        BusKind bus_kind;
+        const char *bus_address;
+        const char *sysfs_root;
+        uint64_t netlink_rcvbuf; /* --netlink-rcvbuf=, overrides the config, 0 = not set */
+} ManagerOptions;
+
+struct Manager {
+        sd_event *event;
+        sd_bus *bus;
+        Config config;
+        ManagerOptions options;
+
+        int sysfs_fd;
+        ManagerState state;
+        char **degraded_reasons;
+        bool bus_name_acquired; /* signals go out only once clients can reach us by name */
+
+        Table links; /* Link* by ifindex */
+        bool links_topology_changed;
+
+        Netlink *netlink;
+        UdevSource *udev;
+
+        Node node;
+        Memory memory;
+
+        /* Root-object interfaces, tracked like any other object. */
+        BusObject manager_object;
+        BusObject node_object;
+        BusObject memory_object;
+
+        BusObject **dirty;
+        size_t n_dirty, n_dirty_allocated;
+        sd_event_source *flush_source;
+        uint64_t last_refresh_usec;
+};
+
+int manager_new(const Config *config, const ManagerOptions *options, Manager **ret);
+Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+
+/* Connects to the bus and the kernel, enumerates, takes the bus name and reports READY=1. */
+int manager_start(Manager *m);
+int manager_run(Manager *m);
+
+/* Re-reads every source of facts and publishes the differences (Refresh(), SIGHUP). */
+int manager_refresh(Manager *m);
+
+void manager_set_degraded(Manager *m, const char *reason, bool on);
+
+/* Called by the flush between preparing and emitting (derived facts across objects). */
+void manager_after_prepare(Manager *m);
+
+const char *manager_state_to_string(ManagerState s) _const_;

@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""pytest fixtures: a private bus, a network namespace and a client per test."""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import lp  # noqa: E402
+
+
+def pytest_configure(config):
+    if os.geteuid() != 0:
+        pytest.exit("the integration tests need root (network namespaces)", returncode=1)
+    for binary in (lp.DAEMON, lp.CTL):
+        if not os.access(binary, os.X_OK):
+            pytest.exit(f"{binary} is not built: run make", returncode=1)
+
+
+@pytest.fixture
+def bus():
+    b = lp.PrivateBus()
+    yield b
+    b.stop()
+
+
+@pytest.fixture
+def netns():
+    ns = lp.NetNS()
+    yield ns
+    ns.delete()
+
+
+@pytest.fixture
+def client(bus):
+    c = lp.Client(bus)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def signals(bus):
+    s = lp.SignalCollector(bus)
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def daemon_factory(bus):
+    started = []
+
+    def start(netns=None, **kw):
+        d = lp.Daemon(bus, netns=netns, **kw)
+        started.append(d)
+        return d
+
+    yield start
+    for d in started:
+        d.stop()

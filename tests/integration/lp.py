@@ -1,0 +1,322 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Test harness shared by the integration tests (and `make run`): a private dbus-daemon, network
+namespaces, the daemon started with a notify socket, a GDBus client and a signal collector.
+
+Everything a test creates carries the test process's PID in its name, so parallel runs (and
+helpers working at the same time) never collide, and everything is removed on exit."""
+
+import itertools
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+import gi
+
+gi.require_version("Gio", "2.0")
+from gi.repository import Gio, GLib  # noqa: E402
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("LINKPROBE_BUILD", os.path.join(TOP, "build"))
+DAEMON = os.path.join(BUILD, "linkprobed")
+CTL = os.path.join(BUILD, "linkprobectl")
+
+BUS_NAME = "org.linkprobe.LinkProbe1"
+ROOT = "/org/linkprobe/LinkProbe1"
+IFACE = "org.linkprobe.LinkProbe1."
+
+_counter = itertools.count()
+
+
+def unique(prefix):
+    """A short unique name (interface names are limited to 15 bytes)."""
+    return f"{prefix}{os.getpid() % 100000}{next(_counter)}"
+
+
+def run(cmd, check=True, **kw):
+    return subprocess.run(cmd, check=check, capture_output=True, text=True, **kw)
+
+
+class PrivateBus:
+    """A dbus-daemon of our own with a session-style policy, listening on a path socket (path sockets,
+    unlike abstract ones, are reachable from inside every network namespace)."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="lp-bus-")
+        self.socket = os.path.join(self.dir, "bus")
+        self.address = f"unix:path={self.socket}"
+        config = os.path.join(self.dir, "bus.conf")
+        with open(config, "w") as f:
+            f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>{self.address}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+    <allow user="*"/>
+  </policy>
+</busconfig>
+""")
+        # dbus-daemon complains on stderr that it may not raise its fd limit; keep that in a file.
+        self.log = open(os.path.join(self.dir, "dbus-daemon.log"), "w")
+        self.proc = subprocess.Popen(["dbus-daemon", f"--config-file={config}", "--nofork", "--nopidfile",
+                                      "--print-address=1"], stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("dbus-daemon did not start")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class NetNS:
+    """A network namespace made for one test; `ip` runs inside it with .ip(...)."""
+
+    def __init__(self):
+        self.name = unique("lp")
+        self.holders = []
+        run(["ip", "netns", "add", self.name])
+        self.ip("link", "set", "lo", "up")
+
+    def ip(self, *args, check=True):
+        return run(["ip", "-n", self.name, *args], check=check)
+
+    def ip_json(self, *args):
+        # Interface names are bytes; keep any that are not UTF-8 as surrogates, comparable as bytes.
+        out = subprocess.run(["ip", "-n", self.name, "-j", *args], check=True, capture_output=True).stdout
+        return json.loads(out.decode("utf-8", "surrogateescape") or "[]", strict=False)
+
+    def batch(self, commands, check=True):
+        """Runs many `ip` commands in one process (fast enough to provoke bursts)."""
+        return subprocess.run(["ip", "-n", self.name, "-force", "-batch", "-"], input="\n".join(commands) + "\n",
+                              capture_output=True, text=True, check=check)
+
+    def exec_cmd(self, cmd):
+        return ["ip", "netns", "exec", self.name, *cmd]
+
+    def hold_tun(self, name):
+        """Attaches a process to tun device name so it gets a carrier (a VPN client would)."""
+        script = ("import fcntl, os, struct, time, sys\n"
+                  "fd = os.open('/dev/net/tun', os.O_RDWR)\n"
+                  "fcntl.ioctl(fd, 0x400454ca, struct.pack('16sH', sys.argv[1].encode(), 0x0001 | 0x1000))\n"
+                  "print('attached', flush=True)\n"
+                  "time.sleep(3600)\n")
+        proc = subprocess.Popen(self.exec_cmd(["/usr/bin/python3", "-c", script, name]), stdout=subprocess.PIPE,
+                                text=True)
+        if proc.stdout.readline().strip() != "attached":
+            raise RuntimeError(f"could not attach to {name}")
+        self.holders.append(proc)
+        return proc
+
+    def delete(self):
+        for proc in self.holders:
+            proc.kill()
+            proc.wait()
+        run(["ip", "netns", "delete", self.name], check=False)
+
+
+class NotifySocket:
+    """Receives sd_notify() messages like systemd would."""
+
+    def __init__(self, directory):
+        self.path = os.path.join(directory, "notify")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.messages = []
+
+    def wait_for(self, key, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            for m in self.messages:
+                if key in m:
+                    return m
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.sock.settimeout(left)
+            try:
+                data = self.sock.recv(4096).decode(errors="replace")
+            except socket.timeout:
+                return None
+            self.messages.append(dict(line.split("=", 1) for line in data.splitlines() if "=" in line))
+
+    def close(self):
+        self.sock.close()
+
+
+class Daemon:
+    """linkprobed on the private bus, optionally inside a network namespace, ready when it says so."""
+
+    def __init__(self, bus, netns=None, args=(), env=None, config=None, wait=True, prefix=()):
+        self.dir = tempfile.mkdtemp(prefix="lp-daemon-")
+        self.notify = NotifySocket(self.dir)
+        self.stderr_path = os.path.join(self.dir, "stderr")
+        cmd = [DAEMON, f"--bus-address={bus.address}", *args]
+        if config is not None:
+            path = os.path.join(self.dir, "linkprobed.conf")
+            with open(path, "w") as f:
+                f.write(config)
+            cmd.append(f"--config={path}")
+        elif not any(a.startswith("--config") for a in args):
+            # Never read the machine's /etc configuration in a test.
+            cmd.append(f"--config={os.path.join(TOP, 'tests', 'integration', 'empty.conf')}")
+        if netns:
+            cmd = netns.exec_cmd(cmd)
+        cmd = [*prefix, *cmd]
+        full_env = dict(os.environ)
+        full_env["NOTIFY_SOCKET"] = self.notify.path
+        full_env.update(env or {})
+        self.started = time.monotonic()
+        self.stderr = open(self.stderr_path, "w")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.stderr, env=full_env)
+        self.ready_after = None
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self, timeout=30.0):
+        ready = self.notify.wait_for("READY", timeout)
+        if ready is None:
+            raise RuntimeError(f"linkprobed did not become ready (exit {self.proc.poll()}):\n{self.log()}")
+        self.ready_after = time.monotonic() - self.started
+        return ready
+
+    def log(self):
+        self.stderr.flush()
+        with open(self.stderr_path) as f:
+            return f.read()
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.stderr.close()
+        self.notify.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return self.proc.returncode
+
+
+def unpack(value):
+    return value.unpack() if isinstance(value, GLib.Variant) else value
+
+
+class Client:
+    """A synchronous GDBus client for method calls and property reads."""
+
+    def __init__(self, bus):
+        self.bus = bus
+        self.conn = Gio.DBusConnection.new_for_address_sync(
+            bus.address,
+            Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
+            None, None)
+
+    def call(self, path, interface, method, signature=None, args=(), reply=None, timeout_ms=20000):
+        params = GLib.Variant(signature, tuple(args)) if signature else None
+        result = self.conn.call_sync(BUS_NAME, path, interface, method, params,
+                                     GLib.VariantType(reply) if reply else None,
+                                     Gio.DBusCallFlags.NONE, timeout_ms, None)
+        return result.unpack() if result is not None else None
+
+    def objects(self):
+        (objects,) = self.call(ROOT, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        return objects
+
+    def link_by_name(self, name):
+        return next((v for v in self.links().values() if v["Name"] == name), None)
+
+    def links(self):
+        """Link objects by index."""
+        return {props[IFACE + "Link"]["Index"]: dict(props[IFACE + "Link"], Path=path)
+                for path, props in self.objects().items() if IFACE + "Link" in props}
+
+    def get_all(self, interface, path=ROOT):
+        (props,) = self.call(path, "org.freedesktop.DBus.Properties", "GetAll", "(s)", (IFACE + interface,))
+        return props
+
+    def close(self):
+        self.conn.close_sync(None)
+
+
+class SignalCollector:
+    """Collects every signal our daemon sends, on a thread with its own GLib main context."""
+
+    def __init__(self, bus):
+        self.events = []
+        self.lock = threading.Condition()
+        self.ready = threading.Event()
+        self.loop = None
+        self.thread = threading.Thread(target=self._run, args=(bus.address,), daemon=True)
+        self.thread.start()
+        if not self.ready.wait(10):
+            raise RuntimeError("signal collector did not start")
+
+    def _run(self, address):
+        context = GLib.MainContext.new()
+        context.push_thread_default()
+        self.conn = Gio.DBusConnection.new_for_address_sync(
+            address,
+            Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
+            None, None)
+        self.conn.signal_subscribe(None, None, None, None, None, Gio.DBusSignalFlags.NONE, self._on_signal)
+        self.loop = GLib.MainLoop.new(context, False)
+        idle = GLib.idle_source_new()
+        idle.set_callback(lambda *a: (self.ready.set(), False)[1])
+        idle.attach(context)
+        self.loop.run()
+
+    def _on_signal(self, conn, sender, path, interface, member, params):
+        with self.lock:
+            self.events.append((time.monotonic(), path, interface, member, params.unpack()))
+            self.lock.notify_all()
+
+    def wait(self, predicate, timeout=10.0):
+        """Waits until predicate(events) is true; returns it or None."""
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while True:
+                result = predicate(self.events)
+                if result:
+                    return result
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self.lock.wait(left)
+
+    def clear(self):
+        with self.lock:
+            self.events = []
+
+    def stop(self):
+        if self.loop:
+            self.loop.quit()
+        self.thread.join(5)
+
+
+def ctl(bus, *args, netns=None, check=False):
+    cmd = [CTL, f"--bus-address={bus.address}", *args]
+    if netns:
+        cmd = netns.exec_cmd(cmd)
+    return run(cmd, check=check)

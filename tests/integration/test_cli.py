@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""linkprobectl: tables and JSON from the same data, exit codes, and a clear sentence when the daemon
+is not there."""
+
+import json
+import signal
+import subprocess
+import time
+
+import lp
+
+
+def setup_links(ns):
+    ns.ip("link", "add", "cli0", "type", "veth", "peer", "name", "cli1")
+    ns.ip("link", "set", "cli0", "up")
+    ns.ip("link", "set", "cli1", "up")
+    ns.ip("addr", "add", "10.70.0.1/24", "dev", "cli0")
+
+
+def test_list_table_and_json(netns, bus, client, daemon_factory):
+    setup_links(netns)
+    daemon_factory(netns)
+    table = lp.ctl(bus, "list")
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[0].split() == ["IDX", "NAME", "KIND", "TYPE", "STATE", "CARRIER", "SPEED", "MTU", "ADDRESSES"]
+    row = next(line for line in lines if " cli0 " in line)
+    assert "veth" in row and "Virtual" in row and "10 Gb/s" in row and "10.70.0.1/24" in row
+    assert lines[-1] == "3 links listed."
+
+    data = json.loads(lp.ctl(bus, "list", "--json").stdout)
+    assert [link["Name"] for link in data] == ["lo", "cli1", "cli0"] or [link["Index"] for link in data] == sorted(
+        link["Index"] for link in data)
+    cli0 = next(link for link in data if link["Name"] == "cli0")
+    assert cli0["Addresses"][0] == {"Address": "10.70.0.1", "PrefixLength": 24, "Scope": "global",
+                                    "Class": "private"} or any(a["Address"] == "10.70.0.1" for a in cli0["Addresses"])
+    # The same facts as D-Bus, one for one.
+    ours = client.link_by_name("cli0")
+    for key in ("Index", "Kind", "ConnectionType", "OperState", "Mtu", "SpeedMbps", "HardwareAddress", "Path"):
+        assert cli0[key] == ours[key], key
+
+    quiet = lp.ctl(bus, "--no-legend", "list")
+    assert not quiet.stdout.startswith("IDX") and "links listed" not in quiet.stdout
+
+
+def test_no_verb_means_list(netns, bus, daemon_factory):
+    daemon_factory(netns)
+    assert lp.ctl(bus).stdout == lp.ctl(bus, "list").stdout
+
+
+def test_show(netns, bus, daemon_factory):
+    setup_links(netns)
+    daemon_factory(netns)
+    out = lp.ctl(bus, "show", "cli0")
+    assert out.returncode == 0
+    assert "Connection type: Virtual" in out.stdout and "10.70.0.1/24 (private, scope global)" in out.stdout
+    index = json.loads(lp.ctl(bus, "show", "cli0", "--json").stdout)[0]["Index"]
+    by_index = json.loads(lp.ctl(bus, "--json", "show", str(index), "lo").stdout)
+    assert [link["Name"] for link in by_index] == ["cli0", "lo"]
+
+    missing = lp.ctl(bus, "show", "nosuchlink")
+    assert missing.returncode == 1 and missing.stderr.strip() == "No such link: nosuchlink"
+    missing = lp.ctl(bus, "show", "--", "-x")
+    assert missing.returncode == 1 and "No such link: -x" in missing.stderr
+
+
+def test_status(netns, bus, daemon_factory):
+    setup_links(netns)
+    daemon_factory(netns)
+    out = lp.ctl(bus, "status")
+    assert out.returncode == 0
+    assert "State: running" in out.stdout and "Links: 3 (2 up)" in out.stdout
+    data = json.loads(lp.ctl(bus, "status", "--json").stdout)
+    assert data["Manager"]["State"] == "running"
+    assert data["Counts"] == {"Links": 3, "LinksUp": 2}
+    assert data["Node"]["KernelRelease"]
+
+
+def test_monitor_json_lines(netns, bus, daemon_factory):
+    daemon_factory(netns)
+    proc = subprocess.Popen([lp.CTL, f"--bus-address={bus.address}", "monitor", "--json"], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        time.sleep(0.5)
+        netns.ip("link", "add", "mon0", "type", "veth", "peer", "name", "mon1")
+        netns.ip("link", "set", "mon0", "mtu", "1400")
+        events = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            event = json.loads(line)
+            events.append(event)
+            if event["event"] == "changed" and event.get("properties", {}).get("Mtu") == 1400:
+                break
+        added = [e for e in events if e["event"] == "added"]
+        assert {e["name"] for e in added} >= {"mon0", "mon1"}
+        assert all("time" in e and e["time"].endswith("Z") for e in events)
+        changed = events[-1]
+        assert changed["name"] == "mon0" and changed["interface"] == lp.IFACE + "Link"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(5) == 0
+
+
+def test_monitor_human(netns, bus, daemon_factory):
+    daemon_factory(netns)
+    proc = subprocess.Popen([lp.CTL, f"--bus-address={bus.address}", "monitor"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        netns.ip("link", "add", "hum0", "type", "veth", "peer", "name", "hum1")
+        line = proc.stdout.readline()
+        assert "added" in line and "hum" in line
+    finally:
+        proc.terminate()
+        assert proc.wait(5) == 0
+
+
+def test_daemon_not_running(bus):
+    for args in (["status"], ["list"], ["show", "lo"], ["monitor"], ["--json", "list"]):
+        out = lp.ctl(bus, *args)
+        assert out.returncode == 1, args
+        assert out.stderr.strip() == \
+            "linkprobed is not running (nobody owns org.linkprobe.LinkProbe1 on this bus).", out.stderr
+        assert out.stdout == ""
+
+
+def test_no_bus():
+    out = lp.run([lp.CTL, "--bus-address=unix:path=/nonexistent/bus", "status"], check=False)
+    assert out.returncode == 1 and out.stderr.startswith("Cannot connect to the given bus")
+
+
+def test_usage_errors(bus):
+    for args, message in ((["frobnicate"], "Unknown command"), (["--frob"], "Unknown option"),
+                          (["show"], "needs more arguments"), (["status", "extra"], "takes no further"),
+                          (["--bus-address="], "needs an address")):
+        out = lp.ctl(bus, *args) if args[0] != "--bus-address=" else lp.run([lp.CTL, *args], check=False)
+        assert out.returncode == 2, (args, out.stderr)
+        assert message in out.stderr
+    assert lp.run([lp.CTL, "--help"]).stdout.startswith("Usage: linkprobectl")
+    assert lp.run([lp.CTL, "--version"]).stdout.startswith("linkprobectl ")

@@ -1,0 +1,212 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Network links from real netlink: the daemon in a namespace of the test's own, compared field by
+field with `ip -j -d addr show`, live changes as signals, bursts and overruns."""
+
+import time
+
+from kernel_compare import differences, wait_consistent
+
+import lp
+
+LINK = lp.IFACE + "Link"
+
+
+def changed_for(events, path, prop=None):
+    """PropertiesChanged events on path (optionally carrying prop)."""
+    out = []
+    for _, p, _, member, args in events:
+        if p == path and member == "PropertiesChanged" and args[0] == LINK:
+            if prop is None or prop in args[1]:
+                out.append(args[1])
+    return out
+
+
+def test_enumeration_matches_kernel(netns, client, daemon_factory):
+    ns = netns
+    ns.ip("link", "add", "va", "type", "veth", "peer", "name", "vb")
+    ns.ip("link", "add", "br0", "type", "bridge")
+    ns.ip("link", "set", "vb", "master", "br0")
+    ns.ip("tuntap", "add", "dev", "tun0", "mode", "tun")
+    ns.ip("tuntap", "add", "dev", "tap0", "mode", "tap")
+    ns.ip("link", "add", "mv0", "link", "va", "type", "macvlan", "mode", "bridge")
+    for dev in ("va", "vb", "br0", "tun0", "tap0", "mv0"):
+        ns.ip("link", "set", dev, "up")
+    ns.ip("addr", "add", "10.20.0.1/24", "dev", "va")
+    ns.ip("addr", "add", "fd12::1/64", "dev", "va")
+    ns.ip("addr", "add", "192.168.7.1/24", "dev", "br0")
+    ns.ip("addr", "add", "100.101.1.1/32", "dev", "tun0")
+
+    daemon_factory(ns)
+    assert wait_consistent(client, ns) == []
+
+    by_name = {link["Name"]: link for link in client.links().values()}
+    assert by_name["lo"]["Kind"] == "loopback" and by_name["lo"]["ConnectionType"] == "Loopback"
+    assert by_name["va"]["Kind"] == "veth" and by_name["va"]["ConnectionType"] == "Virtual"
+    assert by_name["br0"]["Kind"] == "bridge" and by_name["br0"]["ConnectionType"] == "Virtual"
+    assert by_name["tun0"]["Kind"] == "tun" and by_name["tun0"]["ConnectionType"] == "VPN"
+    assert by_name["tap0"]["Kind"] == "tun" and by_name["tap0"]["ConnectionType"] == "Virtual"
+    assert by_name["mv0"]["Kind"] == "macvlan"
+    # veth reports 10 Gb/s full duplex while up (the comparison above checked every link's speed
+    # against sysfs); a down link has no speed: 0, never -1.
+    assert by_name["va"]["SpeedMbps"] == 10000 and by_name["va"]["Duplex"] == "full"
+    ns.ip("link", "add", "quiet0", "type", "veth", "peer", "name", "quiet1")
+    assert wait_consistent(client, ns) == []
+    assert client.link_by_name("quiet0")["SpeedMbps"] == 0
+    assert client.link_by_name("quiet0")["Duplex"] == "unknown"
+    assert by_name["va"]["Driver"] == ""
+    classes = {a[0]: a[3] for link in by_name.values() for a in link["Addresses"]}
+    assert classes["10.20.0.1"] == "private"
+    assert classes["fd12::1"] == "ula"
+    assert classes["192.168.7.1"] == "private"
+    assert classes["100.101.1.1"] == "cgnat"
+    assert classes["127.0.0.1"] == "loopback"
+    # Paths are sd_bus_path_encode()d indexes: a leading digit is escaped ("2" -> "_32").
+    index = str(by_name["va"]["Index"])
+    assert by_name["va"]["Path"] == f"{lp.ROOT}/link/_{ord(index[0]):x}{index[1:]}"
+
+
+def test_live_changes_are_signals(netns, client, signals, daemon_factory):
+    ns = netns
+    daemon_factory(ns)
+    ns.ip("link", "add", "la", "type", "veth", "peer", "name", "lb")
+
+    def added(events):
+        names = {args[1][LINK]["Name"]: args[0] for _, _, _, m, args in events
+                 if m == "InterfacesAdded" and LINK in args[1]}
+        return names if {"la", "lb"} <= set(names) else None
+
+    paths = signals.wait(added)
+    assert paths, "no InterfacesAdded for the new veth pair"
+    la = paths["la"]
+
+    # Up with carrier: OperState and Carrier change on la.
+    ns.ip("link", "set", "la", "up")
+    ns.ip("link", "set", "lb", "up")
+    assert signals.wait(lambda ev: any(c.get("Carrier") is True for c in changed_for(ev, la, "Carrier")))
+
+    # Carrier flap from the other end.
+    signals.clear()
+    ns.ip("link", "set", "lb", "down")
+    assert signals.wait(lambda ev: any(c.get("Carrier") is False for c in changed_for(ev, la, "Carrier")))
+    ns.ip("link", "set", "lb", "up")
+    assert signals.wait(lambda ev: any(c.get("OperState") == "up" for c in changed_for(ev, la, "OperState")))
+    assert client.link_by_name("la")["CarrierChanges"] >= 3
+
+    # Addresses come and go.
+    signals.clear()
+    ns.ip("addr", "add", "10.30.0.1/24", "dev", "la")
+    assert signals.wait(lambda ev: any(any(a[0] == "10.30.0.1" for a in c["Addresses"])
+                                       for c in changed_for(ev, la, "Addresses")))
+    signals.clear()
+    ns.ip("addr", "del", "10.30.0.1/24", "dev", "la")
+    assert signals.wait(lambda ev: any(not any(a[0] == "10.30.0.1" for a in c["Addresses"])
+                                       for c in changed_for(ev, la, "Addresses")))
+
+    # MTU, MAC and a rename.
+    signals.clear()
+    ns.ip("link", "set", "la", "mtu", "1280", "address", "02:00:00:00:00:42")
+    assert signals.wait(lambda ev: any(c.get("Mtu") == 1280 for c in changed_for(ev, la, "Mtu")))
+    assert signals.wait(lambda ev: any(c.get("HardwareAddress") == "02:00:00:00:00:42"
+                                       for c in changed_for(ev, la, "HardwareAddress")))
+    ns.ip("link", "set", "la", "down")
+    ns.ip("link", "set", "la", "name", "renamed0")
+    assert signals.wait(lambda ev: any(c.get("Name") == "renamed0" for c in changed_for(ev, la, "Name")))
+
+    # Deleting the pair removes both objects.
+    signals.clear()
+    ns.ip("link", "del", "renamed0")
+    assert signals.wait(lambda ev: sum(1 for _, _, _, m, args in ev if m == "InterfacesRemoved") >= 2)
+    assert wait_consistent(client, ns) == []
+
+
+def test_changes_are_coalesced(netns, client, signals, daemon_factory):
+    ns = netns
+    ns.ip("link", "add", "ca", "type", "veth", "peer", "name", "cb")
+    daemon_factory(ns)
+    path = [v["Path"] for v in client.links().values() if v["Name"] == "ca"][0]
+    signals.clear()
+    # Forty MTU changes in one burst: each is a netlink message, but clients should see a handful of
+    # PropertiesChanged at most, the last one carrying the final value.
+    ns.batch([f"link set ca mtu {1300 + i}" for i in range(40)])
+    assert signals.wait(lambda ev: any(c.get("Mtu") == 1339 for c in changed_for(ev, path, "Mtu")))
+    time.sleep(0.3)
+    count = len(changed_for(signals.events, path))
+    assert 1 <= count < 40, f"{count} PropertiesChanged for 40 changes"
+    assert changed_for(signals.events, path)[-1]["Mtu"] == 1339
+
+
+def test_burst_of_200_links(netns, client, daemon_factory):
+    ns = netns
+    daemon_factory(ns)
+    ns.batch([f"link add b{i}a type veth peer name b{i}b" for i in range(100)])
+    ns.batch([f"link set b{i}a up" for i in range(100)] + [f"addr add 10.40.{i}.1/24 dev b{i}a" for i in range(100)])
+    assert wait_consistent(client, ns, timeout=20) == []
+    assert len(client.links()) == 201
+    ns.batch([f"link del b{i}a" for i in range(100)])
+    assert wait_consistent(client, ns, timeout=20) == []
+    assert len(client.links()) == 1
+
+
+def test_overrun_resyncs_to_kernel_state(netns, client, daemon_factory):
+    ns = netns
+    # The smallest buffer the kernel allows: a burst must overrun it.
+    daemon = daemon_factory(ns, args=["--netlink-rcvbuf=1", "--log-level=info"])
+    ns.batch([f"link add o{i}a type veth peer name o{i}b" for i in range(60)])
+    storm = []
+    for round_ in range(20):
+        for i in range(60):
+            storm.append(f"link set o{i}a {'up' if round_ % 2 == 0 else 'down'}")
+            storm.append(f"link set o{i}b up")
+    storm += [f"addr add 10.50.{i}.1/24 dev o{i}a" for i in range(60)]
+    storm += [f"link set o{i}a mtu {1400 + i}" for i in range(60)]
+    storm += [f"link del o{i}a" for i in range(0, 60, 3)]
+    ns.batch(storm)
+    diffs = wait_consistent(client, ns, timeout=20)
+    assert diffs == [], "\n".join(diffs[:20])
+    assert "overrun" in daemon.log(), "the storm did not overrun a 1-byte buffer; the test proves nothing"
+
+
+def test_rank_addresses(netns, client, daemon_factory):
+    ns = netns
+    ns.ip("link", "add", "ra", "type", "veth", "peer", "name", "rb")
+    ns.ip("tuntap", "add", "dev", "rt0", "mode", "tun")
+    for dev in ("ra", "rb", "rt0"):
+        ns.ip("link", "set", dev, "up")
+    for address in ("203.0.113.5/24", "169.254.3.3/16", "10.60.0.1/24", "100.64.9.9/10"):
+        ns.ip("addr", "add", address, "dev", "ra")
+    ns.ip("addr", "add", "10.61.0.1/24", "dev", "rt0")
+    ns.hold_tun("rt0")  # a tun without a process has no carrier and is not offered
+    ns.ip("link", "add", "rdown", "type", "veth", "peer", "name", "rdown2")
+    ns.ip("addr", "add", "10.62.0.1/24", "dev", "rdown")  # down: never offered
+    daemon_factory(ns)
+
+    for purpose in ("ring", "coordinator"):
+        (ranked,) = client.call(lp.ROOT, lp.IFACE + "Manager", "RankAddresses", "(s)", (purpose,))
+        addresses = [r[0] for r in ranked]
+        v4 = [a for a in addresses if ":" not in a]
+        # Same interface type: private, then link-local, then global, CGNAT last; the VPN's address
+        # after all of them; loopback and down links never.
+        assert v4 == ["10.60.0.1", "169.254.3.3", "203.0.113.5", "100.64.9.9", "10.61.0.1"], ranked
+        assert all(r[1] in ("ra", "rt0", "rb") for r in ranked)
+        assert "127.0.0.1" not in addresses and "10.62.0.1" not in addresses
+        assert [r for r in ranked if r[0] == "10.61.0.1"][0][2] == "VPN"
+        assert [r for r in ranked if r[0] == "10.60.0.1"][0][3] == "private"
+
+
+def test_interface_names_are_bytes(netns, client, daemon_factory):
+    ns = netns
+    names = [b"v\xff\xfe", b"q'\"x", b"p$x*?;", b"caf\xc3\xa9", b"a\\b", b"e\x01c"]
+    for i, name in enumerate(names):
+        lp.subprocess.run([b"ip", b"-n", ns.name.encode(), b"link", b"add", name, b"type", b"veth", b"peer",
+                           b"name", f"np{i}".encode()], check=True)
+    daemon_factory(ns)
+    assert wait_consistent(client, ns) == []
+    published = {bytes(v["NameBytes"]): v["Name"] for v in client.links().values()}
+    for name in names:
+        assert name in published, f"{name!r} not published"
+    assert published[b"v\xff\xfe"] == "v\\xff\\xfe"
+    assert published[b"caf\xc3\xa9"] == "caf\u00e9"
+    # The CLI prints every one of them, escaped for the terminal.
+    out = lp.ctl(client.bus, "list")
+    assert out.returncode == 0, out.stderr
+    assert "v\\xff\\xfe" in out.stdout and "e\\x01c" in out.stdout

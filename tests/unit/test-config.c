@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for linkprobed.conf parsing: defaults, every key, bad values with their line, unknown
+ * names as warnings. */
+#include <sys/stat.h>
+#include <syslog.h>
+
+#include "unit-test.h"
+#include "config.h"
+#include "shared/log.h"
+#include "shared/parse-util.h"
+
+static char path[] = "/tmp/linkprobe-test-config-XXXXXX";
+
+static void write_config(const char *text) {
+        FILE *f = fopen(path, "we");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+static int setup(void **state) {
+        int fd = mkstemp(path);
+        if (fd < 0)
+                return -1;
+        close(fd);
+        log_set_max_level(LOG_CRIT); /* the expected errors need not clutter the output */
+        return 0;
+}
+
+static int teardown(void **state) {
+        unlink(path);
+        return 0;
+}
+
+static void test_defaults(void **state) {
+        Config c;
+        config_init(&c);
+        assert_int_equal(c.log_level, -1);
+        assert_true(c.memory_poll_usec == 10 * USEC_PER_SEC);
+        assert_int_equal(c.memory_change_percent, 1);
+        assert_true(c.netlink_rcvbuf == 8 << 20);
+        /* A missing default file is fine, a missing explicit one is not. */
+        assert_int_equal(config_load(&c, "/nonexistent/linkprobed.conf", false), 0);
+        assert_int_equal(config_load(&c, "/nonexistent/linkprobed.conf", true), -ENOENT);
+        config_done(&c);
+}
+
+static void test_every_key(void **state) {
+        Config c;
+        config_init(&c);
+        write_config("# comment\n; comment\n\n[Daemon]\nLogLevel=debug\n[Netlink]\nReceiveBufferBytes=16M\n"
+                     "[Udev]\nReceiveBufferBytes=512K\n[Memory]\nPollIntervalSec=500ms\nChangeThresholdPercent=5\n");
+        assert_int_equal(config_load(&c, path, true), 0);
+        assert_int_equal(c.log_level, LOG_DEBUG);
+        assert_true(c.netlink_rcvbuf == 16 << 20);
+        assert_true(c.udev_rcvbuf == 512 << 10);
+        assert_true(c.memory_poll_usec == 500 * USEC_PER_MSEC);
+        assert_int_equal(c.memory_change_percent, 5);
+        write_config("[Memory]\nPollIntervalSec=0\n");
+        assert_int_equal(config_load(&c, path, true), 0);
+        assert_true(c.memory_poll_usec == 0);
+}
+
+static void test_bad_values(void **state) {
+        static const char *const bad[] = {
+                "[Memory]\nPollIntervalSec=soon\n",
+                "[Memory]\nPollIntervalSec=-1\n",
+                "[Memory]\nChangeThresholdPercent=101\n",
+                "[Memory]\nChangeThresholdPercent=1.5\n",
+                "[Netlink]\nReceiveBufferBytes=0\n",
+                "[Netlink]\nReceiveBufferBytes=2G\n",
+                "[Daemon]\nLogLevel=chatty\n",
+                "[Memory]\nno equals sign here\n",
+                "[Memory\nPollIntervalSec=1\n",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                Config c;
+                config_init(&c);
+                write_config(bad[i]);
+                if (config_load(&c, path, true) != -EINVAL)
+                        fail_msg("accepted: %s", bad[i]);
+        }
+}
+
+static void test_unknown_names_are_ignored(void **state) {
+        Config c;
+        config_init(&c);
+        write_config("[Memory]\nPollIntervalSec=3s\nNoSuchKey=1\n[NoSuchSection]\nX=1\n");
+        assert_int_equal(config_load(&c, path, true), 0);
+        assert_true(c.memory_poll_usec == 3 * USEC_PER_SEC);
+}
+
+static void test_not_a_file(void **state) {
+        Config c;
+        config_init(&c);
+        assert_int_equal(config_load(&c, "/tmp", true), -EISDIR);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_defaults),    cmocka_unit_test(test_every_key),
+                cmocka_unit_test(test_bad_values),  cmocka_unit_test(test_unknown_names_are_ignored),
+                cmocka_unit_test(test_not_a_file),
+        };
+        return cmocka_run_group_tests_name("config", tests, setup, teardown);
+}
