@@ -102,6 +102,7 @@ include tests/unit/unit.mk
 include tests/fuzz/fuzz.mk
 include man/man.mk
 include systemd/systemd.mk
+include tests/e2e/e2e.mk
 include bench/bench.mk
 
 ALL_PROGRAMS := $(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS) $(UNIT_TESTS)
