@@ -4,8 +4,8 @@
 
 _linkprobectl() {
         local verbs='status list show monitor thunderbolt tree rdma gpu peers probe inhibit metrics snapshot'
-        local options='--json --user --bus-address= --help --version'
-        local -a args
+        local options='--json --no-legend --system --user --bus-address= --help --version'
+        local -a args bus_args=()
         local cur i verb=''
 
         # Split the line ourselves, on blanks only: COMP_WORDS is also split at COMP_WORDBREAKS (= and :),
@@ -16,14 +16,18 @@ _linkprobectl() {
         fi
         cur=${args[${#args[@]} - 1]}
 
-        # The verb is the first word that is neither an option nor the value of "--bus-address ADDRESS".
+        # The verb is the first word that is neither an option nor the value of "--bus-address ADDRESS";
+        # the bus options are kept so that completing link names asks the same daemon.
         for ((i = 1; i < ${#args[@]} - 1; i++)); do
                 case ${args[i]} in
-                --bus-address) ((i++)) ;;
+                --bus-address)
+                        bus_args+=("--bus-address=${args[i + 1]}")
+                        ((i++))
+                        ;;
+                --bus-address=* | --user | --system) bus_args+=("${args[i]}") ;;
                 -*) ;;
                 *)
-                        verb=${args[i]}
-                        break
+                        [[ -z $verb ]] && verb=${args[i]}
                         ;;
                 esac
         done
@@ -38,8 +42,14 @@ _linkprobectl() {
                 fi
         elif [[ -z $verb ]]; then
                 COMPREPLY=($(compgen -W "$verbs" -- "$cur"))
+        elif [[ $verb == show ]]; then
+                # Link names from the daemon (NAME is the second column of `list`); nothing if it does not
+                # answer within two seconds.
+                local names
+                names=$(timeout 2 linkprobectl "${bus_args[@]}" --no-legend list 2>/dev/null | awk '{ print $2 }')
+                COMPREPLY=($(compgen -W "$names" -- "$cur"))
         else
-                # Verb arguments (object names, addresses) are not completed.
+                # Other arguments (addresses, inhibitor names) are not completed.
                 COMPREPLY=()
         fi
         return 0
