@@ -99,6 +99,7 @@ include sysfs/sysfs.mk
 include src/src.mk
 include probes/probes.mk
 include tests/unit/unit.mk
+include src/rdma.mk
 include tests/fuzz/fuzz.mk
 include man/man.mk
 include systemd/systemd.mk

@@ -3,3 +3,36 @@
 #   PROBES += linkprobe-probe-NAME; linkprobe-probe-NAME_SOURCES := ...; _LIBS := probe shared; _PKGS := json-c ...
 LIBRARIES += probe
 probe_SOURCES := probes/probe-util.c
+
+# The measurement protocol, shared by the responder and the TCP/RDMA probes (and their unit tests).
+LIBRARIES += netprobe
+netprobe_SOURCES := probes/proto.c probes/proto-auth.c probes/source-table.c probes/rtt-stats.c probes/frame-io.c \
+	probes/net-client.c probes/responder.c probes/responder-rdma.c probes/rdma-engine.c
+NETPROBE_PKGS := libsystemd libcrypto libibverbs json-c
+NETPROBE_LDLIBS := -lm -lpthread
+
+PROBES += linkprobe-responder linkprobe-probe-tcp linkprobe-probe-rdma
+linkprobe-responder_SOURCES := probes/linkprobe-responder.c
+linkprobe-responder_LIBS := netprobe shared
+linkprobe-responder_PKGS := $(NETPROBE_PKGS)
+linkprobe-responder_LDLIBS := $(NETPROBE_LDLIBS)
+
+linkprobe-probe-tcp_SOURCES := probes/linkprobe-probe-tcp.c
+linkprobe-probe-tcp_LIBS := probe netprobe shared
+linkprobe-probe-tcp_PKGS := $(NETPROBE_PKGS)
+linkprobe-probe-tcp_LDLIBS := $(NETPROBE_LDLIBS)
+
+linkprobe-probe-rdma_SOURCES := probes/linkprobe-probe-rdma.c
+linkprobe-probe-rdma_LIBS := probe netprobe shared
+linkprobe-probe-rdma_PKGS := $(NETPROBE_PKGS)
+linkprobe-probe-rdma_LDLIBS := $(NETPROBE_LDLIBS)
+
+# libcrypto: HMAC-SHA256 and CRYPTO_memcmp for the pre-shared-key challenge; libibverbs: the RDMA probe.
+PKG_MODULES += libcrypto libibverbs
+DEBIAN_BUILD_PACKAGES += libssl-dev libibverbs-dev
+# The anchors of bench/bench-net.
+DEBIAN_BENCH_PACKAGES += iperf3 sockperf
+
+# Unit tests of the protocol pieces link the netprobe library (see tests/unit/unit.mk).
+NETPROBE_UNIT_TESTS := test-proto test-source-table test-responder
+$(foreach t,$(NETPROBE_UNIT_TESTS),$(eval $(t)_EXTRA_LIBS := netprobe)$(eval $(t)_EXTRA_LDLIBS := $(NETPROBE_LDLIBS)))

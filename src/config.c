@@ -6,6 +6,7 @@
 #include "config.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
+#include "shared/string-util.h"
 
 typedef int (*config_parser_t)(const char *value, void *field, char *why, size_t why_size);
 
@@ -56,8 +57,22 @@ static int parse_percent_field(const char *value, void *field, char *why, size_t
         return 0;
 }
 
+static int parse_group_name(const char *value, void *field, char *why, size_t n) {
+        /* What groupadd accepts: no separators, no whitespace, not too long, not a number. */
+        bool ok = !isempty(value) && strlen(value) <= 32 && strspn(value, "0123456789") != strlen(value);
+        for (const char *p = value; ok && *p; p++)
+                ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                     *p == '_' || *p == '-' || *p == '.';
+        if (!ok) {
+                snprintf(why, n, "expected a group name");
+                return -EINVAL;
+        }
+        return free_and_strdup((char **) field, value) < 0 ? -ENOMEM : 0;
+}
+
 static const ConfigItem config_items[] = {
         { "Daemon", "LogLevel", parse_log_level, offsetof(Config, log_level) },
+        { "Daemon", "PrivilegedGroup", parse_group_name, offsetof(Config, privileged_group) },
         { "Netlink", "ReceiveBufferBytes", parse_size_field, offsetof(Config, netlink_rcvbuf) },
         { "Udev", "ReceiveBufferBytes", parse_size_field, offsetof(Config, udev_rcvbuf) },
         { "Memory", "PollIntervalSec", parse_duration_field, offsetof(Config, memory_poll_usec) },
@@ -75,7 +90,7 @@ void config_init(Config *c) {
 }
 
 void config_done(Config *c) {
-        (void) c;
+        c->privileged_group = mfree(c->privileged_group);
 }
 
 typedef struct ParseContext {

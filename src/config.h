@@ -9,6 +9,7 @@
 typedef struct Config {
         /* [Daemon] */
         int log_level;                  /* LogLevel=, -1 = not set */
+        char *privileged_group;         /* PrivilegedGroup=, NULL = "linkprobe" */
         /* [Netlink] */
         uint64_t netlink_rcvbuf;        /* ReceiveBufferBytes= */
         /* [Udev] */

@@ -23,6 +23,8 @@ static void help(void) {
                "     --bus-address=ADDR  Connect to the bus at ADDR (D-Bus address syntax)\n"
                "     --config=FILE       Read FILE instead of %s\n"
                "     --sysfs-root=DIR    Read sysfs below DIR instead of /sys (tests)\n"
+               "     --state-directory=DIR  Keep results in DIR (default: $STATE_DIRECTORY or\n"
+               "                         " LOCALSTATEDIR "/lib/linkprobe)\n"
                "     --log-level=LEVEL   err, warning, notice, info (default) or debug\n"
                "\nSee linkprobed(8) and linkprobed.conf(5).\n",
                CONFIG_DEFAULT_PATH);
@@ -36,6 +38,7 @@ enum {
         ARG_CONFIG,
         ARG_SYSFS_ROOT,
         ARG_LOG_LEVEL,
+        ARG_STATE_DIRECTORY,
         ARG_NETLINK_RCVBUF,
 };
 
@@ -56,6 +59,7 @@ static int parse_argv(int argc, char *argv[], Arguments *args) {
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "sysfs-root", required_argument, NULL, ARG_SYSFS_ROOT },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                { "state-directory", required_argument, NULL, ARG_STATE_DIRECTORY },
                 /* Not documented: lets tests provoke netlink overruns with a tiny buffer. */
                 { "netlink-rcvbuf", required_argument, NULL, ARG_NETLINK_RCVBUF },
                 {},
@@ -98,6 +102,13 @@ static int parse_argv(int argc, char *argv[], Arguments *args) {
                                 return EXIT_USAGE;
                         }
                         args->options.sysfs_root = optarg;
+                        break;
+                case ARG_STATE_DIRECTORY:
+                        if (isempty(optarg)) {
+                                log_error("--state-directory= needs a directory.");
+                                return EXIT_USAGE;
+                        }
+                        args->options.state_directory = optarg;
                         break;
                 case ARG_LOG_LEVEL:
                         args->log_level = log_level_from_string(optarg);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
 #include <libudev.h>
@@ -104,6 +106,7 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         m->options = *options;
         m->links = TABLE_INIT(link_compare);
         m->node.hostname_fd = -EBADF;
+        m->state_dir_fd = -EBADF;
 
         root = options->sysfs_root ?: "/sys";
         m->sysfs_fd = sysfs_root_open(root);
@@ -142,6 +145,7 @@ Manager *manager_free(Manager *m) {
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
         safe_close(m->sysfs_fd);
+        safe_close(m->state_dir_fd);
         config_done(&m->config);
         return mfree(m);
 }
@@ -167,6 +171,7 @@ static int manager_setup_signals(Manager *m) {
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGCHLD); /* probe children are reaped by sd-event */
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return log_error_errno(errno, "Failed to block signals: %m");
 
@@ -311,12 +316,18 @@ int manager_start(Manager *m) {
                 return r;
 
         r = udev_source_new(m, &m->udev);
-        if (r >= 0)
-                r = udev_source_add_subsystem(m->udev, "net", net_udev_event, net_udev_enumerate);
-        if (r >= 0)
-                r = udev_source_start(m->udev);
         if (r < 0)
-                /* Netlink alone keeps links right; udev only refines sysfs facts. */
+                return r;
+        r = udev_source_add_subsystem(m->udev, "net", net_udev_event, net_udev_enumerate);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch udev's net subsystem: %m");
+
+        /* Sources of facts beyond links register their bus objects and udev subsystems here, before
+         * the monitor starts; their enumerate handlers run with udev_source_enumerate() below. */
+
+        r = udev_source_start(m->udev);
+        if (r < 0)
+                /* Netlink alone keeps links right and the other sources are read on Refresh(). */
                 manager_set_degraded(m, "udev-monitor-unavailable", true);
 
         r = node_start(m);
@@ -344,7 +355,39 @@ int manager_start(Manager *m) {
 
         log_info("linkprobed %s running: %zu links.", VERSION, table_size(&m->links));
         (void) sd_notifyf(false, "READY=1\nSTATUS=Watching %zu links.", table_size(&m->links));
+
+        /* Work that is not part of the picture of the kernel's facts (measurements, persisted results,
+         * responders) starts here, after READY=1. */
         return 0;
+}
+
+int manager_open_state_directory(Manager *m) {
+        const char *dir = m->options.state_directory;
+        _cleanup_(freep) char *from_env = NULL;
+        int fd;
+
+        if (m->state_dir_fd >= 0)
+                return m->state_dir_fd;
+
+        if (!dir) {
+                /* systemd's StateDirectory= sets this (several paths are separated by ':'). */
+                const char *e = getenv("STATE_DIRECTORY");
+                if (!isempty(e)) {
+                        from_env = strndup(e, strcspn(e, ":"));
+                        if (!from_env)
+                                return log_oom();
+                        dir = from_env;
+                } else
+                        dir = LOCALSTATEDIR "/lib/linkprobe";
+        }
+
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return log_warning_errno(errno, "Cannot create the state directory %s: %m", dir);
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return log_warning_errno(errno, "Cannot open the state directory %s: %m", dir);
+        m->state_dir_fd = fd;
+        return fd;
 }
 
 int manager_run(Manager *m) {

@@ -36,6 +36,7 @@ typedef struct ManagerOptions {
         const char *bus_address;
         const char *sysfs_root;
         uint64_t netlink_rcvbuf; /* --netlink-rcvbuf=, overrides the config, 0 = not set */
+        const char *state_directory; /* --state-directory=, else $STATE_DIRECTORY, else /var/lib/linkprobe */
 } ManagerOptions;
 
 struct Manager {
@@ -45,6 +46,7 @@ struct Manager {
         ManagerOptions options;
 
         int sysfs_fd;
+        int state_dir_fd; /* opened on first use: see manager_open_state_directory() */
         ManagerState state;
         char **degraded_reasons;
         bool bus_name_acquired; /* signals go out only once clients can reach us by name */
@@ -79,6 +81,10 @@ int manager_run(Manager *m);
 
 /* Re-reads every source of facts and publishes the differences (Refresh(), SIGHUP). */
 int manager_refresh(Manager *m);
+
+/* The directory for persisted results, created if missing. Returns a directory fd owned by the
+ * manager, or -errno (the caller keeps its state in memory and says so). */
+int manager_open_state_directory(Manager *m);
 
 void manager_set_degraded(Manager *m, const char *reason, bool on);
 

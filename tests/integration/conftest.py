@@ -56,5 +56,13 @@ def daemon_factory(bus):
         return d
 
     yield start
+    reports = []
     for d in started:
         d.stop()
+        log = d.log_text
+        # Under SANITIZE=1 a memory error, leak or undefined behaviour anywhere in the daemon's life
+        # fails the test that provoked it, even if the daemon carried on.
+        for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+            if marker in log:
+                reports.append(log)
+    assert not reports, "sanitizer report from linkprobed:\n" + "\n".join(reports)

@@ -164,11 +164,13 @@ class NotifySocket:
 class Daemon:
     """linkprobed on the private bus, optionally inside a network namespace, ready when it says so."""
 
-    def __init__(self, bus, netns=None, args=(), env=None, config=None, wait=True, prefix=()):
+    def __init__(self, bus, netns=None, args=(), env=None, config=None, wait=True, prefix=(), state_dir=None):
         self.dir = tempfile.mkdtemp(prefix="lp-daemon-")
         self.notify = NotifySocket(self.dir)
         self.stderr_path = os.path.join(self.dir, "stderr")
-        cmd = [DAEMON, f"--bus-address={bus.address}", *args]
+        # Results persist in a directory of the test's own (pass state_dir to share one across restarts).
+        self.state_dir = state_dir or os.path.join(self.dir, "state")
+        cmd = [DAEMON, f"--bus-address={bus.address}", f"--state-directory={self.state_dir}", *args]
         if config is not None:
             path = os.path.join(self.dir, "linkprobed.conf")
             with open(path, "w") as f:
@@ -182,11 +184,13 @@ class Daemon:
         cmd = [*prefix, *cmd]
         full_env = dict(os.environ)
         full_env["NOTIFY_SOCKET"] = self.notify.path
+        full_env.setdefault("LINKPROBE_PROBE_DIR", BUILD)  # probes from the build tree
         full_env.update(env or {})
         self.started = time.monotonic()
         self.stderr = open(self.stderr_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.stderr, env=full_env)
         self.ready_after = None
+        self.log_text = ""
         if wait:
             self.wait_ready()
 
@@ -198,6 +202,8 @@ class Daemon:
         return ready
 
     def log(self):
+        if self.stderr.closed:
+            return self.log_text
         self.stderr.flush()
         with open(self.stderr_path) as f:
             return f.read()
@@ -213,6 +219,7 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self.log_text = self.log()
         self.stderr.close()
         self.notify.close()
         shutil.rmtree(self.dir, ignore_errors=True)

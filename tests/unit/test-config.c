@@ -48,10 +48,11 @@ static void test_defaults(void **state) {
 static void test_every_key(void **state) {
         Config c;
         config_init(&c);
-        write_config("# comment\n; comment\n\n[Daemon]\nLogLevel=debug\n[Netlink]\nReceiveBufferBytes=16M\n"
+        write_config("# comment\n; comment\n\n[Daemon]\nLogLevel=debug\nPrivilegedGroup=netadmins\n[Netlink]\nReceiveBufferBytes=16M\n"
                      "[Udev]\nReceiveBufferBytes=512K\n[Memory]\nPollIntervalSec=500ms\nChangeThresholdPercent=5\n");
         assert_int_equal(config_load(&c, path, true), 0);
         assert_int_equal(c.log_level, LOG_DEBUG);
+        assert_string_equal(c.privileged_group, "netadmins");
         assert_true(c.netlink_rcvbuf == 16 << 20);
         assert_true(c.udev_rcvbuf == 512 << 10);
         assert_true(c.memory_poll_usec == 500 * USEC_PER_MSEC);
@@ -59,6 +60,7 @@ static void test_every_key(void **state) {
         write_config("[Memory]\nPollIntervalSec=0\n");
         assert_int_equal(config_load(&c, path, true), 0);
         assert_true(c.memory_poll_usec == 0);
+        config_done(&c);
 }
 
 static void test_bad_values(void **state) {
@@ -72,6 +74,9 @@ static void test_bad_values(void **state) {
                 "[Daemon]\nLogLevel=chatty\n",
                 "[Memory]\nno equals sign here\n",
                 "[Memory\nPollIntervalSec=1\n",
+                "[Daemon]\nPrivilegedGroup=\n",
+                "[Daemon]\nPrivilegedGroup=a b\n",
+                "[Daemon]\nPrivilegedGroup=1000\n",
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 Config c;
@@ -79,6 +84,7 @@ static void test_bad_values(void **state) {
                 write_config(bad[i]);
                 if (config_load(&c, path, true) != -EINVAL)
                         fail_msg("accepted: %s", bad[i]);
+                config_done(&c);
         }
 }
 

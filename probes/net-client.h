@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* net-client.h — the probe side of the protocol: connect from a chosen source, hello, echo, bulk tests */
+#pragma once
+
+#include <net/if.h>
+#include <sys/socket.h>
+
+#include "proto-auth.h"
+#include "proto.h"
+
+typedef struct NetTarget {
+        struct sockaddr_storage sink;
+        socklen_t sink_len;
+        struct sockaddr_storage source;   /* port 0; valid when source_len > 0 */
+        socklen_t source_len;
+        char interface[IF_NAMESIZE];      /* SO_BINDTODEVICE when not empty */
+} NetTarget;
+
+/* "10.0.0.2", "10.0.0.2:7471", "fe80::1%eth0", "[fe80::1%eth0]:7471", "[2001:db8::1]". -EINVAL otherwise. */
+int net_target_parse_sink(NetTarget *t, const char *s, uint16_t default_port);
+/* A numeric IPv4 or IPv6 address (with %scope for link-local). */
+int net_target_parse_source(NetTarget *t, const char *s);
+/* Checks and stores an interface name; -ENODEV when there is no such interface. */
+int net_target_set_interface(NetTarget *t, const char *ifname);
+
+/* Formats an address as "ADDR" (port 0) or "ADDR:PORT" / "[ADDR]:PORT". */
+char *net_format_address(const struct sockaddr *sa, bool with_port, char *buf, size_t size);
+
+typedef struct NetClient {
+        int fd;
+        uint16_t version;
+        uint32_t capabilities;
+        uint32_t max_frame;              /* the responder's limit for DATA frames */
+        bool authenticated;
+        struct sockaddr_storage local;   /* our end after connect */
+        struct sockaddr_storage observed;/* our end as the responder saw it */
+        ProtoError remote_error;         /* set when a call returned -EREMOTEIO */
+        uint8_t *data;                   /* bulk buffer, PROTO_FRAME_MAX_DEFAULT bytes */
+} NetClient;
+
+#define NET_CLIENT_NULL { .fd = -EBADF }
+
+void net_client_done(NetClient *c);
+
+/**
+ * net_client_connect() - connect, say hello and authenticate
+ * @c: an unconnected client (NET_CLIENT_NULL)
+ * @t: where to and from
+ * @key: the pre-shared key, or NULL
+ * @deadline: CLOCK_MONOTONIC usec bounding the whole handshake
+ *
+ * Return: 0; -errno of socket calls (e.g. -ECONNREFUSED); -ETIME at the deadline; -EPROTO for a
+ * malformed reply; -EREMOTEIO when the responder sent an error (c->remote_error says which);
+ * -EKEYREJECTED when the responder demands a key and none was given.
+ */
+int net_client_connect(NetClient *c, const NetTarget *t, const ProtoKey *key, uint64_t deadline);
+
+/* Takes n RTT samples (usec) with ECHO frames, ret_samples has room for n. */
+int net_client_echo(NetClient *c, size_t n, double *ret_samples, uint64_t deadline);
+
+/* Upload: we send, the responder times the receive; ret is the responder's measurement. */
+int net_client_upload(NetClient *c, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline, ProtoTestResult *ret);
+
+/* Download: the responder sends, we time the receive (ret); ret_remote is the responder's send timing. */
+int net_client_download(NetClient *c, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline, ProtoTestResult *ret,
+                        ProtoTestResult *ret_remote);
+
+/* Sends one frame prepared in buf and reads the reply, which must be of type expect (or ERROR). */
+int net_client_request(NetClient *c, const uint8_t *buf, size_t n, ProtoType expect, uint8_t reply[static PROTO_CONTROL_MAX],
+                       uint32_t *ret_length, uint64_t deadline);
+
+/* Reads one reply of type expect (or ERROR: -EREMOTEIO with c->remote_error set). */
+int net_client_read_reply(NetClient *c, ProtoType expect, uint8_t reply[static PROTO_CONTROL_MAX], uint32_t *ret_length,
+                          uint64_t deadline);
+
+/* The stable error name of a failed call: "ECONNREFUSED", "deadline", "protocol", "busy", ... */
+const char *net_client_error_name(const NetClient *c, int r);

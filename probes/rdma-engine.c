@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <infiniband/verbs.h>
+#include <sys/mman.h>
+
+#include "proto-auth.h"
+#include "rdma-engine.h"
+#include "shared/time-util.h"
+
+#define SEND_DEPTH 64
+#define RECV_OFFSET 4096     /* ping-pong receives land here, sends leave from offset 0 */
+#define WR_ID_WRITE 1
+#define WR_ID_SEND 2
+#define WR_ID_RECV 3
+
+struct RdmaEndpoint {
+        char device[64];
+        struct ibv_context *ctx;
+        struct ibv_pd *pd;
+        struct ibv_cq *cq;
+        struct ibv_qp *qp;
+        struct ibv_mr *mr;
+        uint8_t *buf;
+        size_t size;
+        uint8_t port;
+        int gid_index;
+        struct ibv_port_attr port_attr;
+        union ibv_gid gid;
+        uint32_t psn;
+        ProtoRdmaInfo remote;
+};
+
+static bool gid_is_zero(const union ibv_gid *g) {
+        static const union ibv_gid zero;
+        return memcmp(g, &zero, sizeof(zero)) == 0;
+}
+
+int rdma_device_find(const char *want, uint8_t port, char ret_name[static 64], char reason[static 128]) {
+        struct ibv_device **list;
+        int n = 0, r = -ENODEV;
+
+        list = ibv_get_device_list(&n);
+        if (!list) {
+                /* ENOSYS: the kernel has no verbs support at all. */
+                snprintf(reason, 128, "no RDMA device (no kernel verbs support: %s)", strerror(errno));
+                return -ENODEV;
+        }
+        if (n == 0)
+                snprintf(reason, 128, "no RDMA device on this host");
+        else if (!isempty(want))
+                snprintf(reason, 128, "no RDMA device named %s", want);
+        else
+                snprintf(reason, 128, "no RDMA device has port %u active", port);
+
+        for (int i = 0; i < n; i++) {
+                const char *name = ibv_get_device_name(list[i]);
+                if (!isempty(want) && !streq(want, name))
+                        continue;
+
+                struct ibv_context *ctx = ibv_open_device(list[i]);
+                if (!ctx) {
+                        snprintf(reason, 128, "cannot open RDMA device %s: %s", name, strerror(errno));
+                        r = -errno ?: -EIO;
+                        continue;
+                }
+                struct ibv_port_attr attr;
+                int k = ibv_query_port(ctx, port, &attr);
+                ibv_close_device(ctx);
+                if (k != 0) {
+                        snprintf(reason, 128, "RDMA device %s has no port %u", name, port);
+                        r = -ENODEV;
+                        continue;
+                }
+                if (attr.state != IBV_PORT_ACTIVE) {
+                        snprintf(reason, 128, "RDMA device %s port %u is not active", name, port);
+                        r = -ENETDOWN;
+                        continue;
+                }
+                snprintf(ret_name, 64, "%s", name);
+                r = 0;
+                break;
+        }
+        ibv_free_device_list(list);
+        return r;
+}
+
+static int pick_gid(RdmaEndpoint *e, int gid_index) {
+        if (gid_index >= 0) {
+                if (ibv_query_gid(e->ctx, e->port, gid_index, &e->gid) != 0)
+                        return -EINVAL;
+                e->gid_index = gid_index;
+                return 0;
+        }
+        e->gid_index = 0;
+        (void) ibv_query_gid(e->ctx, e->port, 0, &e->gid);
+        if (e->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET)
+                return 0;
+        /* RoCE routes by GID: prefer an IPv4-mapped one (RoCE v2 over IPv4), as perftest does by default. */
+        for (int i = 0; i < e->port_attr.gid_tbl_len && i < 256; i++) {
+                union ibv_gid g;
+                if (ibv_query_gid(e->ctx, e->port, i, &g) != 0 || gid_is_zero(&g))
+                        continue;
+                bool mapped = memcmp(g.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0;
+                if (gid_is_zero(&e->gid) || mapped) {
+                        e->gid = g;
+                        e->gid_index = i;
+                        if (mapped)
+                                break;
+                }
+        }
+        return gid_is_zero(&e->gid) ? -EADDRNOTAVAIL : 0;
+}
+
+int rdma_endpoint_open(const char *device, uint8_t port, int gid_index, size_t buffer_size, RdmaEndpoint **ret) {
+        _cleanup_(rdma_endpoint_freep) RdmaEndpoint *e = NULL;
+        struct ibv_device **list;
+        int n = 0, r;
+
+        if (buffer_size < 2 * RECV_OFFSET || buffer_size > RDMA_BUFFER_MAX)
+                return -EINVAL;
+        e = calloc(1, sizeof(RdmaEndpoint));
+        if (!e)
+                return -ENOMEM;
+        e->port = port;
+        e->size = buffer_size;
+        snprintf(e->device, sizeof(e->device), "%s", device);
+
+        list = ibv_get_device_list(&n);
+        if (!list)
+                return -ENODEV;
+        for (int i = 0; i < n && !e->ctx; i++)
+                if (streq(ibv_get_device_name(list[i]), device))
+                        e->ctx = ibv_open_device(list[i]);
+        ibv_free_device_list(list);
+        if (!e->ctx)
+                return -ENODEV;
+
+        if (ibv_query_port(e->ctx, port, &e->port_attr) != 0)
+                return -ENODEV;
+        if (e->port_attr.state != IBV_PORT_ACTIVE)
+                return -ENETDOWN;
+        r = pick_gid(e, gid_index);
+        if (r < 0)
+                return r;
+
+        e->buf = mmap(NULL, e->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (e->buf == MAP_FAILED) {
+                e->buf = NULL;
+                return -ENOMEM;
+        }
+        e->pd = ibv_alloc_pd(e->ctx);
+        if (!e->pd)
+                return -errno ?: -EIO;
+        e->mr = ibv_reg_mr(e->pd, e->buf, e->size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+        if (!e->mr)
+                return -errno ?: -EIO;
+        e->cq = ibv_create_cq(e->ctx, 2 * SEND_DEPTH + 2, NULL, NULL, 0);
+        if (!e->cq)
+                return -errno ?: -EIO;
+
+        struct ibv_qp_init_attr qia = {
+                .send_cq = e->cq,
+                .recv_cq = e->cq,
+                .qp_type = IBV_QPT_RC,
+                .cap = { .max_send_wr = SEND_DEPTH, .max_recv_wr = SEND_DEPTH, .max_send_sge = 1, .max_recv_sge = 1 },
+        };
+        e->qp = ibv_create_qp(e->pd, &qia);
+        if (!e->qp)
+                return -errno ?: -EIO;
+
+        struct ibv_qp_attr attr = {
+                .qp_state = IBV_QPS_INIT,
+                .pkey_index = 0,
+                .port_num = port,
+                .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+        };
+        r = ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+        if (r != 0)
+                return -r;
+
+        uint32_t psn;
+        r = proto_random_bytes(&psn, sizeof(psn));
+        if (r < 0)
+                return r;
+        e->psn = psn & 0xffffff;
+
+        *ret = TAKE_PTR(e);
+        return 0;
+}
+
+RdmaEndpoint *rdma_endpoint_free(RdmaEndpoint *e) {
+        if (!e)
+                return NULL;
+        if (e->qp)
+                ibv_destroy_qp(e->qp);
+        if (e->cq)
+                ibv_destroy_cq(e->cq);
+        if (e->mr)
+                ibv_dereg_mr(e->mr);
+        if (e->pd)
+                ibv_dealloc_pd(e->pd);
+        if (e->buf)
+                munmap(e->buf, e->size);
+        if (e->ctx)
+                ibv_close_device(e->ctx);
+        free(e);
+        return NULL;
+}
+
+const char *rdma_endpoint_device(const RdmaEndpoint *e) {
+        return e->device;
+}
+
+void rdma_endpoint_info(const RdmaEndpoint *e, ProtoRdmaInfo *ret) {
+        *ret = (ProtoRdmaInfo) {
+                .qpn = e->qp->qp_num,
+                .psn = e->psn,
+                .rkey = e->mr->rkey,
+                .lid = e->port_attr.lid,
+                .mtu = (uint8_t) e->port_attr.active_mtu,
+                .gid_index = (uint8_t) e->gid_index,
+                .addr = (uint64_t) (uintptr_t) e->buf,
+                .size = (uint32_t) e->size,
+        };
+        memcpy(ret->gid, e->gid.raw, sizeof(ret->gid));
+}
+
+int rdma_endpoint_connect(RdmaEndpoint *e, const ProtoRdmaInfo *remote) {
+        union ibv_gid dgid;
+        int r;
+
+        memcpy(dgid.raw, remote->gid, sizeof(dgid.raw));
+        struct ibv_qp_attr attr = {
+                .qp_state = IBV_QPS_RTR,
+                .path_mtu = (enum ibv_mtu) MIN((int) e->port_attr.active_mtu, (int) remote->mtu),
+                .dest_qp_num = remote->qpn,
+                .rq_psn = remote->psn,
+                .max_dest_rd_atomic = 1,
+                .min_rnr_timer = 12,
+                .ah_attr = {
+                        .dlid = remote->lid,
+                        .sl = 0,
+                        .src_path_bits = 0,
+                        .port_num = e->port,
+                },
+        };
+        /* RoCE always needs the global route header; InfiniBand only across subnets. */
+        if (e->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET || !gid_is_zero(&dgid)) {
+                attr.ah_attr.is_global = 1;
+                attr.ah_attr.grh.dgid = dgid;
+                attr.ah_attr.grh.sgid_index = (uint8_t) e->gid_index;
+                attr.ah_attr.grh.hop_limit = 64;
+        }
+        r = ibv_modify_qp(e->qp, &attr,
+                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+        if (r != 0)
+                return -r;
+
+        attr = (struct ibv_qp_attr) {
+                .qp_state = IBV_QPS_RTS,
+                .timeout = 14,
+                .retry_cnt = 7,
+                .rnr_retry = 7,   /* 7 = retry for ever: the peer posts its receive when it is told to */
+                .sq_psn = e->psn,
+                .max_rd_atomic = 1,
+        };
+        r = ibv_modify_qp(e->qp, &attr,
+                          IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                          IBV_QP_MAX_QP_RD_ATOMIC);
+        if (r != 0)
+                return -r;
+        e->remote = *remote;
+        return 0;
+}
+
+/* Polls for up to max completions; -EIO for a failed one, -ETIME/-ECANCELED when told to stop. */
+static int poll_cq(RdmaEndpoint *e, struct ibv_wc *wc, int max, uint64_t deadline, const atomic_bool *cancel,
+                   unsigned *spins) {
+        int n = ibv_poll_cq(e->cq, max, wc);
+        if (n < 0)
+                return -EIO;
+        for (int i = 0; i < n; i++)
+                if (wc[i].status != IBV_WC_SUCCESS)
+                        return -EIO;
+        /* The clock is read every few thousand empty polls: busy polling is the point, syscalls are not. */
+        if (n == 0 && ++*spins % 4096 == 0) {
+                if (cancel && atomic_load(cancel))
+                        return -ECANCELED;
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
+                        return -ETIME;
+        }
+        return n;
+}
+
+int rdma_endpoint_write_bw(RdmaEndpoint *e, uint64_t max_bytes, uint64_t max_usec, uint32_t message_size,
+                           uint64_t deadline, const atomic_bool *cancel, ProtoTestResult *ret) {
+        uint64_t posted = 0, completed = 0, offset = 0, start, end;
+        unsigned outstanding = 0, spins = 0;
+        struct ibv_wc wc[16];
+
+        if (message_size == 0 || message_size > e->size || message_size > e->remote.size)
+                return -EINVAL;
+
+        start = end = now_usec(CLOCK_MONOTONIC);
+        for (;;) {
+                bool more = posted < max_bytes && now_usec(CLOCK_MONOTONIC) - start < max_usec;
+                if (!more && outstanding == 0)
+                        break;
+                while (more && outstanding < SEND_DEPTH) {
+                        uint32_t len = (uint32_t) MIN((uint64_t) message_size, max_bytes - posted);
+                        if (offset + len > e->remote.size)
+                                offset = 0;
+                        struct ibv_sge sge = { .addr = (uintptr_t) e->buf, .length = len, .lkey = e->mr->lkey };
+                        struct ibv_send_wr wr = {
+                                .wr_id = WR_ID_WRITE,
+                                .sg_list = &sge,
+                                .num_sge = 1,
+                                .opcode = IBV_WR_RDMA_WRITE,
+                                .send_flags = IBV_SEND_SIGNALED,
+                                .wr.rdma = { .remote_addr = e->remote.addr + offset, .rkey = e->remote.rkey },
+                        }, *bad;
+                        int r = ibv_post_send(e->qp, &wr, &bad);
+                        if (r != 0)
+                                return -r;
+                        posted += len;
+                        offset += len;
+                        outstanding++;
+                        more = posted < max_bytes;
+                }
+                int n = poll_cq(e, wc, ELEMENTSOF(wc), deadline, cancel, &spins);
+                if (n < 0)
+                        return n;
+                for (int i = 0; i < n; i++) {
+                        completed += wc[i].byte_len ?: MIN((uint64_t) message_size, posted - completed);
+                        outstanding--;
+                }
+                if (n > 0)
+                        end = now_usec(CLOCK_MONOTONIC);
+        }
+        /* Work completions of RDMA writes carry no byte count on every provider: posted bytes are the
+         * bytes written once every write completed. */
+        *ret = (ProtoTestResult) { .bytes = posted, .usec = end - start };
+        (void) completed;
+        return 0;
+}
+
+int rdma_endpoint_post_recv(RdmaEndpoint *e, uint32_t size) {
+        struct ibv_sge sge = { .addr = (uintptr_t) (e->buf + RECV_OFFSET), .length = size, .lkey = e->mr->lkey };
+        struct ibv_recv_wr wr = { .wr_id = WR_ID_RECV, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+        if (size == 0 || size > RDMA_LATENCY_MESSAGE_MAX || RECV_OFFSET + size > e->size)
+                return -EINVAL;
+        int r = ibv_post_recv(e->qp, &wr, &bad);
+        return r != 0 ? -r : 0;
+}
+
+static int post_send(RdmaEndpoint *e, uint32_t size) {
+        struct ibv_sge sge = { .addr = (uintptr_t) e->buf, .length = size, .lkey = e->mr->lkey };
+        struct ibv_send_wr wr = {
+                .wr_id = WR_ID_SEND,
+                .sg_list = &sge,
+                .num_sge = 1,
+                .opcode = IBV_WR_SEND,
+                .send_flags = IBV_SEND_SIGNALED,
+        }, *bad;
+        int r = ibv_post_send(e->qp, &wr, &bad);
+        return r != 0 ? -r : 0;
+}
+
+/* Counts send and receive completions until both reach the wanted numbers; a completion seen while
+ * waiting for the other kind is never lost. */
+static int reap_until(RdmaEndpoint *e, uint64_t *sends, uint64_t want_sends, uint64_t *recvs, uint64_t want_recvs,
+                      uint64_t deadline, const atomic_bool *cancel) {
+        unsigned spins = 0;
+        struct ibv_wc wc[8];
+
+        while (*sends < want_sends || *recvs < want_recvs) {
+                int n = poll_cq(e, wc, ELEMENTSOF(wc), deadline, cancel, &spins);
+                if (n < 0)
+                        return n;
+                for (int i = 0; i < n; i++) {
+                        if (wc[i].wr_id == WR_ID_SEND)
+                                (*sends)++;
+                        else if (wc[i].wr_id == WR_ID_RECV)
+                                (*recvs)++;
+                }
+        }
+        return 0;
+}
+
+int rdma_endpoint_pingpong(RdmaEndpoint *e, bool initiator, uint32_t iterations, uint32_t size, uint64_t deadline,
+                           const atomic_bool *cancel, double *samples) {
+        uint64_t sends = 0, recvs = 0;
+        int r;
+
+        if (size == 0 || size > RDMA_LATENCY_MESSAGE_MAX)
+                return -EINVAL;
+
+        for (uint32_t i = 0; i < iterations; i++) {
+                struct timespec a, b;
+
+                if (initiator) {
+                        clock_gettime(CLOCK_MONOTONIC, &a);
+                        r = post_send(e, size);
+                        if (r < 0)
+                                return r;
+                        r = reap_until(e, &sends, i + 1, &recvs, i + 1, deadline, cancel);
+                        if (r < 0)
+                                return r;
+                        clock_gettime(CLOCK_MONOTONIC, &b);
+                        /* The next receive is posted before the next send, so the answer always finds one. */
+                        if (i + 1 < iterations && (r = rdma_endpoint_post_recv(e, size)) < 0)
+                                return r;
+                        if (samples)
+                                samples[i] = (double) (b.tv_sec - a.tv_sec) * 1e6 + (double) (b.tv_nsec - a.tv_nsec) / 1e3;
+                } else {
+                        /* Keep at most half the send queue in flight. */
+                        uint64_t want_sends = i > SEND_DEPTH / 2 ? i - SEND_DEPTH / 2 : 0;
+                        r = reap_until(e, &sends, want_sends, &recvs, i + 1, deadline, cancel);
+                        if (r < 0)
+                                return r;
+                        if (i + 1 < iterations && (r = rdma_endpoint_post_recv(e, size)) < 0)
+                                return r;
+                        r = post_send(e, size);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (!initiator)
+                return reap_until(e, &sends, iterations, &recvs, iterations, deadline, cancel);
+        return 0;
+}

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+
+#include "probe-runner.h"
+#include "shared/log.h"
+#include "shared/parse-util.h"
+#include "shared/string-util.h"
+#include "shared/time-util.h"
+
+static inline void json_tokener_freep(json_tokener **t) {
+        if (*t)
+                json_tokener_free(*t);
+}
+
+struct ProbeRun {
+        sd_event *event;
+        char *program;
+        pid_t pid;
+        int stdout_fd;
+        sd_event_source *io_source;
+        sd_event_source *child_source;
+        sd_event_source *timer_source;
+        char *output;
+        size_t output_size;
+        bool overflow;
+        bool timed_out;
+        uint64_t started;
+        probe_done_t done;
+        void *userdata;
+};
+
+static const char *const probe_outcome_table[_PROBE_OUTCOME_MAX] = {
+        [PROBE_OUTCOME_OK] = "ok",
+        [PROBE_OUTCOME_UNSUPPORTED] = "unsupported",
+        [PROBE_OUTCOME_ERROR] = "error",
+        [PROBE_OUTCOME_TIMEOUT] = "timeout",
+        [PROBE_OUTCOME_CRASHED] = "crashed",
+};
+
+const char *probe_outcome_to_string(ProbeOutcome o) {
+        return o >= 0 && o < _PROBE_OUTCOME_MAX ? probe_outcome_table[o] : NULL;
+}
+
+const char *probe_directory(void) {
+        const char *e = getenv("LINKPROBE_PROBE_DIR");
+        return isempty(e) ? PROBEDIR : e;
+}
+
+void probe_result_done(ProbeResult *result) {
+        if (result->document)
+                json_object_put(result->document);
+        free(result->error_name);
+        free(result->error_message);
+        *result = (ProbeResult) {};
+}
+
+static void result_fail(ProbeResult *r, ProbeOutcome outcome, const char *name, const char *format, ...)
+        _printf_(4, 5);
+static void result_fail(ProbeResult *r, ProbeOutcome outcome, const char *name, const char *format, ...) {
+        va_list ap;
+
+        r->outcome = outcome;
+        free(r->error_name);
+        free(r->error_message);
+        r->error_name = strdup(name);
+        va_start(ap, format);
+        if (vasprintf(&r->error_message, format, ap) < 0)
+                r->error_message = NULL;
+        va_end(ap);
+}
+
+static const char *json_string_member(json_object *o, const char *key) {
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+void probe_result_from_output(ProbeResult *r, const char *output, size_t size, bool exited, int status) {
+        _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
+        json_object *doc = NULL;
+
+        if (!exited) {
+                result_fail(r, PROBE_OUTCOME_CRASHED, "crashed", "killed by signal SIG%s",
+                            strna(sigabbrev_np(status)));
+                return;
+        }
+
+        /* Exactly one JSON object, optionally followed by white space, and nothing else. */
+        tok = json_tokener_new_ex(32);
+        if (tok && size > 0 && size < INT32_MAX) {
+                doc = json_tokener_parse_ex(tok, output, (int) size);
+                if (doc && json_tokener_get_error(tok) == json_tokener_success) {
+                        size_t used = json_tokener_get_parse_end(tok);
+                        for (size_t i = used; i < size; i++)
+                                if (!strchr(" \t\r\n", output[i])) {
+                                        json_object_put(doc);
+                                        doc = NULL;
+                                        break;
+                                }
+                } else if (doc) {
+                        json_object_put(doc);
+                        doc = NULL;
+                }
+        }
+        if (!doc || !json_object_is_type(doc, json_type_object)) {
+                if (doc)
+                        json_object_put(doc);
+                result_fail(r, PROBE_OUTCOME_CRASHED, "bad-output", "exit status %d without a JSON document", status);
+                return;
+        }
+        r->document = doc;
+
+        const char *s = json_string_member(doc, "status");
+        if (s && streq(s, "ok") && status == 0) {
+                r->outcome = PROBE_OUTCOME_OK;
+                return;
+        }
+        if (s && streq(s, "unsupported") && status == 0) {
+                r->outcome = PROBE_OUTCOME_UNSUPPORTED;
+                const char *reason = json_string_member(doc, "reason");
+                r->error_message = strdup(reason ?: "not supported here");
+                return;
+        }
+        if (s && streq(s, "error")) {
+                json_object *e = NULL;
+                const char *name = NULL, *message = NULL;
+                if (json_object_object_get_ex(doc, "error", &e)) {
+                        name = json_string_member(e, "name");
+                        message = json_string_member(e, "message");
+                }
+                /* The name is an identifier for machines; refuse anything that is not one. */
+                bool name_ok = name && strlen(name) <= 64 && strspn(name, "abcdefghijklmnopqrstuvwxyz"
+                                                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") ==
+                                                                       strlen(name);
+                result_fail(r, PROBE_OUTCOME_ERROR, name_ok ? name : "error", "%.*s", 512,
+                            message ?: "the probe reported an error without a message");
+                return;
+        }
+        result_fail(r, PROBE_OUTCOME_CRASHED, "bad-output", "exit status %d with status \"%.32s\"", status, strna(s));
+}
+
+static void probe_run_disarm(ProbeRun *run) {
+        run->io_source = sd_event_source_disable_unref(run->io_source);
+        run->child_source = sd_event_source_disable_unref(run->child_source);
+        run->timer_source = sd_event_source_disable_unref(run->timer_source);
+        run->stdout_fd = safe_close(run->stdout_fd);
+}
+
+ProbeRun *probe_run_free(ProbeRun *run) {
+        if (!run)
+                return NULL;
+        if (run->pid > 0) {
+                /* Still running: kill the group and reap it so it does not linger as a zombie. */
+                (void) kill(-run->pid, SIGKILL);
+                (void) waitpid(run->pid, NULL, 0);
+        }
+        probe_run_disarm(run);
+        free(run->output);
+        free(run->program);
+        sd_event_unref(run->event);
+        return mfree(run);
+}
+
+pid_t probe_run_pid(const ProbeRun *run) {
+        return run ? run->pid : 0;
+}
+
+static void probe_run_read(ProbeRun *run) {
+        char buf[16384];
+
+        while (run->stdout_fd >= 0) {
+                ssize_t k = read(run->stdout_fd, buf, sizeof(buf));
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break; /* EAGAIN: more later */
+                }
+                if (k == 0) {
+                        run->io_source = sd_event_source_disable_unref(run->io_source);
+                        run->stdout_fd = safe_close(run->stdout_fd);
+                        break;
+                }
+                if (run->output_size + (size_t) k > PROBE_OUTPUT_MAX) {
+                        run->overflow = true;
+                        (void) kill(-run->pid, SIGKILL);
+                        run->io_source = sd_event_source_disable_unref(run->io_source);
+                        run->stdout_fd = safe_close(run->stdout_fd);
+                        break;
+                }
+                char *grown = realloc(run->output, run->output_size + (size_t) k + 1);
+                if (!grown) {
+                        run->overflow = true;
+                        (void) kill(-run->pid, SIGKILL);
+                        break;
+                }
+                run->output = grown;
+                memcpy(run->output + run->output_size, buf, (size_t) k);
+                run->output_size += (size_t) k;
+                run->output[run->output_size] = '\0';
+        }
+}
+
+static int on_output(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        probe_run_read(userdata);
+        return 0;
+}
+
+static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
+        ProbeRun *run = userdata;
+
+        log_warning("Probe %s (pid %d) overran its deadline, killing it.", run->program, (int) run->pid);
+        run->timed_out = true;
+        (void) kill(-run->pid, SIGKILL);
+        return 0;
+}
+
+static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        ProbeRun *run = userdata;
+        ProbeResult result = {};
+
+        /* What the child wrote before it died is all in the pipe now; anything a leftover
+         * grandchild still holds open is not waited for. */
+        probe_run_read(run);
+        (void) kill(-run->pid, SIGKILL);
+        run->pid = 0;
+        probe_run_disarm(run);
+
+        result.duration_usec = now_usec(CLOCK_MONOTONIC) - run->started;
+        if (run->timed_out)
+                result_fail(&result, PROBE_OUTCOME_TIMEOUT, "deadline", "killed after %.1f s",
+                            (double) result.duration_usec / USEC_PER_SEC);
+        else if (run->overflow)
+                result_fail(&result, PROBE_OUTCOME_CRASHED, "bad-output", "more than %u bytes of output",
+                            PROBE_OUTPUT_MAX);
+        else
+                probe_result_from_output(&result, run->output, run->output_size, si->si_code == CLD_EXITED,
+                                         si->si_status);
+
+        log_debug("Probe %s finished after %" PRIu64 " ms: %s%s%s.", run->program, result.duration_usec / 1000,
+                  probe_outcome_to_string(result.outcome), result.error_name ? " " : "", strempty(result.error_name));
+
+        run->done(run, &result, run->userdata);
+        probe_result_done(&result);
+        probe_run_free(run);
+        return 0;
+}
+
+static _noreturn_ void exec_child(const char *path, char *const *args, int stdout_fd) {
+        sigset_t none;
+        size_t n = 0;
+
+        /* The daemon blocks the signals sd-event handles; a probe must start with none blocked. */
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        (void) setpgid(0, 0);
+
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(stdout_fd, STDOUT_FILENO) < 0)
+                _exit(127);
+        (void) close_range(3, ~0U, 0);
+
+        /* What systemd addressed to the daemon is not for the probe. */
+        unsetenv("NOTIFY_SOCKET");
+        unsetenv("LISTEN_FDS");
+        unsetenv("LISTEN_PID");
+        unsetenv("LISTEN_FDNAMES");
+        unsetenv("WATCHDOG_USEC");
+        unsetenv("WATCHDOG_PID");
+
+        while (args && args[n])
+                n++;
+        char **argv = calloc(n + 2, sizeof(char *));
+        if (!argv)
+                _exit(127);
+        argv[0] = (char *) path;
+        for (size_t i = 0; i < n; i++)
+                argv[i + 1] = args[i];
+        execv(path, argv);
+        fprintf(stderr, "Cannot run %s: %s\n", path, strerror(errno));
+        _exit(127);
+}
+
+int probe_run_start(sd_event *event, const char *probe_dir, const char *program, char *const *args,
+                    uint64_t deadline_usec, probe_done_t done, void *userdata, ProbeRun **ret) {
+        _cleanup_(probe_run_freep) ProbeRun *run = NULL;
+        _cleanup_(freep) char *path = NULL;
+        int pipefd[2], r;
+
+        if (isempty(program) || (!strchr(program, '/') && isempty(probe_dir)))
+                return -EINVAL;
+        if (program[0] == '/')
+                path = strdup(program);
+        else if (asprintf(&path, "%s/%s", probe_dir, program) < 0)
+                path = NULL;
+        if (!path)
+                return -ENOMEM;
+        if (access(path, X_OK) < 0)
+                return log_warning_errno(errno, "Cannot run probe %s: %m", path);
+
+        run = new0(ProbeRun, 1);
+        if (!run)
+                return -ENOMEM;
+        run->event = sd_event_ref(event);
+        run->stdout_fd = -EBADF;
+        run->done = done;
+        run->userdata = userdata;
+        run->program = strdup(program);
+        if (!run->program)
+                return -ENOMEM;
+
+        if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0)
+                return -errno;
+        run->stdout_fd = pipefd[0];
+
+        run->started = now_usec(CLOCK_MONOTONIC);
+        run->pid = fork();
+        if (run->pid < 0) {
+                r = -errno;
+                run->pid = 0;
+                safe_close(pipefd[1]);
+                return r;
+        }
+        if (run->pid == 0) {
+                /* The child's end must block: a probe is an ordinary program. */
+                int flags = fcntl(pipefd[1], F_GETFL);
+                (void) fcntl(pipefd[1], F_SETFL, flags & ~O_NONBLOCK);
+                exec_child(path, args, pipefd[1]);
+        }
+        safe_close(pipefd[1]);
+        /* Set it here too, so there is no window in which a kill(-pid) misses the group. */
+        (void) setpgid(run->pid, run->pid);
+
+        r = sd_event_add_io(event, &run->io_source, run->stdout_fd, EPOLLIN, on_output, run);
+        if (r >= 0)
+                r = sd_event_add_child(event, &run->child_source, run->pid, WEXITED, on_child_exit, run);
+        if (r >= 0)
+                r = sd_event_add_time_relative(event, &run->timer_source, CLOCK_MONOTONIC,
+                                               deadline_usec + PROBE_KILL_GRACE_USEC, 0, on_deadline, run);
+        if (r < 0)
+                return r;
+
+        log_debug("Started probe %s (pid %d), deadline %" PRIu64 " ms.", program, (int) run->pid,
+                  deadline_usec / 1000);
+        if (ret)
+                *ret = run;
+        TAKE_PTR(run);
+        return 0;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* probe-runner.h — runs a probe program as a child with a deadline and hands back its JSON document */
+#pragma once
+
+#include <json-c/json.h>
+#include <systemd/sd-event.h>
+
+#include "shared/macros.h"
+
+typedef enum ProbeOutcome {
+        PROBE_OUTCOME_OK,          /* exit 0, status "ok" */
+        PROBE_OUTCOME_UNSUPPORTED, /* exit 0, status "unsupported": no such hardware, not a failure */
+        PROBE_OUTCOME_ERROR,       /* the probe's own error document */
+        PROBE_OUTCOME_TIMEOUT,     /* killed at the deadline */
+        PROBE_OUTCOME_CRASHED,     /* killed by a signal, or no valid document */
+        _PROBE_OUTCOME_MAX,
+        _PROBE_OUTCOME_INVALID = -EINVAL,
+} ProbeOutcome;
+
+typedef struct ProbeResult {
+        ProbeOutcome outcome;
+        json_object *document; /* the parsed document when there is one (owned by the runner) */
+        char *error_name;      /* stable: the document's error.name, "deadline", "crashed", "bad-output" */
+        char *error_message;   /* for people */
+        uint64_t duration_usec;
+} ProbeResult;
+
+typedef struct ProbeRun ProbeRun;
+
+/* Called once when the run ends, however it ends; the run is freed after it returns. */
+typedef void (*probe_done_t)(ProbeRun *run, const ProbeResult *result, void *userdata);
+
+/* The largest document a probe may print; more is "bad-output" and the child is killed. */
+#define PROBE_OUTPUT_MAX (1U << 20)
+/* Grace beyond the deadline a probe was given before it is killed: its own --deadline handling
+ * should answer first, with a proper "deadline" error document. */
+#define PROBE_KILL_GRACE_USEC (2 * USEC_PER_SEC)
+
+/*
+ * Starts program (a name looked up in the probe directory, or an absolute path) with args
+ * (NULL-terminated, without argv[0]) in its own process group, stdin from /dev/null, stdout read by
+ * us, stderr shared with the daemon (the journal). After deadline_usec plus PROBE_KILL_GRACE_USEC
+ * the whole group is killed. Environment: the daemon's, minus what systemd addressed to the daemon
+ * (NOTIFY_SOCKET, LISTEN_*, WATCHDOG_*). The caller's event loop must have SIGCHLD blocked.
+ * *ret (may be NULL) stays valid until done has returned; clear your copy there.
+ */
+int probe_run_start(sd_event *event, const char *probe_dir, const char *program, char *const *args,
+                    uint64_t deadline_usec, probe_done_t done, void *userdata, ProbeRun **ret);
+/* Cancels a running probe (the group is killed) without calling done. */
+ProbeRun *probe_run_free(ProbeRun *run);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ProbeRun *, probe_run_free);
+
+pid_t probe_run_pid(const ProbeRun *run);
+
+/* Judges a finished probe from its output and how it exited; exported for tests and fuzzing. */
+void probe_result_from_output(ProbeResult *result, const char *output, size_t size, bool exited, int status);
+void probe_result_done(ProbeResult *result);
+
+const char *probe_outcome_to_string(ProbeOutcome o) _const_;
+
+/* The directory probes are run from: $LINKPROBE_PROBE_DIR if set (tests, a build tree), else the
+ * directory they were installed to. */
+const char *probe_directory(void);

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "fileio.h"
+
+int read_file_at(int dir_fd, const char *name, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_(closep) int fd = -EBADF;
+        _cleanup_(freep) char *buf = NULL;
+        size_t n = 0, allocated = 0;
+        struct stat st;
+
+        fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return S_ISDIR(st.st_mode) ? -EISDIR : -EBADFD;
+        if ((uint64_t) st.st_size > max)
+                return -EFBIG;
+
+        for (;;) {
+                if (n + 1 >= allocated) {
+                        size_t want = MIN(MAX(allocated * 2, (size_t) 4096), max + 2);
+                        if (want <= n + 1)
+                                return -EFBIG;
+                        char *grown = realloc(buf, want);
+                        if (!grown)
+                                return -ENOMEM;
+                        buf = grown;
+                        allocated = want;
+                }
+                ssize_t k = read(fd, buf + n, allocated - n - 1);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+                if (n > max)
+                        return -EFBIG;
+        }
+        buf[n] = '\0';
+        *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = n;
+        return 0;
+}
+
+int write_file_atomic_at(int dir_fd, const char *name, const void *data, size_t size, mode_t mode) {
+        _cleanup_(freep) char *tmp = NULL;
+        _cleanup_(closep) int fd = -EBADF;
+        const uint8_t *p = data;
+        int r;
+
+        if (isempty(name) || strchr(name, '/'))
+                return -EINVAL;
+        if (asprintf(&tmp, ".#%s.%08x", name, (unsigned) random()) < 0)
+                return -ENOMEM;
+
+        fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (fd < 0)
+                return -errno;
+
+        for (size_t left = size; left > 0;) {
+                ssize_t k = write(fd, p, left);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = -errno;
+                        goto fail;
+                }
+                p += k;
+                left -= (size_t) k;
+        }
+        /* The mode given at creation is masked by the umask; make it exactly what was asked. */
+        if (fchmod(fd, mode) < 0 || fsync(fd) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        /* The rename itself is only durable once the directory is. */
+        if (dir_fd != AT_FDCWD)
+                (void) fsync(dir_fd);
+        return 0;
+
+fail:
+        (void) unlinkat(dir_fd, tmp, 0);
+        return r;
+}

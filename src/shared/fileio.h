@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* fileio.h — whole-file reads with a size limit, and atomic replacement of a file */
+#pragma once
+
+#include <sys/types.h>
+
+#include "macros.h"
+
+/* Reads name (relative to dir_fd, or absolute) into a NUL-terminated buffer. -EFBIG past max. */
+int read_file_at(int dir_fd, const char *name, size_t max, char **ret, size_t *ret_size);
+
+/*
+ * Replaces name in dir_fd with data so that a reader, a crash or a power cut sees either the old file
+ * or the new one, never a mix: written to a temporary file in the same directory, fsync()ed, renamed
+ * over the old one, then the directory is fsync()ed. On failure the old file is untouched and the
+ * temporary file removed.
+ */
+int write_file_atomic_at(int dir_fd, const char *name, const void *data, size_t size, mode_t mode);

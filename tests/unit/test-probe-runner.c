@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for the probe runner: judging output, and real children that succeed, fail, crash,
+ * hang past their deadline, flood stdout, or leave a grandchild behind. */
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "unit-test.h"
+#include "probe-runner.h"
+#include "shared/parse-util.h"
+
+static void judge(const char *out, bool exited, int status, ProbeOutcome expect, const char *name) {
+        ProbeResult r = {};
+        probe_result_from_output(&r, out, strlen(out), exited, status);
+        if (r.outcome != expect)
+                fail_msg("\"%s\": outcome %s, expected %s", out, probe_outcome_to_string(r.outcome),
+                         probe_outcome_to_string(expect));
+        if (name)
+                assert_string_equal(r.error_name, name);
+        probe_result_done(&r);
+}
+
+static void test_judging(void **state) {
+        judge("{\"probe\":\"x\",\"version\":1,\"status\":\"ok\",\"v\":1}\n", true, 0, PROBE_OUTCOME_OK, NULL);
+        judge("  {\"status\":\"ok\"}  \n\n", true, 0, PROBE_OUTCOME_OK, NULL);
+        judge("{\"status\":\"unsupported\",\"reason\":\"no RDMA device\"}", true, 0, PROBE_OUTCOME_UNSUPPORTED, NULL);
+        judge("{\"status\":\"error\",\"error\":{\"name\":\"ECONNREFUSED\",\"message\":\"x\"}}", true, 1,
+              PROBE_OUTCOME_ERROR, "ECONNREFUSED");
+        judge("{\"status\":\"error\",\"error\":{\"name\":\"bad name!\",\"message\":\"x\"}}", true, 1,
+              PROBE_OUTCOME_ERROR, "error");
+        judge("{\"status\":\"error\"}", true, 1, PROBE_OUTCOME_ERROR, "error");
+        /* "ok" with a failing exit status is not believed. */
+        judge("{\"status\":\"ok\"}", true, 3, PROBE_OUTCOME_CRASHED, "bad-output");
+        judge("{\"status\":\"ok\"} trailing", true, 0, PROBE_OUTCOME_CRASHED, "bad-output");
+        judge("{\"status\":\"ok\"}{\"status\":\"ok\"}", true, 0, PROBE_OUTCOME_CRASHED, "bad-output");
+        judge("[1,2]", true, 0, PROBE_OUTCOME_CRASHED, "bad-output");
+        judge("{\"status\":", true, 0, PROBE_OUTCOME_CRASHED, "bad-output");
+        judge("", true, 0, PROBE_OUTCOME_CRASHED, "bad-output");
+        judge("{\"status\":42}", true, 0, PROBE_OUTCOME_CRASHED, "bad-output");
+        judge("{\"status\":\"ok\"}", false, SIGSEGV, PROBE_OUTCOME_CRASHED, "crashed");
+}
+
+typedef struct Outcome {
+        bool done;
+        ProbeOutcome outcome;
+        char name[64];
+        uint64_t duration;
+        json_object *doc;
+} Outcome;
+
+static void on_done(ProbeRun *run, const ProbeResult *r, void *userdata) {
+        Outcome *o = userdata;
+        o->done = true;
+        o->outcome = r->outcome;
+        snprintf(o->name, sizeof(o->name), "%s", r->error_name ?: "");
+        o->duration = r->duration_usec;
+        o->doc = r->document ? json_object_get(r->document) : NULL;
+}
+
+static Outcome run_shell(const char *script, uint64_t deadline) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        Outcome o = {};
+        char *args[] = { (char *) "-c", (char *) script, NULL };
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        assert_int_equal(sigprocmask(SIG_BLOCK, &mask, NULL), 0);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(probe_run_start(e, NULL, "/bin/sh", args, deadline, on_done, &o, NULL), 0);
+        while (!o.done)
+                assert_true(sd_event_run(e, 30 * USEC_PER_SEC) >= 0);
+        return o;
+}
+
+static void test_children(void **state) {
+        Outcome o = run_shell("echo '{\"probe\":\"t\",\"version\":1,\"status\":\"ok\",\"value\":7}'", USEC_PER_SEC);
+        assert_int_equal(o.outcome, PROBE_OUTCOME_OK);
+        json_object *v;
+        assert_true(json_object_object_get_ex(o.doc, "value", &v));
+        assert_int_equal(json_object_get_int(v), 7);
+        json_object_put(o.doc);
+
+        o = run_shell("echo '{\"status\":\"error\",\"error\":{\"name\":\"deadline\",\"message\":\"m\"}}'; exit 1",
+                      USEC_PER_SEC);
+        assert_int_equal(o.outcome, PROBE_OUTCOME_ERROR);
+        assert_string_equal(o.name, "deadline");
+        json_object_put(o.doc);
+
+        o = run_shell("kill -SEGV $$", USEC_PER_SEC);
+        assert_int_equal(o.outcome, PROBE_OUTCOME_CRASHED);
+        assert_string_equal(o.name, "crashed");
+
+        o = run_shell("exit 5", USEC_PER_SEC);
+        assert_int_equal(o.outcome, PROBE_OUTCOME_CRASHED);
+        assert_string_equal(o.name, "bad-output");
+}
+
+static void test_deadline_and_flood(void **state) {
+        /* Hangs, ignoring SIGTERM: killed at deadline + grace. */
+        Outcome o = run_shell("trap '' TERM; sleep 60", 100 * USEC_PER_MSEC);
+        assert_int_equal(o.outcome, PROBE_OUTCOME_TIMEOUT);
+        assert_string_equal(o.name, "deadline");
+        assert_true(o.duration >= 100 * USEC_PER_MSEC + PROBE_KILL_GRACE_USEC);
+        assert_true(o.duration < 100 * USEC_PER_MSEC + PROBE_KILL_GRACE_USEC + 3 * USEC_PER_SEC);
+
+        /* Floods stdout: cut off at the limit. */
+        o = run_shell("yes '{\"status\":\"ok\"}'", 10 * USEC_PER_SEC);
+        assert_int_equal(o.outcome, PROBE_OUTCOME_CRASHED);
+        assert_string_equal(o.name, "bad-output");
+
+        /* A grandchild holding stdout open does not keep us waiting past the child's exit. */
+        o = run_shell("sleep 30 & echo '{\"status\":\"ok\"}'", 10 * USEC_PER_SEC);
+        assert_int_equal(o.outcome, PROBE_OUTCOME_OK);
+        assert_true(o.duration < 5 * USEC_PER_SEC);
+        json_object_put(o.doc);
+}
+
+static void test_bad_program(void **state) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        Outcome o = {};
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_true(probe_run_start(e, "/nonexistent", "probe", NULL, USEC_PER_SEC, on_done, &o, NULL) < 0);
+        assert_int_equal(probe_run_start(e, NULL, "relative", NULL, USEC_PER_SEC, on_done, &o, NULL), -EINVAL);
+        assert_int_equal(probe_run_start(e, NULL, "", NULL, USEC_PER_SEC, on_done, &o, NULL), -EINVAL);
+        assert_false(o.done);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_judging),
+                cmocka_unit_test(test_children),
+                cmocka_unit_test(test_deadline_and_flood),
+                cmocka_unit_test(test_bad_program),
+        };
+        return cmocka_run_group_tests_name("probe-runner", tests, NULL, NULL);
+}

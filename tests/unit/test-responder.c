@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for the responder core, driven over socketpairs on a private sd-event loop. */
+#include "unit-test.h"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include "probes/proto-auth.h"
+#include "probes/responder.h"
+#include "shared/log.h"
+#include "shared/time-util.h"
+
+typedef struct Peer {
+        int fd;
+        uint8_t in[PROTO_HEADER_SIZE + 256 * 1024];
+        size_t in_len;
+} Peer;
+
+typedef struct Fixture {
+        sd_event *event;
+        Responder *responder;
+        ResponderLimits limits;
+        ProtoKey key;
+        bool with_key;
+} Fixture;
+
+static Fixture fx;
+
+static void setup(const ResponderLimits *limits, bool with_key) {
+        fx = (Fixture) { .limits = limits ? *limits : RESPONDER_LIMITS_DEFAULT, .with_key = with_key };
+        fx.key.size = 32;
+        memset(fx.key.bytes, 'q', fx.key.size);
+        assert_int_equal(sd_event_new(&fx.event), 0);
+        assert_int_equal(responder_new(fx.event, &fx.limits, with_key ? &fx.key : NULL, NULL, &fx.responder), 0);
+}
+
+static void teardown(void) {
+        fx.responder = responder_free(fx.responder);
+        fx.event = sd_event_unref(fx.event);
+}
+
+static void pump(unsigned rounds) {
+        for (unsigned i = 0; i < rounds; i++)
+                assert_true(sd_event_run(fx.event, 1000) >= 0);
+}
+
+/* A client connection "from" address (an IPv4 string) through a socketpair. */
+static Peer *peer_new(const char *address) {
+        int sv[2];
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(40000) };
+        Peer *p = calloc(1, sizeof(Peer));
+
+        assert_non_null(p);
+        assert_int_equal(inet_pton(AF_INET, address, &sa.sin_addr), 1);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
+        p->fd = sv[0];
+        (void) responder_add_connection(fx.responder, sv[1], (struct sockaddr *) &sa);
+        return p;
+}
+
+static void peer_free(Peer *p) {
+        if (!p)
+                return;
+        safe_close(p->fd);
+        free(p);
+        pump(3);
+}
+
+static void peer_send(Peer *p, const void *buf, size_t n) {
+        const uint8_t *b = buf;
+        for (unsigned i = 0; n > 0 && i < 10000; i++) {
+                ssize_t k = send(p->fd, b, n, MSG_NOSIGNAL);
+                if (k < 0 && (errno == EPIPE || errno == ECONNRESET))
+                        return;   /* the responder hung up; what it said before is still readable */
+                if (k < 0) {
+                        assert_int_equal(errno, EAGAIN);
+                        pump(1);
+                        continue;
+                }
+                b += k;
+                n -= (size_t) k;
+        }
+        assert_int_equal(n, 0);
+}
+
+/* Pumps until a whole frame arrived. Returns its type, or -1 when the responder closed the connection. */
+static int peer_recv(Peer *p, ProtoHeader *ret_h, uint8_t **ret_payload) {
+        for (unsigned i = 0; i < 5000; i++) {
+                if (p->in_len >= PROTO_HEADER_SIZE) {
+                        ProtoHeader h;
+                        assert_int_equal(proto_header_decode(p->in, 256 * 1024, &h), 0);
+                        if (p->in_len >= PROTO_HEADER_SIZE + h.length) {
+                                static uint8_t payload[256 * 1024];
+                                memcpy(payload, p->in + PROTO_HEADER_SIZE, h.length);
+                                memmove(p->in, p->in + PROTO_HEADER_SIZE + h.length,
+                                        p->in_len - PROTO_HEADER_SIZE - h.length);
+                                p->in_len -= PROTO_HEADER_SIZE + h.length;
+                                if (ret_h)
+                                        *ret_h = h;
+                                if (ret_payload)
+                                        *ret_payload = payload;
+                                return h.type;
+                        }
+                }
+                ssize_t k = recv(p->fd, p->in + p->in_len, sizeof(p->in) - p->in_len, 0);
+                if (k == 0)
+                        return -1;
+                if (k < 0) {
+                        assert_int_equal(errno, EAGAIN);
+                        pump(1);
+                        continue;
+                }
+                p->in_len += (size_t) k;
+        }
+        fail_msg("no frame arrived");
+        return -2;
+}
+
+static ProtoErrorCode peer_expect_error(Peer *p) {
+        ProtoHeader h;
+        uint8_t *payload;
+        ProtoError e;
+
+        assert_int_equal(peer_recv(p, &h, &payload), PROTO_ERROR);
+        assert_int_equal(proto_decode_error(payload, h.length, &e), 0);
+        return e.code;
+}
+
+static void peer_hello(Peer *p, ProtoHelloReply *ret) {
+        uint8_t buf[64];
+        ProtoHello hello = { .version = PROTO_VERSION };
+        ProtoHeader h;
+        uint8_t *payload;
+        ProtoHelloReply hr;
+
+        memset(hello.nonce, 0x42, sizeof(hello.nonce));
+        peer_send(p, buf, (size_t) proto_encode_hello(buf, sizeof(buf), &hello));
+        assert_int_equal(peer_recv(p, &h, &payload), PROTO_HELLO_REPLY);
+        assert_int_equal(proto_decode_hello_reply(payload, h.length, &hr), 0);
+        if (ret)
+                *ret = hr;
+}
+
+static bool peer_closed(Peer *p) {
+        uint8_t b[4096];
+        for (unsigned i = 0; i < 3000; i++) {
+                ssize_t k = recv(p->fd, b, sizeof(b), 0);
+                if (k == 0)
+                        return true;
+                if (k < 0 && errno != EAGAIN)
+                        return true;
+                pump(1);
+        }
+        return false;
+}
+
+static void test_hello_echo(void **state) {
+        setup(NULL, false);
+        Peer *p = peer_new("10.1.0.1");
+        ProtoHelloReply hr;
+        uint8_t buf[PROTO_HEADER_SIZE + PROTO_ECHO_MAX], *payload;
+        ProtoHeader h;
+
+        peer_hello(p, &hr);
+        assert_int_equal(hr.version, PROTO_VERSION);
+        assert_int_equal(hr.flags & PROTO_HELLO_FLAG_AUTH_REQUIRED, 0);
+        assert_true(hr.capabilities & PROTO_CAP_ECHO);
+        assert_false(hr.capabilities & PROTO_CAP_RDMA);
+        assert_int_equal(hr.max_frame, PROTO_FRAME_MAX_DEFAULT);
+        assert_int_equal(hr.observed.s6_addr[15], 1);
+        assert_int_equal(hr.observed.s6_addr[12], 10);
+
+        for (size_t n = 0; n <= PROTO_ECHO_MAX; n += 341) {
+                uint8_t data[PROTO_ECHO_MAX];
+                memset(data, (int) n, sizeof(data));
+                peer_send(p, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, data, n));
+                assert_int_equal(peer_recv(p, &h, &payload), PROTO_ECHO_REPLY);
+                assert_int_equal(h.length, n);
+                assert_memory_equal(payload, data, n);
+        }
+        /* Many requests at once are answered in order, one at a time. */
+        for (int i = 0; i < 50; i++)
+                peer_send(p, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, &i, sizeof(i)));
+        for (int i = 0; i < 50; i++) {
+                assert_int_equal(peer_recv(p, &h, &payload), PROTO_ECHO_REPLY);
+                assert_memory_equal(payload, &i, sizeof(i));
+        }
+        peer_free(p);
+        ResponderStats st;
+        responder_get_stats(fx.responder, &st);
+        assert_int_equal(st.connections, 0);
+        teardown();
+}
+
+static void run_upload(Peer *p, uint64_t bytes, uint32_t frame, ProtoTestResult *ret) {
+        uint8_t buf[PROTO_HEADER_SIZE + 64], *payload;
+        static uint8_t data[PROTO_HEADER_SIZE + 65536];
+        ProtoTestRequest req = { .max_bytes = bytes, .max_usec = 5 * USEC_PER_SEC, .frame_size = frame };
+        ProtoTestResult granted;
+        ProtoHeader h;
+
+        peer_send(p, buf, (size_t) proto_encode_test_request(buf, sizeof(buf), PROTO_UPLOAD_START, &req));
+        assert_int_equal(peer_recv(p, &h, &payload), PROTO_UPLOAD_READY);
+        assert_int_equal(proto_decode_test_result(payload, h.length, &granted), 0);
+        assert_true(granted.bytes == bytes);
+        for (uint64_t sent = 0; sent < bytes;) {
+                uint32_t n = (uint32_t) MIN((uint64_t) frame, bytes - sent);
+                proto_header_encode(data, PROTO_DATA, n);
+                peer_send(p, data, PROTO_HEADER_SIZE + n);
+                sent += n;
+        }
+        peer_send(p, buf, (size_t) proto_encode_empty(buf, sizeof(buf), PROTO_UPLOAD_END));
+        assert_int_equal(peer_recv(p, &h, &payload), PROTO_UPLOAD_RESULT);
+        assert_int_equal(proto_decode_test_result(payload, h.length, ret), 0);
+}
+
+static void test_upload_download(void **state) {
+        setup(NULL, false);
+        Peer *p = peer_new("10.1.0.1");
+        uint8_t buf[PROTO_HEADER_SIZE + 64], *payload;
+        ProtoTestResult res, granted;
+        ProtoHeader h;
+
+        peer_hello(p, NULL);
+        run_upload(p, 1000000, 65536, &res);
+        assert_true(res.bytes == 1000000);
+
+        ProtoTestRequest req = { .max_bytes = 300000, .max_usec = 5 * USEC_PER_SEC, .frame_size = 65536 };
+        peer_send(p, buf, (size_t) proto_encode_test_request(buf, sizeof(buf), PROTO_DOWNLOAD_START, &req));
+        assert_int_equal(peer_recv(p, &h, &payload), PROTO_DOWNLOAD_READY);
+        assert_int_equal(proto_decode_test_result(payload, h.length, &granted), 0);
+        uint64_t received = 0;
+        int t;
+        while ((t = peer_recv(p, &h, &payload)) == PROTO_DATA) {
+                assert_true(h.length <= 65536);
+                received += h.length;
+        }
+        assert_int_equal(t, PROTO_DOWNLOAD_END);
+        assert_int_equal(proto_decode_test_result(payload, h.length, &res), 0);
+        assert_true(received == 300000 && res.bytes == 300000);
+
+        /* The connection is usable again afterwards. */
+        peer_send(p, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "x", 1));
+        assert_int_equal(peer_recv(p, NULL, NULL), PROTO_ECHO_REPLY);
+        peer_free(p);
+        teardown();
+}
+
+static void test_limits_granted(void **state) {
+        ResponderLimits l = RESPONDER_LIMITS_DEFAULT;
+        l.max_test_bytes = 100000;
+        l.max_test_usec = 200 * USEC_PER_MSEC;
+        setup(&l, false);
+        Peer *p = peer_new("10.1.0.1");
+        uint8_t buf[PROTO_HEADER_SIZE + 64], *payload;
+        ProtoTestRequest req = { .max_bytes = UINT64_MAX, .max_usec = UINT64_MAX, .frame_size = 4096 };
+        ProtoTestResult granted;
+        ProtoHeader h;
+
+        peer_hello(p, NULL);
+        peer_send(p, buf, (size_t) proto_encode_test_request(buf, sizeof(buf), PROTO_UPLOAD_START, &req));
+        assert_int_equal(peer_recv(p, &h, &payload), PROTO_UPLOAD_READY);
+        assert_int_equal(proto_decode_test_result(payload, h.length, &granted), 0);
+        assert_true(granted.bytes == 100000 && granted.usec == 200 * USEC_PER_MSEC);
+
+        /* Sending more than granted ends the connection with "limit". */
+        static uint8_t data[PROTO_HEADER_SIZE + 65536];
+        proto_header_encode(data, PROTO_DATA, 65536);
+        peer_send(p, data, sizeof(data));
+        peer_send(p, data, sizeof(data));
+        assert_int_equal(peer_expect_error(p), PROTO_ERROR_LIMIT);
+        assert_true(peer_closed(p));
+        peer_free(p);
+        teardown();
+}
+
+static void test_busy(void **state) {
+        setup(NULL, false);
+        Peer *a = peer_new("10.1.0.1"), *b = peer_new("10.1.0.2");
+        uint8_t buf[PROTO_HEADER_SIZE + 64];
+        ProtoTestRequest req = { .max_bytes = 1 << 20, .max_usec = 5 * USEC_PER_SEC, .frame_size = 4096 };
+        ProtoTestResult res;
+
+        peer_hello(a, NULL);
+        peer_hello(b, NULL);
+        peer_send(a, buf, (size_t) proto_encode_test_request(buf, sizeof(buf), PROTO_UPLOAD_START, &req));
+        assert_int_equal(peer_recv(a, NULL, NULL), PROTO_UPLOAD_READY);
+        peer_send(b, buf, (size_t) proto_encode_test_request(buf, sizeof(buf), PROTO_DOWNLOAD_START, &req));
+        assert_int_equal(peer_expect_error(b), PROTO_ERROR_BUSY);
+        /* "busy" keeps the connection: echo still works. */
+        peer_send(b, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "y", 1));
+        assert_int_equal(peer_recv(b, NULL, NULL), PROTO_ECHO_REPLY);
+
+        /* When the owner goes away mid-test, the slot is free again. */
+        peer_free(a);
+        run_upload(b, 10000, 4096, &res);
+        assert_true(res.bytes == 10000);
+        peer_free(b);
+        teardown();
+}
+
+static void test_garbage(void **state) {
+        setup(NULL, false);
+        static const char *const garbage[] = {
+                "GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+                "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",   /* a TLS ClientHello */
+                "LP\x01\x01\0\0\0\x18",                            /* reserved flags set */
+                "LP\xee\0\0\0\0\0",                                /* unknown type */
+                "LP\x01\0\xff\xff\xff\xff",                        /* a 4 GiB hello */
+                "LP\x0a\0\0\0\x10\0",                              /* DATA before hello */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(garbage); i++) {
+                Peer *p = peer_new("10.1.0.1");
+                peer_send(p, garbage[i], i == 1 ? 11 : 8 + (i == 0 ? strlen(garbage[0]) - 8 : 0));
+                assert_int_equal(peer_expect_error(p), PROTO_ERROR_PROTOCOL);
+                assert_true(peer_closed(p));
+                peer_free(p);
+        }
+
+        /* After hello: an oversized DATA frame or a frame of the wrong kind closes only that connection. */
+        Peer *good = peer_new("10.1.0.3");
+        peer_hello(good, NULL);
+        Peer *p = peer_new("10.1.0.1");
+        peer_hello(p, NULL);
+        uint8_t hdr[PROTO_HEADER_SIZE];
+        proto_header_encode(hdr, PROTO_DATA, PROTO_FRAME_MAX_DEFAULT + 1);
+        peer_send(p, hdr, sizeof(hdr));
+        assert_int_equal(peer_expect_error(p), PROTO_ERROR_PROTOCOL);
+        peer_free(p);
+        p = peer_new("10.1.0.1");
+        peer_hello(p, NULL);
+        uint8_t buf[PROTO_HEADER_SIZE + 64];
+        peer_send(p, buf, (size_t) proto_encode_empty(buf, sizeof(buf), PROTO_UPLOAD_END));
+        assert_int_equal(peer_expect_error(p), PROTO_ERROR_PROTOCOL);
+        peer_free(p);
+
+        /* Random bytes after a valid hello (from many addresses: one would run out of tokens). */
+        srand(3);
+        for (int i = 0; i < 100; i++) {
+                char address[32];
+                snprintf(address, sizeof(address), "10.1.1.%d", i);
+                p = peer_new(address);
+                peer_hello(p, NULL);
+                uint8_t junk[64];
+                for (size_t j = 0; j < sizeof(junk); j++)
+                        junk[j] = (uint8_t) rand();
+                peer_send(p, junk, sizeof(junk));
+                pump(3);
+                peer_free(p);
+        }
+
+        peer_send(good, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "z", 1));
+        assert_int_equal(peer_recv(good, NULL, NULL), PROTO_ECHO_REPLY);
+        peer_free(good);
+        ResponderStats st;
+        responder_get_stats(fx.responder, &st);
+        assert_int_equal(st.connections, 0);
+        assert_true(st.closed_protocol >= 7);
+        teardown();
+}
+
+static void test_auth(void **state) {
+        setup(NULL, true);
+        uint8_t buf[PROTO_HEADER_SIZE + 64], proof[PROTO_HMAC_SIZE], nonce[PROTO_CLIENT_NONCE_SIZE];
+        ProtoHelloReply hr;
+
+        memset(nonce, 0x42, sizeof(nonce));   /* what peer_hello() sends */
+
+        /* Right key. */
+        Peer *p = peer_new("10.1.0.1");
+        peer_hello(p, &hr);
+        assert_true(hr.flags & PROTO_HELLO_FLAG_AUTH_REQUIRED);
+        assert_int_equal(proto_auth_compute(&fx.key, hr.nonce, nonce, proof), 0);
+        peer_send(p, buf, (size_t) proto_encode_auth(buf, sizeof(buf), proof));
+        assert_int_equal(peer_recv(p, NULL, NULL), PROTO_AUTH_OK);
+        peer_send(p, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "a", 1));
+        assert_int_equal(peer_recv(p, NULL, NULL), PROTO_ECHO_REPLY);
+        peer_free(p);
+
+        /* Wrong key. */
+        ProtoKey wrong = fx.key;
+        wrong.bytes[0] ^= 1;
+        p = peer_new("10.1.0.1");
+        peer_hello(p, &hr);
+        assert_int_equal(proto_auth_compute(&wrong, hr.nonce, nonce, proof), 0);
+        peer_send(p, buf, (size_t) proto_encode_auth(buf, sizeof(buf), proof));
+        assert_int_equal(peer_expect_error(p), PROTO_ERROR_AUTH_FAILED);
+        assert_true(peer_closed(p));
+        peer_free(p);
+
+        /* A proof for another connection's nonce is worthless (no replay). */
+        Peer *q = peer_new("10.1.0.2");
+        ProtoHelloReply hr2;
+        p = peer_new("10.1.0.1");
+        peer_hello(p, &hr);
+        peer_hello(q, &hr2);
+        assert_memory_not_equal(hr.nonce, hr2.nonce, sizeof(hr.nonce));
+        assert_int_equal(proto_auth_compute(&fx.key, hr.nonce, nonce, proof), 0);
+        peer_send(q, buf, (size_t) proto_encode_auth(buf, sizeof(buf), proof));
+        assert_int_equal(peer_expect_error(q), PROTO_ERROR_AUTH_FAILED);
+        peer_free(q);
+
+        /* Skipping authentication. */
+        peer_send(p, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "a", 1));
+        assert_int_equal(peer_expect_error(p), PROTO_ERROR_AUTH_REQUIRED);
+        peer_free(p);
+
+        ResponderStats st;
+        responder_get_stats(fx.responder, &st);
+        assert_int_equal(st.auth_failed, 2);
+        teardown();
+}
+
+static void test_timeouts(void **state) {
+        ResponderLimits l = RESPONDER_LIMITS_DEFAULT;
+        l.handshake_timeout_usec = 50 * USEC_PER_MSEC;
+        l.idle_timeout_usec = 80 * USEC_PER_MSEC;
+        setup(&l, false);
+
+        Peer *silent = peer_new("10.1.0.1");
+        /* A slow sender: half a header, then nothing. */
+        Peer *slow = peer_new("10.1.0.2");
+        peer_send(slow, "LP\x01", 3);
+        Peer *idle = peer_new("10.1.0.3");
+        peer_hello(idle, NULL);
+
+        assert_int_equal(peer_expect_error(silent), PROTO_ERROR_TIMEOUT);
+        assert_int_equal(peer_expect_error(slow), PROTO_ERROR_TIMEOUT);
+        assert_int_equal(peer_expect_error(idle), PROTO_ERROR_TIMEOUT);
+        assert_true(peer_closed(silent) && peer_closed(slow) && peer_closed(idle));
+        peer_free(silent);
+        peer_free(slow);
+        peer_free(idle);
+        ResponderStats st;
+        responder_get_stats(fx.responder, &st);
+        assert_int_equal(st.closed_timeout, 3);
+        assert_int_equal(st.connections, 0);
+        teardown();
+}
+
+static void test_connection_caps(void **state) {
+        ResponderLimits l = RESPONDER_LIMITS_DEFAULT;
+        l.max_connections = 4;
+        l.max_connections_per_source = 2;
+        l.burst = 3;
+        l.rate = 1;
+        setup(&l, false);
+
+        /* Per source: the third connection from one address is refused. */
+        Peer *a1 = peer_new("10.2.0.1"), *a2 = peer_new("10.2.0.1"), *a3 = peer_new("10.2.0.1");
+        assert_int_equal(peer_expect_error(a3), PROTO_ERROR_TOO_MANY_CONNECTIONS);
+        peer_free(a3);
+        /* The token bucket (burst 3, 3 taken) refuses the fourth attempt from that address. */
+        Peer *a4 = peer_new("10.2.0.1");
+        assert_int_equal(peer_expect_error(a4), PROTO_ERROR_RATE_LIMITED);
+        peer_free(a4);
+
+        /* Global cap 4: two more sources fill it; a fifth client evicts the oldest unfinished handshake. */
+        Peer *b = peer_new("10.2.0.2"), *c = peer_new("10.2.0.3");
+        peer_hello(a2, NULL);
+        peer_hello(b, NULL);
+        peer_hello(c, NULL);
+        Peer *d = peer_new("10.2.0.4");
+        assert_true(peer_closed(a1));   /* a1 never said hello */
+        peer_hello(d, NULL);
+        /* Now everyone has completed the handshake: a new client is refused. */
+        Peer *e = peer_new("10.2.0.5");
+        assert_int_equal(peer_expect_error(e), PROTO_ERROR_TOO_MANY_CONNECTIONS);
+
+        ResponderStats st;
+        responder_get_stats(fx.responder, &st);
+        assert_int_equal(st.connections, 4);
+        assert_int_equal(st.evicted, 1);
+        assert_int_equal(st.rejected_rate, 1);
+        assert_int_equal(st.rejected_connections, 2);
+        peer_free(a1);
+        peer_free(a2);
+        peer_free(b);
+        peer_free(c);
+        peer_free(d);
+        peer_free(e);
+        teardown();
+}
+
+static void test_rdma_unsupported(void **state) {
+        setup(NULL, false);
+        Peer *p = peer_new("10.1.0.1");
+        uint8_t buf[PROTO_HEADER_SIZE + 64], *payload;
+        ProtoRdmaInfo info = { .qpn = 0x42, .psn = 1, .mtu = 3, .size = 1 << 20 };
+        ProtoHeader h;
+        ProtoError e;
+
+        peer_hello(p, NULL);
+        peer_send(p, buf, (size_t) proto_encode_rdma_info(buf, sizeof(buf), PROTO_RDMA_CONNECT, &info));
+        assert_int_equal(peer_recv(p, &h, &payload), PROTO_ERROR);
+        assert_int_equal(proto_decode_error(payload, h.length, &e), 0);
+        assert_int_equal(e.code, PROTO_ERROR_UNSUPPORTED);
+        assert_string_equal(e.message, "RDMA is not enabled on this responder");
+        /* The connection stays usable. */
+        peer_send(p, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "r", 1));
+        assert_int_equal(peer_recv(p, NULL, NULL), PROTO_ECHO_REPLY);
+        peer_free(p);
+        teardown();
+}
+
+static void test_limits_validate(void **state) {
+        ResponderLimits l = RESPONDER_LIMITS_DEFAULT;
+        const char *problem = NULL;
+        Responder *r = NULL;
+        sd_event *e = NULL;
+
+        assert_int_equal(responder_limits_validate(&l, &problem), 0);
+        l.max_frame = 100;
+        assert_int_equal(responder_limits_validate(&l, &problem), -EINVAL);
+        assert_non_null(problem);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(responder_new(e, &l, NULL, NULL, &r), -EINVAL);
+        l = RESPONDER_LIMITS_DEFAULT;
+        l.max_connections = 0;
+        assert_int_equal(responder_limits_validate(&l, NULL), -EINVAL);
+        assert_null(responder_free(NULL));
+        sd_event_unref(e);
+}
+
+int main(void) {
+        log_set_max_level(LOG_WARNING);
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_hello_echo),
+                cmocka_unit_test(test_upload_download),
+                cmocka_unit_test(test_limits_granted),
+                cmocka_unit_test(test_busy),
+                cmocka_unit_test(test_garbage),
+                cmocka_unit_test(test_auth),
+                cmocka_unit_test(test_timeouts),
+                cmocka_unit_test(test_connection_caps),
+                cmocka_unit_test(test_rdma_unsupported),
+                cmocka_unit_test(test_limits_validate),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
