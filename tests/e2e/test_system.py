@@ -88,13 +88,57 @@ def _install_guest(root):
     os.symlink("../linkprobe-e2e.service", os.path.join(wants, "linkprobe-e2e.service"))
 
 
+def _run_cgroups(name):
+    """Without systemd as PID 1 (a CI container), nspawn --keep-unit puts the container into "payload"
+    below its own cgroup in every hierarchy it uses; two runs in the same cgroup would share it. Each run
+    gets a cgroup of its own in each hierarchy instead. Returns the directories, deepest last."""
+    dirs = []
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            _, controllers, path = line.rstrip("\n").split(":", 2)
+            if controllers == "":
+                mounts = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+            elif controllers == "name=systemd":
+                mounts = ["/sys/fs/cgroup/systemd"]
+            else:
+                continue
+            for mount in mounts:
+                base = os.path.join(mount, path.lstrip("/"))
+                if os.path.exists(os.path.join(base, "cgroup.procs")):
+                    d = os.path.join(base, name)
+                    os.makedirs(d, exist_ok=True)
+                    dirs.append(d)
+                    break
+    return dirs
+
+
+def _remove_cgroups(dirs):
+    for top in dirs:
+        for d, _, _ in sorted(os.walk(top), key=lambda w: -w[0].count("/")):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+
+
 def _boot(root, results_dir, machine):
     cmd = ["systemd-nspawn", "--quiet", "--boot", f"--directory={root}", f"--machine={machine}",
-           # The host's PID 1 need not be systemd (CI containers): no machined, no scope unit.
-           "--register=no", "--keep-unit", "--private-network", "--console=pipe",
-           f"--bind={results_dir}:/e2e"]
+           "--register=no", "--private-network", "--console=pipe", f"--bind={results_dir}:/e2e"]
+    cgroups = []
+    if os.path.isdir("/run/systemd/system"):
+        # systemd is PID 1: nspawn gets a transient scope of its own.
+        preexec = None
+    else:
+        # No service manager to ask for a scope: stay in a cgroup made for this run.
+        cmd.append("--keep-unit")
+        cgroups = _run_cgroups(machine)
+
+        def preexec():
+            for d in cgroups:
+                with open(os.path.join(d, "cgroup.procs"), "w") as f:
+                    f.write("0")
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, errors="replace")
+                            text=True, errors="replace", preexec_fn=preexec)
     try:
         out, _ = proc.communicate(timeout=BOOT_TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -105,6 +149,8 @@ def _boot(root, results_dir, machine):
             proc.kill()
             out, _ = proc.communicate()
         out += f"\n[e2e: container did not power off within {BOOT_TIMEOUT}s]"
+    finally:
+        _remove_cgroups(cgroups)
     return proc.returncode, out
 
 
