@@ -121,17 +121,15 @@ def _remove_cgroups(dirs):
                 pass
 
 
-def _boot(root, results_dir, machine):
-    cmd = ["systemd-nspawn", "--quiet", "--boot", f"--directory={root}", f"--machine={machine}",
-           "--register=no", "--private-network", "--console=pipe", f"--bind={results_dir}:/e2e"]
+def _nspawn(args, timeout):
+    """Runs systemd-nspawn with args; returns (exit status, output, timed out)."""
+    cmd = ["systemd-nspawn", "--quiet", "--register=no", *args]
     cgroups = []
-    if os.path.isdir("/run/systemd/system"):
-        # systemd is PID 1: nspawn gets a transient scope of its own.
-        preexec = None
-    else:
+    preexec = None
+    if not os.path.isdir("/run/systemd/system"):
         # No service manager to ask for a scope: stay in a cgroup made for this run.
-        cmd.append("--keep-unit")
-        cgroups = _run_cgroups(machine)
+        cmd.insert(1, "--keep-unit")
+        cgroups = _run_cgroups(f"lpe2e-{os.getpid()}-{time.monotonic_ns()}")
 
         def preexec():
             for d in cgroups:
@@ -139,19 +137,35 @@ def _boot(root, results_dir, machine):
                     f.write("0")
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, errors="replace", preexec_fn=preexec)
+    timed_out = False
     try:
-        out, _ = proc.communicate(timeout=BOOT_TIMEOUT)
+        out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.terminate()  # nspawn halts the container on the first SIGTERM
+        timed_out = True
+        proc.terminate()  # nspawn halts a booted container on the first SIGTERM
         try:
             out, _ = proc.communicate(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
             out, _ = proc.communicate()
-        out += f"\n[e2e: container did not power off within {BOOT_TIMEOUT}s]"
     finally:
         _remove_cgroups(cgroups)
-    return proc.returncode, out
+    return proc.returncode, out, timed_out
+
+
+def _cannot_run_nspawn_reason(image):
+    rc, out, _ = _nspawn([f"--directory={image}", "--read-only", "/bin/true"], 60)
+    if rc != 0:
+        return f"systemd-nspawn cannot run a container here (exit {rc}): {out.strip()[-500:]}"
+    return None
+
+
+def _boot(root, results_dir, machine):
+    rc, out, timed_out = _nspawn(["--boot", f"--directory={root}", f"--machine={machine}", "--private-network",
+                                  "--console=pipe", f"--bind={results_dir}:/e2e"], BOOT_TIMEOUT)
+    if timed_out:
+        out += f"\n[e2e: container did not power off within {BOOT_TIMEOUT}s]"
+    return rc, out
 
 
 @pytest.fixture(scope="module")
@@ -166,6 +180,9 @@ def e2e():
     except RuntimeError as e:
         pytest.skip(f"cannot build the e2e image: {e}")
     run.timing["image"] = time.monotonic() - start
+    reason = _cannot_run_nspawn_reason(image)
+    if reason:
+        pytest.skip(reason)
 
     start = time.monotonic()
     make = ["make", "--no-print-directory", "-C", TOP, f"BUILD={BUILD_E2E}", "PREFIX=/usr"]
