@@ -32,8 +32,11 @@ _linkprobectl() {
                 esac
         done
 
+        local prev=''
+        ((${#args[@]} > 2)) && prev=${args[${#args[@]} - 2]}
+
         # A D-Bus address: nothing sensible to offer.
-        if [[ $cur == --bus-address=* ]] || { ((${#args[@]} > 2)) && [[ ${args[${#args[@]} - 2]} == --bus-address ]]; }; then
+        if [[ $cur == --bus-address=* || $prev == --bus-address ]]; then
                 COMPREPLY=()
         elif [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "$options" -- "$cur"))

@@ -5,7 +5,8 @@ The cached image (e2e_image.py) is booted through a throw-away overlay with `sys
 project is built for PREFIX=/usr into build-e2e/ and installed into the overlay with `make install`.
 Inside, linkprobe-e2e.service runs guest/run-checks, which writes one result per check to a bind-mounted
 directory and powers the container off. Each check becomes one test here; a check the container did not
-report fails, and checks of the daemon skip only while the build has no linkprobed.
+report fails. Checks of the daemon skip only while the build has no linkprobed, and checks of a method
+only while the daemon does not have it (the guest reads its introspection); the skip says which.
 """
 
 import os
@@ -28,8 +29,8 @@ BOOT_TIMEOUT = 300
 
 # Names reported by guest/run-checks, in its order.
 FILE_CHECKS = ["boot", "sysusers", "activatable", "unit_loaded", "security", "udev_rule"]
-DAEMON_CHECKS = ["service_active", "socket_passed", "busctl_root", "busctl_user", "linkprobectl_root", "linkprobectl_user",
-                 "access_denied", "privileged_root", "privileged_member", "reactivation"]
+DAEMON_CHECKS = ["service_active", "socket_passed", "busctl_root", "busctl_user", "linkprobectl_root",
+                 "linkprobectl_user", "access_denied", "privileged_root", "privileged_member", "reactivation"]
 
 
 def _env_for_make():

@@ -328,7 +328,8 @@ def system_bus():
 @pytest.fixture(scope="module")
 def owned_bus(system_bus):
     owner = system_bus.spawn(system_bus.owner_cmd())
-    assert owner.first_line == "owned", f"linkprobe could not own {BUS_NAME}: {owner.first_line}\n{system_bus.read_log()}"
+    assert owner.first_line == "owned", \
+        f"linkprobe could not own {BUS_NAME}: {owner.first_line}\n{system_bus.read_log()}"
     yield system_bus
     system_bus.stop_peer(owner)
 
