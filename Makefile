@@ -104,6 +104,7 @@ include src/tbt.mk
 include tests/fuzz/fuzz.mk
 include man/man.mk
 include systemd/systemd.mk
+include tests/e2e/e2e.mk
 include bench/bench.mk
 
 ALL_PROGRAMS := $(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS) $(UNIT_TESTS) $(FUZZ_REGRESSION_PROGRAMS)
