@@ -192,12 +192,18 @@ class Daemon:
         self.ready_after = None
         self.log_text = ""
         if wait:
-            self.wait_ready()
+            try:
+                self.wait_ready()
+            except RuntimeError:
+                # Nobody will hold this object to stop it: clean up here, then report.
+                self.stop()
+                raise
 
     def wait_ready(self, timeout=30.0):
         ready = self.notify.wait_for("READY", timeout)
         if ready is None:
-            raise RuntimeError(f"linkprobed did not become ready (exit {self.proc.poll()}):\n{self.log()}")
+            log = self.log()
+            raise RuntimeError(f"linkprobed did not become ready (exit {self.proc.poll()}):\n{log}")
         self.ready_after = time.monotonic() - self.started
         return ready
 

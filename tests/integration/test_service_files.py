@@ -348,6 +348,7 @@ ALLOWED = {
                               path=f"{ROOT}/link/_31"),
     "RankAddresses": call(MANAGER, "RankAddresses", "s", ["ring"]),
     "Refresh": call(MANAGER, "Refresh"),
+    "GetMetrics": call(MANAGER, "GetMetrics"),
 }
 # Left to the daemon, which checks the caller's credentials itself.
 PRIVILEGED = {
@@ -503,3 +504,24 @@ def test_example_config_is_accepted(daemon_factory):
     unknown = re.findall(r"unknown (?:section \[(\w+)\]|key \w+= in \[(\w+)\])", log)
     sections = {a or b for a, b in unknown}
     assert sections <= NOT_YET_IMPLEMENTED, log
+
+
+def test_policy_covers_every_method_the_daemon_has(netns, client, daemon_factory):
+    """A method the policy does not list is denied to everyone but root: every method the running
+    daemon introspects must be listed, so adding one without its policy line fails here."""
+    import xml.etree.ElementTree as ET
+    daemon_factory(netns)
+    policy = ET.parse(os.path.join(TOP, "systemd", "org.linkprobe.LinkProbe1.conf"))
+    listed = {(rule.get("send_interface"), rule.get("send_member")) for rule in policy.iter("allow")
+              if rule.get("send_destination") == BUS_NAME and rule.get("send_member")}
+    paths = [ROOT] + sorted({path for path in client.objects()})
+    missing = set()
+    for path in paths:
+        (xml,) = client.call(path, "org.freedesktop.DBus.Introspectable", "Introspect")
+        for iface in ET.fromstring(xml).iter("interface"):
+            if not iface.get("name").startswith("org.linkprobe."):
+                continue
+            for method in iface.iter("method"):
+                if (iface.get("name"), method.get("name")) not in listed:
+                    missing.add(f"{iface.get('name')}.{method.get('name')}")
+    assert not missing, f"not in the D-Bus policy: {sorted(missing)}"
