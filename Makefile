@@ -39,7 +39,16 @@ else
   msg = @printf '  %-6s %s\n' '$(1)' '$(2)';
 endif
 
-ifeq ($(SANITIZE),1)
+FUZZ ?= 0
+FUZZ_SECONDS ?= 60
+
+ifeq ($(FUZZ),1)
+  ifeq ($(origin CC),default)
+    CC := clang
+  endif
+  BUILD ?= build-fuzz
+  SANITIZE_FLAGS := -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer
+else ifeq ($(SANITIZE),1)
   ifeq ($(origin CC),default)
     CC := clang
   endif
@@ -92,6 +101,9 @@ DAEMONS :=
 PROBES :=
 TEST_PROGRAMS :=
 UNIT_TESTS :=
+FUZZ_TARGETS :=
+FUZZ_REGRESSION_PROGRAMS :=
+FUZZ_PROGRAMS :=
 MAN_PAGES :=
 
 include src/shared/shared.mk
@@ -107,7 +119,10 @@ include systemd/systemd.mk
 include tests/e2e/e2e.mk
 include bench/bench.mk
 
-ALL_PROGRAMS := $(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS) $(UNIT_TESTS) $(FUZZ_REGRESSION_PROGRAMS)
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_template,$(t))))
+
+ALL_PROGRAMS := $(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS) $(UNIT_TESTS) $(FUZZ_REGRESSION_PROGRAMS) \
+	$(if $(filter 1,$(FUZZ)),$(FUZZ_PROGRAMS))
 
 define library_template
 $(BUILD)/lib$(1).a: $$(call objs,$$($(1)_SOURCES))
@@ -189,12 +204,25 @@ check: deps
 # The unit tests and fuzz regressions always run under ASan+UBSan (a second build in
 # build-sanitize/); the integration layers use this build, or the sanitized one with SANITIZE=1.
 check-now: all $(addprefix $(BUILD)/,$(UNIT_TESTS))
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 fuzz-programs
 ifeq ($(SANITIZE),1)
-	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build $(BUILD)
+	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build $(BUILD) \
+		--fuzz-build build-fuzz --fuzz-seconds $(CHECK_FUZZ_SECONDS)
 else
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 sanitized-tests
-	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build build-sanitize
+	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build build-sanitize \
+		--fuzz-build build-fuzz --fuzz-seconds $(CHECK_FUZZ_SECONDS)
 endif
+
+# make check gives every fuzz target a few seconds; `make fuzz FUZZ_SECONDS=N` as long as you like.
+CHECK_FUZZ_SECONDS ?= 5
+
+.PHONY: fuzz fuzz-programs
+fuzz-programs: $(addprefix $(BUILD)/,$(FUZZ_PROGRAMS))
+
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 fuzz-programs
+	$(Q)/usr/bin/python3 tests/fuzz/run-fuzz --build build-fuzz --seconds $(FUZZ_SECONDS)
 
 .PHONY: sanitized-tests
 sanitized-tests: $(addprefix $(BUILD)/,$(UNIT_TESTS) $(FUZZ_REGRESSION_PROGRAMS))

@@ -6,9 +6,9 @@
 #include <sys/socket.h>
 
 #include "config.h"
-#include "metrics-http.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
+#include "shared/socket-util.h"
 #include "shared/string-util.h"
 
 typedef int (*config_parser_t)(const char *value, void *field, char *why, size_t why_size);
@@ -84,7 +84,7 @@ static int parse_directory_field(const char *value, void *field, char *why, size
 static int parse_listen_field(const char *value, void *field, char *why, size_t n) {
         struct sockaddr_storage sa;
         socklen_t len;
-        if (metrics_parse_listen(value, &sa, &len) < 0) {
+        if (socket_parse_listen_address(value, &sa, &len) < 0) {
                 snprintf(why, n, "expected PORT, ADDRESS:PORT or [IPV6]:PORT with numeric addresses");
                 return -EINVAL;
         }

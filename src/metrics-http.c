@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <arpa/inet.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -10,6 +9,7 @@
 #include "metrics.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
+#include "shared/socket-util.h"
 #include "shared/time-util.h"
 
 typedef struct HttpConnection HttpConnection;
@@ -35,43 +35,6 @@ struct HttpConnection {
         uint64_t accepted;
         bool draining;
 };
-
-int metrics_parse_listen(const char *listen, struct sockaddr_storage *ret, socklen_t *ret_len) {
-        _cleanup_(freep) char *host = NULL;
-        const char *port;
-        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
-        struct addrinfo *ai = NULL;
-        uint32_t p;
-
-        if (isempty(listen) || strlen(listen) > 128)
-                return -EINVAL;
-        if (listen[0] == '[') {
-                const char *end = strchr(listen, ']');
-                if (!end || end[1] != ':')
-                        return -EINVAL;
-                host = strndup(listen + 1, (size_t) (end - listen - 1));
-                port = end + 2;
-        } else if (strchr(listen, ':')) {
-                const char *colon = strrchr(listen, ':');
-                if (strchr(listen, ':') != colon)
-                        return -EINVAL; /* a bare IPv6 address needs brackets */
-                host = strndup(listen, (size_t) (colon - listen));
-                port = colon + 1;
-        } else {
-                host = strdup("::");
-                port = listen;
-        }
-        if (!host)
-                return -ENOMEM;
-        if (parse_u32(port, &p) < 0 || p == 0 || p > 65535)
-                return -EINVAL;
-        if (getaddrinfo(isempty(host) ? NULL : host, port, &hints, &ai) != 0 || !ai)
-                return -EINVAL;
-        memcpy(ret, ai->ai_addr, ai->ai_addrlen);
-        *ret_len = ai->ai_addrlen;
-        freeaddrinfo(ai);
-        return 0;
-}
 
 MetricsRequest metrics_parse_request(const char *buf, size_t size) {
         const char *end = memmem(buf, size, "\r\n\r\n", 4) ?: memmem(buf, size, "\n\n", 2);
@@ -295,7 +258,7 @@ int metrics_http_start(Manager *m, const char *listen_address, MetricsHttp **ret
         MetricsHttp *h;
         int r, one = 1, zero = 0;
 
-        r = metrics_parse_listen(listen_address, &sa, &len);
+        r = socket_parse_listen_address(listen_address, &sa, &len);
         if (r < 0)
                 return r;
 

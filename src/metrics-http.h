@@ -15,9 +15,6 @@ typedef struct MetricsHttp MetricsHttp;
 int metrics_http_start(Manager *m, const char *listen, MetricsHttp **ret);
 MetricsHttp *metrics_http_free(MetricsHttp *h);
 
-/* Parses a listen address into a socket address. */
-int metrics_parse_listen(const char *listen, struct sockaddr_storage *ret, socklen_t *ret_len);
-
 typedef enum MetricsRequest {
         METRICS_REQUEST_INCOMPLETE,
         METRICS_REQUEST_GET_METRICS,

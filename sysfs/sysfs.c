@@ -317,16 +317,10 @@ int sysfs_list_dir(int root_fd, const char *dir, char ***ret) {
         return 0;
 }
 
-int sysfs_read_uevent(int root_fd, const char *dir, char ***ret) {
-        char buf[SYSFS_ATTR_MAX + 1];
+int sysfs_uevent_parse(char *buf, char ***ret) {
         _cleanup_(strv_freep) char **l = NULL;
         size_t n = 0, count = 1;
         char *line, *saveptr = NULL;
-        int r;
-
-        r = sysfs_read_buffer(root_fd, dir, "uevent", buf, sizeof(buf));
-        if (r < 0)
-                return r;
 
         for (const char *p = buf; *p; p++)
                 count += *p == '\n';
@@ -346,6 +340,16 @@ int sysfs_read_uevent(int root_fd, const char *dir, char ***ret) {
 
         *ret = TAKE_PTR(l);
         return 0;
+}
+
+int sysfs_read_uevent(int root_fd, const char *dir, char ***ret) {
+        char buf[SYSFS_ATTR_MAX + 1];
+        int r;
+
+        r = sysfs_read_buffer(root_fd, dir, "uevent", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        return sysfs_uevent_parse(buf, ret);
 }
 
 const char *sysfs_uevent_get(char *const *env, const char *key) {

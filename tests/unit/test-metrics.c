@@ -5,6 +5,7 @@
 
 #include "unit-test.h"
 #include "metrics-http.h"
+#include "shared/socket-util.h"
 #include "metrics.h"
 
 #define REQ(s) metrics_parse_request(s, sizeof(s) - 1)
@@ -37,18 +38,18 @@ static void test_listen(void **state) {
         struct sockaddr_storage sa;
         socklen_t len;
 
-        assert_int_equal(metrics_parse_listen("127.0.0.1:9479", &sa, &len), 0);
+        assert_int_equal(socket_parse_listen_address("127.0.0.1:9479", &sa, &len), 0);
         assert_int_equal(sa.ss_family, AF_INET);
         assert_int_equal(ntohs(((struct sockaddr_in *) &sa)->sin_port), 9479);
-        assert_int_equal(metrics_parse_listen("[::1]:9479", &sa, &len), 0);
+        assert_int_equal(socket_parse_listen_address("[::1]:9479", &sa, &len), 0);
         assert_int_equal(sa.ss_family, AF_INET6);
-        assert_int_equal(metrics_parse_listen("9479", &sa, &len), 0);
+        assert_int_equal(socket_parse_listen_address("9479", &sa, &len), 0);
         assert_int_equal(sa.ss_family, AF_INET6);
         static const char *const bad[] = { "", "::1:9479", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0",
                                            "127.0.0.1:65536", "localhost:9479", "[::1]9479", "[::1", "x:y",
                                            "300.0.0.1:1", "-1" };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
-                if (metrics_parse_listen(bad[i], &sa, &len) >= 0)
+                if (socket_parse_listen_address(bad[i], &sa, &len) >= 0)
                         fail_msg("accepted \"%s\"", bad[i]);
 }
 
