@@ -202,6 +202,28 @@ static const sd_bus_vtable memory_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
+/* GetManagedObjects comes here before sd-bus's own object manager sees it: the answer is built straight
+ * from our tables (see manager_append_managed_objects()). Everything else sd-bus handles as usual,
+ * including InterfacesAdded/Removed, which it builds from the same vtables. */
+static int on_root_message(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        int r;
+
+        if (!sd_bus_message_is_method_call(message, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects") ||
+            !sd_bus_message_has_signature(message, ""))
+                return 0;
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r < 0)
+                return r;
+        r = manager_append_managed_objects(m, reply, error);
+        if (r < 0)
+                return r;
+        r = sd_bus_send(NULL, reply, NULL);
+        return r < 0 ? r : 1;
+}
+
 static const BusObjectType manager_bus_type = { .interface = MANAGER_INTERFACE };
 static const BusObjectType node_bus_type = { .interface = NODE_INTERFACE };
 static const BusObjectType memory_bus_type = { .interface = MEMORY_INTERFACE };
@@ -220,6 +242,9 @@ int manager_bus_register(Manager *m) {
         int r;
 
         r = sd_bus_add_object_manager(m->bus, NULL, BUS_PATH);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object(m->bus, NULL, BUS_PATH, on_root_message, m);
         if (r < 0)
                 return r;
         r = sd_bus_add_object_vtable(m->bus, NULL, BUS_PATH, MANAGER_INTERFACE, manager_vtable, m);

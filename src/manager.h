@@ -70,6 +70,9 @@ struct Manager {
         BusObject node_object;
         BusObject memory_object;
 
+        const BusObjectKind *bus_kinds[8];
+        size_t n_bus_kinds;
+
         BusObject **dirty;
         size_t n_dirty, n_dirty_allocated;
         sd_event_source *flush_source;
