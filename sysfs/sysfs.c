@@ -87,8 +87,9 @@ int sysfs_read_buffer(int root_fd, const char *dir, const char *attr, char *buf,
         if (fd < 0)
                 return fd;
 
-        /* sysfs returns the whole attribute in one read, but a fixture file may be a plain file that
-         * returns short reads; keep reading until EOF or until it is provably too long. */
+        /* A sysfs attribute arrives whole in one read (show() fills one page), and a regular file in a
+         * fixture tree only reads short at its end; so a read that does not fill the buffer was the
+         * last one, which saves the EOF read on thousands of attributes at start-up. */
         for (;;) {
                 ssize_t k = read(fd, page + n, sizeof(page) - n);
                 if (k < 0) {
@@ -96,11 +97,11 @@ int sysfs_read_buffer(int root_fd, const char *dir, const char *attr, char *buf,
                                 continue;
                         return -errno;
                 }
-                if (k == 0)
-                        break;
                 n += (size_t) k;
                 if (n > SYSFS_ATTR_MAX)
                         return -EFBIG;
+                if (k == 0 || (size_t) k < sizeof(page) - (n - (size_t) k))
+                        break;
         }
 
         if (memchr(page, '\0', n))
