@@ -31,6 +31,7 @@ static const Verb verbs[] = {
         { "list", 1, 1, verb_list },
         { "show", 2, -1, verb_show },
         { "monitor", 1, 1, verb_monitor },
+        { "rdma", 1, 1, verb_rdma },
 };
 
 static void help(void) {
@@ -41,6 +42,7 @@ static void help(void) {
                "  list                One line per network link\n"
                "  show LINK...        Everything about links, by name or index\n"
                "  monitor             Print changes as they happen, until interrupted\n"
+               "  rdma                One line per RDMA port\n"
                "\nOptions:\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n"

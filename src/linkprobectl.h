@@ -44,3 +44,4 @@ int verb_status(sd_bus *bus, int argc, char **argv);
 int verb_list(sd_bus *bus, int argc, char **argv);
 int verb_show(sd_bus *bus, int argc, char **argv);
 int verb_monitor(sd_bus *bus, int argc, char **argv);
+int verb_rdma(sd_bus *bus, int argc, char **argv);
