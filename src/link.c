@@ -9,6 +9,7 @@
 #include "link-bus.h"
 #include "link.h"
 #include "manager.h"
+#include "rdma.h"
 #include "shared/parse-util.h"
 #include "shared/string-util.h"
 #include "sysfs/net.h"
@@ -96,6 +97,7 @@ static void link_remove(Link *l) {
         Manager *m = l->manager;
 
         log_link_debug(l, "Removed.");
+        rdma_link_removed(l);
         bus_object_remove(&l->bus);
         table_remove(&m->links, &l->ifindex);
         m->links_topology_changed = true;
@@ -284,16 +286,11 @@ static LinkFacts link_facts(const Link *l) {
         };
 }
 
-static void link_prepare(BusObject *o) {
-        Link *l = link_from_bus_object(o);
+static void link_read_sysfs(Link *l) {
         Manager *m = l->manager;
         SysfsNetWhat what = 0;
         _cleanup_(sysfs_net_facts_done) SysfsNetFacts f = { .speed_mbps = -1 };
         int r;
-
-        if (!l->sysfs_stale)
-                return;
-        l->sysfs_stale = false;
 
         /* The kernel answers speed and duplex with EINVAL while the interface is down. */
         if (l->flags & IFF_UP)
@@ -335,13 +332,25 @@ static void link_prepare(BusObject *o) {
                 m->links_topology_changed = true;
 }
 
+static void link_prepare(BusObject *o) {
+        Link *l = link_from_bus_object(o);
+
+        if (!l->sysfs_stale)
+                return;
+        l->sysfs_stale = false;
+        link_read_sysfs(l);
+        /* RDMA ports name their interfaces: a new name, carrier or speed may concern one. */
+        rdma_link_changed(l);
+}
+
 /* The connection type a link has by itself, before upper devices inherit. */
 static ConnectionType link_own_connection_type(const Link *l) {
         LinkFacts facts = link_facts(l);
 
         if (l->kind == LINK_KIND_THUNDERBOLT)
                 return connection_type_for_thunderbolt(l->thunderbolt_generation);
-        if (l->kind == LINK_KIND_ETHERNET && l->rdma_roce)
+        /* Soft-RoCE (rxe) over a veth is RoCE as much as a ConnectX port is. */
+        if (IN_SET(l->kind, LINK_KIND_ETHERNET, LINK_KIND_VETH) && l->rdma_roce)
                 return CONNECTION_ROCE;
         return connection_type_from_facts(l->kind, &facts);
 }

@@ -10,6 +10,7 @@ static const struct {
         const char *const *members;
 } struct_members[] = {
         { "Link", "Addresses", (const char *const[]) { "Address", "PrefixLength", "Scope", "Class", NULL } },
+        { "RdmaPort", "Gids", (const char *const[]) { "Index", "Gid", "Type", "NetDevice", NULL } },
 };
 
 void ctl_normalize_properties(const char *kind, json_object *props) {

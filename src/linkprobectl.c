@@ -33,6 +33,7 @@ static const Verb verbs[] = {
         { "monitor", 1, 1, verb_monitor },
         { "metrics", 1, 1, verb_metrics },
         { "snapshot", 1, 1, verb_snapshot },
+        { "rdma", 1, 1, verb_rdma },
 };
 
 static void help(void) {
@@ -45,6 +46,7 @@ static void help(void) {
                "  monitor             Print changes as they happen, until interrupted\n"
                "  metrics             Everything in the Prometheus text format\n"
                "  snapshot            Everything as one JSON document (for schedulers)\n"
+               "  rdma                One line per RDMA port\n"
                "\nOptions:\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n"

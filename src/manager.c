@@ -13,6 +13,7 @@
 #include "manager.h"
 #include "metrics.h"
 #include "netlink.h"
+#include "rdma.h"
 #include "sysfs/sysfs.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
@@ -110,6 +111,8 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         m->config = *config;
         m->options = *options;
         m->links = TABLE_INIT(link_compare);
+        m->rdma_ports = TABLE_INIT(rdma_port_compare);
+        m->rdma_devices = TABLE_INIT(rdma_device_compare);
         m->node.hostname_fd = -EBADF;
         m->state_dir_fd = -EBADF;
         /* Cheap but not free: a few calls a second per client is plenty for anyone. */
@@ -140,6 +143,7 @@ Manager *manager_free(Manager *m) {
 
         m->metrics = metrics_exporter_free(m->metrics);
         links_free(m);
+        rdma_free(m);
         m->netlink = netlink_free(m->netlink);
         m->udev = udev_source_free(m->udev);
         node_done(&m->node);
@@ -333,6 +337,9 @@ int manager_start(Manager *m) {
 
         /* Sources of facts beyond links register their bus objects and udev subsystems here, before
          * the monitor starts; their enumerate handlers run with udev_source_enumerate() below. */
+        r = rdma_start(m);
+        if (r < 0)
+                return r;
 
         r = udev_source_start(m->udev);
         if (r < 0)

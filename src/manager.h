@@ -55,6 +55,8 @@ struct Manager {
 
         Table links; /* Link* by ifindex */
         bool links_topology_changed;
+        Table rdma_ports;   /* RdmaPort* by "<device>_<port>" */
+        Table rdma_devices; /* RdmaDevice* by name */
 
         Netlink *netlink;
         UdevSource *udev;

@@ -28,3 +28,5 @@ test-infiniband-reader_PKGS += umockdev-1.0
 test-infiniband-reader_LDLIBS := -Wl,--wrap=read
 $(BUILD)/tests/unit/test-infiniband-reader.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
 test-rdma-verbs_PKGS += libibverbs
+# The daemon's RDMA ports (src/rdma*.c) link libibverbs through rdma-verbs.o.
+test-rdma-port_PKGS += libibverbs

@@ -6,7 +6,7 @@ daemon_SOURCES := $(filter-out src/linkprobed.c src/linkprobectl%.c,$(wildcard s
 DAEMONS += linkprobed
 linkprobed_SOURCES := src/linkprobed.c
 linkprobed_LIBS := daemon sysfs shared
-linkprobed_PKGS := libsystemd libnl-route-3.0 libudev inih json-c
+linkprobed_PKGS := libsystemd libnl-route-3.0 libudev inih json-c libibverbs
 
 PROGRAMS += linkprobectl
 linkprobectl_SOURCES := $(wildcard src/linkprobectl*.c)

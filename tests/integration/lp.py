@@ -274,6 +274,17 @@ class Client:
         return {props[IFACE + "Link"]["Index"]: dict(props[IFACE + "Link"], Path=path)
                 for path, props in self.objects().items() if IFACE + "Link" in props}
 
+    def managed_objects_differing_from_getall(self):
+        """Objects whose GetManagedObjects entry differs from what Properties.GetAll says (GetManagedObjects
+        is answered from the daemon's own tables; GetAll by sd-bus from the vtable)."""
+        wrong = []
+        for path, interfaces in self.objects().items():
+            for interface, props in interfaces.items():
+                (getall,) = self.call(path, "org.freedesktop.DBus.Properties", "GetAll", "(s)", (interface,))
+                if getall != props:
+                    wrong.append((path, interface))
+        return wrong
+
     def get_all(self, interface, path=ROOT):
         (props,) = self.call(path, "org.freedesktop.DBus.Properties", "GetAll", "(s)", (IFACE + interface,))
         return props
