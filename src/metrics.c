@@ -9,6 +9,8 @@
 #include "metrics-http.h"
 #include "metrics.h"
 #include "netlink.h"
+#include "rdma-bus.h"
+#include "rdma.h"
 #include "shared/fileio.h"
 #include "shared/log.h"
 #include "shared/time-util.h"
@@ -141,10 +143,43 @@ static void render_links(Manager *m, FILE *f) {
                 }
 }
 
+/* Labels as node_exporter's infiniband collector has them (device = the HCA, port), so they join. */
+static void render_rdma(Manager *m, FILE *f) {
+        RdmaPort *p;
+
+        if (table_size(&m->rdma_ports) == 0)
+                return;
+        family(f, "linkprobe_rdma_port_info", "gauge", "An RDMA port and what it is (always 1).");
+        TABLE_FOREACH(p, &m->rdma_ports) {
+                char port[16], guid[RDMA_GUID_STRING_MAX];
+                snprintf(port, sizeof(port), "%u", p->number);
+                sample(f, "linkprobe_rdma_port_info", 1, "device", p->device, "port", port, "transport",
+                       rdma_transport_to_bus(p->transport), "link_layer", rdma_link_layer_to_bus(p->status.link_layer),
+                       "width", rdma_width_to_bus(p->status.rate.width), "speed", rdma_speed_to_bus(p->status.rate.speed),
+                       "node_guid", rdma_format_guid(p->node_guid, guid), "netdev",
+                       p->netdevs && p->netdevs[0] ? p->netdevs[0] : "", NULL);
+        }
+        family(f, "linkprobe_rdma_port_active", "gauge", "1 when the port's state is active.");
+        TABLE_FOREACH(p, &m->rdma_ports) {
+                char port[16];
+                snprintf(port, sizeof(port), "%u", p->number);
+                sample(f, "linkprobe_rdma_port_active", p->status.state == RDMA_PORT_STATE_ACTIVE, "device", p->device,
+                       "port", port, NULL);
+        }
+        family(f, "linkprobe_rdma_port_rate_bytes", "gauge", "The port's rate in bytes per second; 0 when unknown.");
+        TABLE_FOREACH(p, &m->rdma_ports) {
+                char port[16];
+                snprintf(port, sizeof(port), "%u", p->number);
+                sample(f, "linkprobe_rdma_port_rate_bytes", rdma_rate_gbps(&p->status.rate) * 1.25e8, "device",
+                       p->device, "port", port, NULL);
+        }
+}
+
 int metrics_render(Manager *m, FILE *f) {
         render_daemon(m, f);
         render_node(m, f);
         render_links(m, f);
+        render_rdma(m, f);
         return ferror(f) ? -EIO : 0;
 }
 

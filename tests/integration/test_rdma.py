@@ -583,3 +583,18 @@ def test_sighup_rereads_rdma(netns, client, signals, daemon_factory, testbed):
     testbed.set_attribute(SYSPATH["mlx5_0"], "ports/1/lid", "0x2b\n")
     daemon.signal(signal.SIGHUP)
     assert signals.wait(lambda ev: any(c.get("Lid") == 0x2b for c in changed(ev, port_path("mlx5_0", 1))))
+
+
+def test_rdma_metrics(netns, bus, daemon_factory, testbed):
+    import subprocess
+    load(testbed, *GOOD)
+    start(daemon_factory, netns, testbed)
+    out = lp.ctl(bus, "metrics")
+    assert out.returncode == 0, out.stderr
+    check = subprocess.run(["promtool", "check", "metrics"], input=out.stdout, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    text = out.stdout
+    assert 'linkprobe_rdma_port_active{device="mlx5_0",port="1"} 1' in text, text
+    assert 'linkprobe_rdma_port_rate_bytes{device="mlx5_0",port="1"} 25000000000' in text
+    assert 'linkprobe_rdma_port_info{device="mlx5_0",port="1",transport="InfiniBand",link_layer="infiniband",' \
+           'width="4X",speed="HDR",' in text
