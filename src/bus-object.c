@@ -125,6 +125,8 @@ static bool bus_object_emit(BusObject *o) {
 void manager_flush_bus_objects(Manager *m) {
         bool published = false;
 
+        /* A removal queues nothing, yet facts other objects derive from it may have moved. */
+        manager_after_prepare(m);
         while (m->n_dirty > 0) {
                 size_t prepared = 0;
 

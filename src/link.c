@@ -98,7 +98,9 @@ static void link_remove(Link *l) {
         log_link_debug(l, "Removed.");
         bus_object_remove(&l->bus);
         table_remove(&m->links, &l->ifindex);
+        /* Nothing is queued for a removal, but what others derive from this link must follow. */
         m->links_topology_changed = true;
+        (void) manager_schedule_flush(m);
         link_free(l);
 }
 
