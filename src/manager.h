@@ -55,6 +55,7 @@ struct Manager {
 
         Table links; /* Link* by ifindex */
         bool links_topology_changed;
+        Table thunderbolt; /* TbtObject* by sysname */
 
         Netlink *netlink;
         UdevSource *udev;
