@@ -33,6 +33,8 @@ static const Verb verbs[] = {
         { "monitor", 1, 1, verb_monitor },
         { "metrics", 1, 1, verb_metrics },
         { "snapshot", 1, 1, verb_snapshot },
+        { "thunderbolt", 1, 1, verb_thunderbolt },
+        { "tree", 1, 1, verb_thunderbolt },
 };
 
 static void help(void) {
@@ -45,6 +47,7 @@ static void help(void) {
                "  monitor             Print changes as they happen, until interrupted\n"
                "  metrics             Everything in the Prometheus text format\n"
                "  snapshot            Everything as one JSON document (for schedulers)\n"
+               "  thunderbolt, tree   The Thunderbolt/USB4 tree: hosts, docks, devices, peers\n"
                "\nOptions:\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n"

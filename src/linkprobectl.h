@@ -47,3 +47,4 @@ int verb_show(sd_bus *bus, int argc, char **argv);
 int verb_monitor(sd_bus *bus, int argc, char **argv);
 int verb_metrics(sd_bus *bus, int argc, char **argv);
 int verb_snapshot(sd_bus *bus, int argc, char **argv);
+int verb_thunderbolt(sd_bus *bus, int argc, char **argv);
