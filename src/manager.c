@@ -113,6 +113,7 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         m->options = *options;
         m->links = TABLE_INIT(link_compare);
         m->thunderbolt = TABLE_INIT(tbt_object_compare);
+        m->thunderbolt_services = TABLE_INIT(tbt_object_compare);
         m->node.hostname_fd = -EBADF;
         m->state_dir_fd = -EBADF;
         /* Cheap but not free: a few calls a second per client is plenty for anyone. */

@@ -55,7 +55,8 @@ struct Manager {
 
         Table links; /* Link* by ifindex */
         bool links_topology_changed;
-        Table thunderbolt; /* TbtObject* by sysname */
+        Table thunderbolt;          /* TbtObject* by sysname: what is published */
+        Table thunderbolt_services; /* TbtObject* by sysname: XDomain services, folded into peers */
 
         Netlink *netlink;
         UdevSource *udev;

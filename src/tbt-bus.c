@@ -20,9 +20,9 @@ static int tbt_object_find(sd_bus *bus, const char *path, const char *interface,
         r = sd_bus_path_decode(path, TBT_PATH_PREFIX, &sysname);
         if (r <= 0)
                 return 0;
-        o = tbt_object_get(m, sysname);
-        /* Services are folded into their peer; the path must be the canonical one. */
-        if (!o || !o->published || !streq(o->bus.path, path))
+        /* Only published objects (services are folded into their peer), by their canonical path. */
+        o = table_get(&m->thunderbolt, sysname);
+        if (!o || !streq(o->bus.path, path))
                 return 0;
         *found = o;
         return 1;
@@ -38,8 +38,6 @@ static int tbt_node_enumerator(sd_bus *bus, const char *path, void *userdata, ch
         if (!l)
                 return -ENOMEM;
         TABLE_FOREACH(o, &m->thunderbolt) {
-                if (!o->published)
-                        continue;
                 l[n] = strdup(o->bus.path);
                 if (!l[n])
                         return -ENOMEM;
@@ -136,9 +134,19 @@ static const sd_bus_vtable tbt_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
+static const BusObjectKind tbt_bus_kind = {
+        .interface = TBT_INTERFACE,
+        .vtable = tbt_vtable,
+        .table_offset = offsetof(Manager, thunderbolt),
+        .bus_offset = offsetof(TbtObject, bus),
+};
+
 int tbt_bus_register(Manager *m) {
         int r;
 
+        r = manager_add_bus_kind(m, &tbt_bus_kind);
+        if (r < 0)
+                return r;
         r = sd_bus_add_fallback_vtable(m->bus, NULL, TBT_PATH_PREFIX, TBT_INTERFACE, tbt_vtable, tbt_object_find, m);
         if (r < 0)
                 return r;

@@ -60,8 +60,29 @@ int tbt_object_compare(const void *key, const void *object) {
         return strcmp(key, ((const TbtObject *) object)->sysname);
 }
 
+/* Published objects live in m->thunderbolt, which GetManagedObjects walks; services, which only the
+ * tree needs, in m->thunderbolt_services. Names are unique across both (one bus directory). */
+static Table *tbt_table(Manager *m, TbtKind kind) {
+        return kind == TBT_KIND_SERVICE ? &m->thunderbolt_services : &m->thunderbolt;
+}
+
+/* Every object of both tables; the body must not remove (use the tables one by one for that). */
+#define TBT_FOREACH(o, m)                                                                               \
+        for (Table *_tables_[2] = { &(m)->thunderbolt, &(m)->thunderbolt_services }, **_t_ = _tables_; \
+             _t_ < _tables_ + 2; _t_++)                                                                 \
+                TABLE_FOREACH(o, *_t_)
+
+static size_t tbt_count(Manager *m) {
+        return table_size(&m->thunderbolt) + table_size(&m->thunderbolt_services);
+}
+
 TbtObject *tbt_object_get(Manager *m, const char *sysname) {
-        return sysname ? table_get(&m->thunderbolt, sysname) : NULL;
+        TbtObject *o;
+
+        if (!sysname)
+                return NULL;
+        o = table_get(&m->thunderbolt, sysname);
+        return o ?: table_get(&m->thunderbolt_services, sysname);
 }
 
 static TbtObject *tbt_object_free(TbtObject *o) {
@@ -82,9 +103,10 @@ static TbtObject *tbt_object_free(TbtObject *o) {
 void tbt_objects_free(Manager *m) {
         TbtObject *o;
 
-        TABLE_FOREACH(o, &m->thunderbolt)
+        TBT_FOREACH(o, m)
                 tbt_object_free(o);
         table_done(&m->thunderbolt);
+        table_done(&m->thunderbolt_services);
 }
 
 /* Takes over d. */
@@ -114,7 +136,7 @@ static int tbt_object_new(Manager *m, TbtDevice *d, TbtObject **ret) {
         o->depth = -1;
         o->link_class = _TBT_LINK_CLASS_INVALID;
 
-        r = table_put(&m->thunderbolt, o->sysname, o);
+        r = table_put(tbt_table(m, device->kind), o->sysname, o);
         if (r < 0) {
                 tbt_object_free(o);
                 return r;
@@ -135,13 +157,13 @@ static void tbt_object_remove(TbtObject *o) {
         log_tbt_debug(o, "Removed.");
         /* InterfacesRemoved needs the object still findable. */
         bus_object_remove(&o->bus);
-        table_remove(&m->thunderbolt, o->sysname);
+        table_remove(tbt_table(m, o->device->kind), o->sysname);
         tbt_object_free(o);
 }
 
 /* Whether d is below the device named ancestor, following the parents we know. */
 static bool tbt_is_below(Manager *m, const TbtDevice *d, const char *ancestor) {
-        size_t steps = 0, limit = table_size(&m->thunderbolt);
+        size_t steps = 0, limit = tbt_count(m);
 
         for (const char *p = d->parent; p && steps <= limit; steps++) {
                 TbtObject *parent;
@@ -162,7 +184,7 @@ static void tbt_remove_subtree(Manager *m, const char *sysname) {
         _cleanup_(strv_freep) char **doomed = NULL;
         TbtObject *o;
 
-        TABLE_FOREACH(o, &m->thunderbolt)
+        TBT_FOREACH(o, m)
                 if (streq(o->sysname, sysname) || tbt_is_below(m, o->device, sysname))
                         if (strv_consume(&doomed, strdup(o->sysname)) < 0) {
                                 log_oom();
@@ -346,10 +368,10 @@ static int tbt_object_apply_node(TbtObject *const *objects, const TbtTopology *t
 static void tbt_recheck_net_interfaces(Manager *m) {
         TbtObject *o;
 
-        TABLE_FOREACH(o, &m->thunderbolt) {
+        TABLE_FOREACH(o, &m->thunderbolt_services) {
                 Link *l;
 
-                if (o->device->kind != TBT_KIND_SERVICE || !o->device->net_interface)
+                if (!o->device->net_interface)
                         continue;
                 l = link_find(m, o->device->net_interface);
                 if (l && (!l->on_thunderbolt || !streq_ptr(l->device_path, o->device->syspath)))
@@ -359,7 +381,7 @@ static void tbt_recheck_net_interfaces(Manager *m) {
 
 /* Rebuilds the tree from the table (a few dozen devices at most: cheap) and publishes what moved. */
 static void tbt_apply_topology(Manager *m) {
-        size_t n = table_size(&m->thunderbolt), i = 0;
+        size_t n = tbt_count(m), i = 0;
         _cleanup_(freep) TbtObject **objects = new0(TbtObject *, n + 1);
         _cleanup_(freep) TbtDevice **devices = new0(TbtDevice *, n + 1);
         _cleanup_(tbt_topology_freep) TbtTopology *t = NULL;
@@ -370,7 +392,7 @@ static void tbt_apply_topology(Manager *m) {
                 log_oom();
                 return;
         }
-        TABLE_FOREACH(o, &m->thunderbolt) {
+        TBT_FOREACH(o, m) {
                 objects[i] = o;
                 devices[i++] = o->device;
         }
@@ -415,7 +437,7 @@ int tbt_enumerate_all(Manager *m) {
         if (r < 0)
                 return log_warning_errno(r, "Failed to enumerate Thunderbolt devices: %m");
 
-        TABLE_FOREACH(o, &m->thunderbolt)
+        TBT_FOREACH(o, m)
                 o->seen = false;
         for (size_t i = 0; i < n; i++) {
                 r = tbt_object_update(m, TAKE_PTR(devices[i]));
@@ -426,9 +448,12 @@ int tbt_enumerate_all(Manager *m) {
         TABLE_FOREACH_SAFE(o, &m->thunderbolt)
                 if (!o->seen)
                         tbt_object_remove(o);
+        TABLE_FOREACH_SAFE(o, &m->thunderbolt_services)
+                if (!o->seen)
+                        tbt_object_remove(o);
 
         tbt_apply_topology(m);
-        log_debug("Thunderbolt: %zu devices.", table_size(&m->thunderbolt));
+        log_debug("Thunderbolt: %zu devices.", tbt_count(m));
         return 0;
 }
 
@@ -438,10 +463,10 @@ static TbtObject *tbt_peer_for_link(Manager *m, const Link *l) {
 
         if (!l->on_thunderbolt || !l->device_path)
                 return NULL;
-        TABLE_FOREACH(o, &m->thunderbolt) {
+        TABLE_FOREACH(o, &m->thunderbolt_services) {
                 TbtObject *peer;
 
-                if (o->device->kind != TBT_KIND_SERVICE || !streq_ptr(o->device->syspath, l->device_path))
+                if (!streq_ptr(o->device->syspath, l->device_path))
                         continue;
                 peer = tbt_object_get(m, o->device->parent);
                 return peer && peer->published && peer->device->kind == TBT_KIND_PEER ? peer : NULL;
@@ -482,7 +507,7 @@ void tbt_update_links(Manager *m) {
         }
 
         TABLE_FOREACH(o, &m->thunderbolt)
-                if (o->published && o->device->kind == TBT_KIND_PEER &&
+                if (o->device->kind == TBT_KIND_PEER &&
                     bus_object_set_string(&o->bus, &o->net_interface_path,
                                           o->net_link ? o->net_link->bus.path : NULL, "NetInterface") < 0)
                         log_oom();

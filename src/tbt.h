@@ -11,10 +11,10 @@ typedef struct Link Link;
 struct udev_device;
 
 /*
- * One device of bus/thunderbolt. Every kind is in the table, so the tree can be built from it, but
- * XDomain services are not published: a service is a protocol the peer offers (thunderbolt-net, a
- * DMA test), with no link and no rate of its own, so it is folded into its peer (Services,
- * NetInterface).
+ * One device of bus/thunderbolt. Every kind is kept, so the tree can be built, but XDomain services are
+ * not published: a service is a protocol the peer offers (thunderbolt-net, a DMA test), with no link
+ * and no rate of its own, so it is folded into its peer (Services, NetInterface). Published objects
+ * are in Manager.thunderbolt (which GetManagedObjects walks), services in Manager.thunderbolt_services.
  */
 typedef struct TbtObject {
         char *sysname; /* the table's key: "domain0", "0-301", "0-301.0", "0-0:1.1" */

@@ -145,6 +145,9 @@ def test_objects_match_reader(fixture, live_bed, netns, client, daemon_factory):
         diffs = {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v}
         assert not diffs, f"{name}: (ours, expected) {diffs}"
         assert got["NetInterface"] == "/"  # no such link in this namespace
+        # GetManagedObjects is served from the daemon's own tables: it must read as sd-bus's GetAll.
+        assert client.get_all("Thunderbolt", ours[name]["Path"]) == {k: v for k, v in ours[name].items()
+                                                                      if k != "Path"}, name
     assert daemon.proc.poll() is None
 
 
