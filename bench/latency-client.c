@@ -48,12 +48,20 @@ static void read_netlink(int fd, State *s) {
                 if (n <= 0)
                         return;
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
-                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, (size_t) n); h = NLMSG_NEXT(h, n)) {
-                        if (h->nlmsg_type != RTM_NEWLINK)
-                                continue;
-                        struct ifinfomsg *ifi = NLMSG_DATA(h);
-                        if (ifi->ifi_index == s->ifindex && !!(ifi->ifi_flags & IFF_UP) == s->want_up && s->kernel_at == 0)
-                                s->kernel_at = now;
+                /* Copied out rather than cast: the buffer promises no alignment to the compiler. */
+                for (size_t off = 0; off + NLMSG_HDRLEN + sizeof(struct ifinfomsg) <= (size_t) n;) {
+                        struct nlmsghdr h;
+                        struct ifinfomsg ifi;
+                        memcpy(&h, buf + off, sizeof(h));
+                        if (h.nlmsg_len < NLMSG_HDRLEN || off + h.nlmsg_len > (size_t) n)
+                                break;
+                        if (h.nlmsg_type == RTM_NEWLINK) {
+                                memcpy(&ifi, buf + off + NLMSG_HDRLEN, sizeof(ifi));
+                                if (ifi.ifi_index == s->ifindex && !!(ifi.ifi_flags & IFF_UP) == s->want_up &&
+                                    s->kernel_at == 0)
+                                        s->kernel_at = now;
+                        }
+                        off += NLMSG_ALIGN(h.nlmsg_len);
                 }
         }
 }

@@ -82,11 +82,11 @@ char *net_format_address(const struct sockaddr *sa, bool with_port, char *buf, s
         uint16_t port = 0;
 
         if (sa->sa_family == AF_INET) {
-                const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
+                const struct sockaddr_in *in = (const struct sockaddr_in *) (const void *) sa;
                 inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
                 port = ntohs(in->sin_port);
         } else if (sa->sa_family == AF_INET6) {
-                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) sa;
+                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) (const void *) sa;
                 char ifname[IF_NAMESIZE];
                 /* IPv4-mapped addresses read better as what they are. */
                 if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))

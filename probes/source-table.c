@@ -60,7 +60,7 @@ SourceEntry *source_table_get(SourceTable *t, const struct in6_addr *address, ui
 int source_address_from_sockaddr(const struct sockaddr *sa, struct in6_addr *ret, uint16_t *ret_port) {
         switch (sa->sa_family) {
         case AF_INET: {
-                const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
+                const struct sockaddr_in *in = (const struct sockaddr_in *) (const void *) sa;
                 struct in6_addr a = {};
                 a.s6_addr[10] = 0xff;
                 a.s6_addr[11] = 0xff;
@@ -71,7 +71,7 @@ int source_address_from_sockaddr(const struct sockaddr *sa, struct in6_addr *ret
                 return 0;
         }
         case AF_INET6: {
-                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) sa;
+                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) (const void *) sa;
                 *ret = in6->sin6_addr;
                 if (ret_port)
                         *ret_port = ntohs(in6->sin6_port);

@@ -125,6 +125,8 @@ static bool bus_object_emit(BusObject *o) {
 void manager_flush_bus_objects(Manager *m) {
         bool published = false;
 
+        /* A removal queues nothing, yet facts other objects derive from it may have moved. */
+        manager_after_prepare(m);
         while (m->n_dirty > 0) {
                 size_t prepared = 0;
 
@@ -225,11 +227,11 @@ int manager_append_managed_objects(Manager *m, sd_bus_message *reply, sd_bus_err
                 return r;
         for (size_t k = 0; k < m->n_bus_kinds; k++) {
                 const BusObjectKind *kind = m->bus_kinds[k];
-                const Table *table = (const Table *) ((const uint8_t *) m + kind->table_offset);
+                const Table *table = (const Table *) (const void *) ((const uint8_t *) m + kind->table_offset);
                 void *object;
 
                 TABLE_FOREACH(object, table) {
-                        const BusObject *o = (const BusObject *) ((const uint8_t *) object + kind->bus_offset);
+                        const BusObject *o = (const BusObject *) (const void *) ((const uint8_t *) object + kind->bus_offset);
 
                         r = sd_bus_message_open_container(reply, 'e', "oa{sa{sv}}");
                         if (r >= 0)

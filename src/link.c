@@ -25,7 +25,7 @@ static const BusObjectType link_bus_type = {
 };
 
 static inline Link *link_from_bus_object(BusObject *o) {
-        return (Link *) ((char *) o - offsetof(Link, bus));
+        return container_of(o, Link, bus);
 }
 
 Link *link_get(Manager *m, int ifindex) {
@@ -100,7 +100,9 @@ static void link_remove(Link *l) {
         rdma_link_removed(l);
         bus_object_remove(&l->bus);
         table_remove(&m->links, &l->ifindex);
+        /* Nothing is queued for a removal, but what others derive from this link must follow. */
         m->links_topology_changed = true;
+        (void) manager_schedule_flush(m);
         link_free(l);
 }
 
@@ -327,9 +329,6 @@ static void link_read_sysfs(Link *l) {
                         m->links_topology_changed = true;
         }
 
-        LinkFacts facts = link_facts(l);
-        if (bus_object_set(&l->bus, l->kind, link_kind_from_facts(&facts), "Kind"))
-                m->links_topology_changed = true;
 }
 
 static void link_prepare(BusObject *o) {
@@ -339,6 +338,12 @@ static void link_prepare(BusObject *o) {
                 return;
         l->sysfs_stale = false;
         link_read_sysfs(l);
+
+        /* Judged even when sysfs had nothing to say (renamed meanwhile, or a test's sysfs root without
+         * this link): netlink's facts alone still tell a loopback, a bridge or a veth. */
+        LinkFacts facts = link_facts(l);
+        if (bus_object_set(&l->bus, l->kind, link_kind_from_facts(&facts), "Kind"))
+                l->manager->links_topology_changed = true;
         /* RDMA ports name their interfaces: a new name, carrier or speed may concern one. */
         rdma_link_changed(l);
 }

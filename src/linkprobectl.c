@@ -34,6 +34,8 @@ static const Verb verbs[] = {
         { "metrics", 1, 1, verb_metrics },
         { "snapshot", 1, 1, verb_snapshot },
         { "rdma", 1, 1, verb_rdma },
+        { "thunderbolt", 1, 1, verb_thunderbolt },
+        { "tree", 1, 1, verb_thunderbolt },
 };
 
 static void help(void) {
@@ -47,6 +49,7 @@ static void help(void) {
                "  metrics             Everything in the Prometheus text format\n"
                "  snapshot            Everything as one JSON document (for schedulers)\n"
                "  rdma                One line per RDMA port\n"
+               "  thunderbolt, tree   The Thunderbolt/USB4 tree: hosts, docks, devices, peers\n"
                "\nOptions:\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n"

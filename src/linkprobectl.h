@@ -48,3 +48,4 @@ int verb_monitor(sd_bus *bus, int argc, char **argv);
 int verb_metrics(sd_bus *bus, int argc, char **argv);
 int verb_snapshot(sd_bus *bus, int argc, char **argv);
 int verb_rdma(sd_bus *bus, int argc, char **argv);
+int verb_thunderbolt(sd_bus *bus, int argc, char **argv);

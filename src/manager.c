@@ -15,6 +15,7 @@
 #include "netlink.h"
 #include "rdma.h"
 #include "sysfs/sysfs.h"
+#include "tbt.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
 #include "shared/string-util.h"
@@ -48,6 +49,7 @@ int manager_schedule_flush(Manager *m) {
 
 void manager_after_prepare(Manager *m) {
         if (m->links_topology_changed) {
+                tbt_update_links(m); /* may change an input of ConnectionType itself */
                 m->links_topology_changed = false;
                 links_update_connection_types(m);
         }
@@ -113,6 +115,8 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         m->links = TABLE_INIT(link_compare);
         m->rdma_ports = TABLE_INIT(rdma_port_compare);
         m->rdma_devices = TABLE_INIT(rdma_device_compare);
+        m->thunderbolt = TABLE_INIT(tbt_object_compare);
+        m->thunderbolt_services = TABLE_INIT(tbt_object_compare);
         m->node.hostname_fd = -EBADF;
         m->state_dir_fd = -EBADF;
         /* Cheap but not free: a few calls a second per client is plenty for anyone. */
@@ -144,6 +148,7 @@ Manager *manager_free(Manager *m) {
         m->metrics = metrics_exporter_free(m->metrics);
         links_free(m);
         rdma_free(m);
+        tbt_objects_free(m);
         m->netlink = netlink_free(m->netlink);
         m->udev = udev_source_free(m->udev);
         node_done(&m->node);
@@ -338,6 +343,9 @@ int manager_start(Manager *m) {
         /* Sources of facts beyond links register their bus objects and udev subsystems here, before
          * the monitor starts; their enumerate handlers run with udev_source_enumerate() below. */
         r = rdma_start(m);
+        if (r < 0)
+                return r;
+        r = tbt_setup(m);
         if (r < 0)
                 return r;
 

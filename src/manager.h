@@ -57,6 +57,8 @@ struct Manager {
         bool links_topology_changed;
         Table rdma_ports;   /* RdmaPort* by "<device>_<port>" */
         Table rdma_devices; /* RdmaDevice* by name */
+        Table thunderbolt;          /* TbtObject* by sysname: what is published */
+        Table thunderbolt_services; /* TbtObject* by sysname: XDomain services, folded into peers */
 
         Netlink *netlink;
         UdevSource *udev;

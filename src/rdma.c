@@ -20,7 +20,7 @@ static const BusObjectType rdma_port_bus_type = {
 };
 
 static inline RdmaPort *rdma_port_from_bus_object(BusObject *o) {
-        return (RdmaPort *) ((char *) o - offsetof(RdmaPort, bus));
+        return container_of(o, RdmaPort, bus);
 }
 
 int rdma_port_compare(const void *key, const void *object) {

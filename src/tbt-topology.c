@@ -371,6 +371,9 @@ static int evaluate_links(Builder *b) {
         r = usb4_versions(b, &usb4);
         if (r < 0)
                 return r;
+        for (size_t i = 0; i < t->n_nodes; i++)
+                if (b->devices[i]->kind == TBT_KIND_ROUTER)
+                        t->nodes[i].usb4_version = usb4[i];
 
         for (size_t i = 0; i < t->n_nodes; i++) {
                 const TbtDevice *d = b->devices[i], *parent = parent_router(b, i);

@@ -83,6 +83,8 @@ typedef struct TbtNode {
         int depth;           /* hops below the host router (host 0, domain 0); -1 unknown */
         bool has_route;
         uint64_t route;      /* routers and peers; derived from the name */
+        unsigned usb4_version; /* routers: USB4_VERSION's major, 2 also when any of the router's
+                                * links runs 40 Gb/s per lane; 0 not USB4 or unknown */
         bool has_link;       /* every router but the host, and every peer */
         TbtLinkInfo link;
         unsigned path_rx_gbps, path_tx_gbps; /* bottleneck over every hop from the host; 0 unknown */

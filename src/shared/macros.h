@@ -25,6 +25,9 @@
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
+/* The struct that embeds member at ptr. */
+#define container_of(ptr, type, member) ((type *) (void *) ((uint8_t *) (ptr) - offsetof(type, member)))
+
 #ifndef MIN
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #endif

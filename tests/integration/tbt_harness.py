@@ -33,9 +33,9 @@ BOLT_MANAGER = "org.freedesktop.bolt1.Manager"
 BOLT_DEVICE = "org.freedesktop.bolt1.Device"
 
 
-def missing_tools():
-    """Why the boltd side-by-side cannot run here, or None."""
-    for tool in (BOLTD, shutil.which("umockdev-wrapper"), shutil.which("dbus-daemon")):
+def missing_tools(boltd=True):
+    """Why the boltd side-by-side (or, with boltd=False, a umockdev testbed) cannot run here, or None."""
+    for tool in ((BOLTD,) if boltd else ()) + (shutil.which("umockdev-wrapper"), shutil.which("dbus-daemon")):
         if not tool or not os.access(tool, os.X_OK):
             return f"{tool or 'umockdev-wrapper/dbus-daemon'} not installed (Debian packages bolt, umockdev, dbus)"
     try:
@@ -47,6 +47,14 @@ def missing_tools():
     except (ImportError, ValueError) as e:
         return f"python3-dbus or gir1.2-umockdev-1.0 missing: {e}"
     return None
+
+
+def fixture_records(name, predicate):
+    """The records of a .umockdev file whose device path satisfies predicate, as umockdev text (parents
+    before children, as in the file): what add_from_string() takes to plug devices back in."""
+    with open(fixture_path(name), encoding="utf-8") as f:
+        records = f.read().strip("\n").split("\n\n")
+    return "\n\n".join(r for r in records if predicate(r.split("\n", 1)[0][len("P: "):])) + "\n"
 
 
 def fixture_path(name):
@@ -110,6 +118,81 @@ class Testbed:
     def close(self):
         self._testbed = None  # its finalizer removes the tree
         if os.path.isdir(self.root):
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+class LiveTestbed:
+    """A testbed that can change while a daemon watches it: owned by umockdev_server.py running under
+    `umockdev-wrapper` (only a preloaded process can send umockdev's uevents). Same root/sys/env() as
+    Testbed, plus uevent(), set_attribute(), set_property(), remove_device(), add_from_string()."""
+
+    SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "umockdev_server.py")
+
+    def __init__(self, *fixtures):
+        self.root = None
+        self.proc = subprocess.Popen(["umockdev-wrapper", "/usr/bin/python3", self.SERVER,
+                                      *[fixture_path(f) for f in fixtures]],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"umockdev_server.py did not start (exit {self.proc.wait()})")
+            hello = json.loads(line)
+            self.root, self.sys = hello["root"], hello["sys"]
+        except BaseException:
+            self.close()
+            raise
+
+    def env(self):
+        return {"UMOCKDEV_DIR": self.root}
+
+    def _request(self, **request):
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"umockdev_server.py died (exit {self.proc.poll()})")
+        reply = json.loads(line)
+        if not reply["ok"]:
+            raise RuntimeError(f"testbed {request['op']}: {reply['error']}")
+
+    @staticmethod
+    def devpath(path):
+        """A fixture's device path ("/devices/...") as the testbed API wants it ("/sys/devices/...")."""
+        return path if path.startswith("/sys/") else "/sys" + path
+
+    def uevent(self, path, action):
+        self._request(op="uevent", devpath=self.devpath(path), action=action)
+
+    def set_attribute(self, path, name, value):
+        self._request(op="set_attribute", devpath=self.devpath(path), name=name, value=value)
+
+    def set_property(self, path, name, value):
+        self._request(op="set_property", devpath=self.devpath(path), name=name, value=value)
+
+    def remove_device(self, path):
+        self._request(op="remove_device", devpath=self.devpath(path))
+
+    def add_from_string(self, text):
+        """Adds the devices of a umockdev description; umockdev sends "add" for each, in order."""
+        self._request(op="add_from_string", text=text)
+
+    def host_path(self, path):
+        """Where a /sys path of the testbed lives for this (not preloaded) process."""
+        return os.path.join(self.root, self.devpath(path).lstrip("/"))
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(json.dumps({"op": "quit"}) + "\n")
+                self.proc.stdin.flush()
+                self.proc.wait(10)
+            except (BrokenPipeError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            stream.close()
+        if self.root and os.path.isdir(self.root):
             shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -318,6 +401,37 @@ def ours_from_dump(dump):
     return routers
 
 
+def ours_from_objects(objects):
+    """linkprobed's Thunderbolt objects (GetManagedObjects, unpacked) in compare_router()'s form.
+    Authorized "yes"/"secure"/"no" is 1/2/0; the D-Bus API publishes unknown as "" and 0."""
+    interface = "org.linkprobe.LinkProbe1.Thunderbolt"
+    by_path = {path: props[interface] for path, props in objects.items() if interface in props}
+    authorized = {"no": 0, "yes": 1, "secure": 2}
+    routers = []
+    for path, t in by_path.items():
+        if t["Type"] not in ("host", "hub", "device"):
+            continue
+        parent = by_path.get(t["Parent"])
+        routers.append({
+            "sysname": t["SysfsName"],
+            "unique_id": t["UniqueId"] or None,
+            "name": t["Name"] or None,
+            "vendor": t["Vendor"] or None,
+            "device_id": t["DeviceId"],
+            "vendor_id": t["VendorId"],
+            "generation": t["Generation"],
+            "authorized": authorized.get(t["Authorized"]),
+            "rx_lanes": t["RxLanes"],
+            "rx_lane_gbps": t["RxLaneGbps"],
+            "tx_lanes": t["TxLanes"],
+            "tx_lane_gbps": t["TxLaneGbps"],
+            "type": t["Type"],
+            "syspath": None,
+            "parent_unique_id": parent["UniqueId"] if parent and parent["Type"] != "domain" else None,
+        })
+    return routers
+
+
 def compare_router(bolt, ours):
     """Differences between one boltd device and our view of the same router, as a list of strings.
 
@@ -352,5 +466,8 @@ def compare_router(bolt, ours):
     check("tx per-lane Gb/s", speed.get("tx.speed", 0), ours["tx_lane_gbps"] or 0)
     check("parent", bolt["Parent"], ours["parent_unique_id"] or "")
     check("host", bolt["Type"] == "host", ours["type"] == "host")
-    check("sysfs path", bolt["SysfsPath"], "/sys/" + ours["syspath"])
+    if ours["syspath"] is not None:
+        check("sysfs path", bolt["SysfsPath"], "/sys/" + ours["syspath"])
+    else:  # the D-Bus objects publish the name, not the path
+        check("sysfs name", os.path.basename(bolt["SysfsPath"]), ours["sysname"])
     return diffs

@@ -4,8 +4,9 @@
 For each fixture without IOMMU DMA protection (boltd may write authorized=1 on protected systems),
 boltd runs on a umockdev testbed and a private system bus; for every device it lists, tbt-dump on the
 same tree must report the same unique id, name, vendor, generation, authorization, lanes, per-lane
-speed and parent (tbt_harness.compare_router). boltd ignores XDomain peers: test_tbt_dump.py checks
-them against the fixture files. In phase B the same comparison runs against linkprobed's objects.
+speed and parent (tbt_harness.compare_router), and so must linkprobed's D-Bus objects with boltd and
+linkprobed on the same testbed and private bus. boltd ignores XDomain peers: test_tbt_dump.py and
+test_tbt_daemon.py check them against the fixture files.
 """
 
 import pytest
@@ -90,3 +91,52 @@ def test_compare_router_finds_differences():
     assert h.compare_router(bolt, dict(ours, rx_lanes=1)) == ["rx lanes: boltd 2, ours 1"]
     assert h.compare_router(bolt, dict(ours, parent_unique_id=None)) == ["parent: boltd 'p', ours ''"]
     assert h.compare_router(dict(bolt, Name="0x2"), dict(ours, name=None)) == []
+
+
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
+@pytest.fixture
+def netns_for_daemon():
+    import lp
+
+    ns = lp.NetNS()
+    yield ns
+    ns.delete()
+
+
+@pytest.mark.parametrize("fixture", BOLTD_FIXTURES)
+def test_routers_match_boltd_over_dbus(fixture, testbed_for, private_bus, netns_for_daemon):
+    """The same comparison against linkprobed's D-Bus objects: boltd and linkprobed on one testbed and
+    one private system bus, each under umockdev-wrapper."""
+    import lp
+
+    bed = testbed_for(fixture)
+    boltd = h.Boltd(bed, private_bus)
+    daemon = None
+    try:
+        theirs = boltd.devices()
+        daemon = lp.Daemon(private_bus, netns=netns_for_daemon, prefix=["umockdev-wrapper"], env=bed.env(),
+                           args=[f"--sysfs-root={bed.sys}"])
+        client = lp.Client(private_bus)
+        try:
+            objects = client.objects()
+        finally:
+            client.close()
+    finally:
+        boltd.close()
+        if daemon:
+            daemon.stop()
+            assert not any(m in daemon.log_text for m in SANITIZER_MARKERS), daemon.log_text
+    ours = {r["unique_id"]: r for r in h.ours_from_objects(objects)}
+
+    assert theirs
+    problems = []
+    for device in theirs:
+        mine = ours.get(device["Uid"])
+        if mine is None:
+            problems.append(f"{device['Uid']} ({device['Name']}): listed by boltd, not by linkprobed")
+            continue
+        problems += [f"{mine['sysname']}: {d}" for d in h.compare_router(device, mine)]
+    problems += [f"{ours[u]['sysname']}: linkprobed only" for u in sorted(set(ours) - {d["Uid"] for d in theirs})]
+    assert not problems, "\n".join(problems)

@@ -275,6 +275,17 @@ static void test_usb4v2_from_rates(void **state) {
         assert_true(node(t, "0-3")->link.degraded);
         assert_string_equal(tbt_link_class_to_string(node(t, "0-3")->link.link_class), "Thunderbolt 4");
         assert_false(node(t, "0-5")->link.degraded);
+        /* What the Usb4Version property publishes: the uevent's, or 2 from the rates. */
+        assert_int_equal(node(t, "0-0")->usb4_version, 2);
+        assert_int_equal(node(t, "0-1")->usb4_version, 2);
+        assert_int_equal(node(t, "0-3")->usb4_version, 2);
+        assert_int_equal(node(t, "0-103")->usb4_version, 2);
+        assert_int_equal(node(t, "0-5")->usb4_version, 0);
+        assert_int_equal(node(t, "domain0")->usb4_version, 0);
+        s.d[5]->usb4_version = 1;
+        t = tbt_topology_free(t);
+        assert_int_equal(tbt_topology_build(s.d, s.n, &t), 0);
+        assert_int_equal(node(t, "0-5")->usb4_version, 1);
         assert_int_equal(node(t, "0-103")->path_rx_gbps, 40);
         assert_int_equal(node(t, "0-103")->path_tx_gbps, 40);
         tbt_topology_free(t);

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* linkprobectl thunderbolt (tree): the Thunderbolt/USB4 tree, host -> dock -> ... -> peer. */
+#include "linkprobectl.h"
+#include "shared/format-table.h"
+#include "shared/string-util.h"
+
+/* No real chain is deeper than a handful of hops; this only bounds the work on a broken answer. */
+#define TREE_DEPTH_MAX 64
+
+typedef struct Tree {
+        json_object *devices; /* the Thunderbolt objects (ctl_children) */
+        json_object *links;   /* the Link objects, to name NetInterface */
+        size_t n;
+        size_t *order;        /* device indices, children right after their parent */
+        unsigned *level;
+        bool *last;           /* the last child of its parent: "└─" rather than "├─" */
+        size_t n_order;
+        bool *visited;
+} Tree;
+
+static void tree_done(Tree *t) {
+        free(t->order);
+        free(t->level);
+        free(t->last);
+        free(t->visited);
+}
+
+static const char *parent_of(json_object *d) {
+        return json_string_or(d, "Parent", "/");
+}
+
+/* Natural order of the kernel's names: "0-1" before "0-301", "domain2" before "domain10". */
+static int compare_sysname(const void *a, const void *b) {
+        json_object *x = *(json_object *const *) a, *y = *(json_object *const *) b;
+        return strverscmp(json_string_or(x, "SysfsName", ""), json_string_or(y, "SysfsName", ""));
+}
+
+static ssize_t find_path(json_object *list, const char *path) {
+        for (size_t i = 0; i < json_object_array_length(list); i++)
+                if (streq(json_string_or(json_object_array_get_idx(list, i), "Path", ""), path))
+                        return (ssize_t) i;
+        return -1;
+}
+
+static bool is_root(Tree *t, json_object *d) {
+        /* A parent that is not published (or "/") makes a root, so nothing is ever left out. */
+        return find_path(t->devices, parent_of(d)) < 0;
+}
+
+static int tree_visit(Tree *t, size_t i, unsigned level, bool last) {
+        json_object *d = json_object_array_get_idx(t->devices, i);
+        const char *path = json_string_or(d, "Path", "");
+        ssize_t last_child = -1;
+
+        if (t->visited[i] || level > TREE_DEPTH_MAX)
+                return 0;
+        t->visited[i] = true;
+        t->order[t->n_order] = i;
+        t->level[t->n_order] = level;
+        t->last[t->n_order] = last;
+        t->n_order++;
+
+        for (size_t c = 0; c < t->n; c++)
+                if (!t->visited[c] && streq(parent_of(json_object_array_get_idx(t->devices, c)), path))
+                        last_child = (ssize_t) c;
+        for (size_t c = 0; c < t->n; c++)
+                if (!t->visited[c] && streq(parent_of(json_object_array_get_idx(t->devices, c)), path))
+                        tree_visit(t, c, level + 1, (ssize_t) c == last_child);
+        return 0;
+}
+
+static int tree_build(Tree *t) {
+        t->n = json_object_array_length(t->devices);
+        t->order = new0(size_t, t->n + 1);
+        t->level = new0(unsigned, t->n + 1);
+        t->last = new0(bool, t->n + 1);
+        t->visited = new0(bool, t->n + 1);
+        if (!t->order || !t->level || !t->last || !t->visited)
+                return -ENOMEM;
+
+        json_object_array_sort(t->devices, compare_sysname);
+        for (size_t i = 0; i < t->n; i++)
+                if (is_root(t, json_object_array_get_idx(t->devices, i)))
+                        tree_visit(t, i, 0, true);
+        /* A parent chain that runs in a circle has no root: show its members anyway. */
+        for (size_t i = 0; i < t->n; i++)
+                if (!t->visited[i])
+                        tree_visit(t, i, 0, true);
+        return 0;
+}
+
+static const char *net_interface_name(Tree *t, json_object *d) {
+        ssize_t i = find_path(t->links, json_string_or(d, "NetInterface", "/"));
+        return i < 0 ? NULL : json_string_or(json_object_array_get_idx(t->links, i), "Name", NULL);
+}
+
+/* ---- JSON: a nested tree ---- */
+
+static json_object *node_json(Tree *t, size_t *pos) {
+        size_t k = (*pos)++;
+        json_object *copy = NULL, *children = json_object_new_array();
+        const char *net;
+
+        if (json_object_deep_copy(json_object_array_get_idx(t->devices, t->order[k]), &copy, NULL) < 0 || !copy ||
+            !children) {
+                json_object_put(copy);
+                json_object_put(children);
+                return NULL;
+        }
+        net = net_interface_name(t, json_object_array_get_idx(t->devices, t->order[k]));
+        json_object_object_add(copy, "NetInterfaceName", net ? json_object_new_string(net) : NULL);
+        while (*pos < t->n_order && t->level[*pos] > t->level[k]) {
+                json_object *child = node_json(t, pos);
+                if (child)
+                        json_object_array_add(children, child);
+        }
+        json_object_object_add(copy, "Children", children);
+        return copy;
+}
+
+static int print_json(Tree *t) {
+        _cleanup_(json_object_putp) json_object *roots = json_object_new_array();
+        size_t pos = 0;
+
+        if (!roots)
+                return CTL_EXIT_FAILURE;
+        while (pos < t->n_order) {
+                json_object *node = node_json(t, &pos);
+                if (node)
+                        json_object_array_add(roots, node);
+        }
+        return ctl_print_json(roots) < 0 ? CTL_EXIT_FAILURE : 0;
+}
+
+/* ---- text ---- */
+
+/* "├─ " / "└─ " before the node, "│  " or "   " for each open ancestor. */
+static char *tree_prefix(Tree *t, size_t k) {
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&s, &len);
+
+        if (!f)
+                return NULL;
+        for (unsigned l = 1; l < t->level[k]; l++) {
+                /* Is the ancestor at level l the last of its siblings? Find it walking back. */
+                bool ancestor_last = true;
+                for (size_t j = k; j-- > 0;)
+                        if (t->level[j] == l) {
+                                ancestor_last = t->last[j];
+                                break;
+                        }
+                fputs(ancestor_last ? "   " : "│  ", f);
+        }
+        if (t->level[k] > 0)
+                fputs(t->last[k] ? "└─ " : "├─ ", f);
+        fclose(f);
+        return s;
+}
+
+static char *format_rates(char buf[static 64], int64_t rx, int64_t tx) {
+        /* 0 is unknown: a direction nobody reported prints as "?". */
+        if (rx <= 0 && tx <= 0)
+                return NULL;
+        if (rx > 0 && tx > 0)
+                snprintf(buf, 64, "%" PRId64 "/%" PRId64 " Gb/s", rx, tx);
+        else if (rx > 0)
+                snprintf(buf, 64, "%" PRId64 "/? Gb/s", rx);
+        else
+                snprintf(buf, 64, "?/%" PRId64 " Gb/s", tx);
+        return buf;
+}
+
+static char *format_name(json_object *d) {
+        const char *vendor = json_string_or(d, "Vendor", ""), *name = json_string_or(d, "Name", "");
+        int64_t vendor_id = json_int_or(d, "VendorId", 0), device_id = json_int_or(d, "DeviceId", 0);
+        char *s = NULL;
+
+        /* A peer's name is its hostname; the vendor of its controller says little. */
+        if (streq(json_string_or(d, "Type", ""), "peer") && !isempty(name))
+                return strdup(name);
+        if (!isempty(vendor) && !isempty(name))
+                return asprintf(&s, "%s %s", vendor, name) < 0 ? NULL : s;
+        if (!isempty(vendor) || !isempty(name))
+                return strdup(isempty(name) ? vendor : name);
+        /* Without a DROM (or on retimers) the ids are all there is, as lspci prints them. */
+        if (vendor_id > 0 || device_id > 0)
+                return asprintf(&s, "[%04" PRIx64 ":%04" PRIx64 "]", vendor_id, device_id) < 0 ? NULL : s;
+        return NULL;
+}
+
+static char *format_notes(Tree *t, json_object *d) {
+        const char *type = json_string_or(d, "Type", ""), *net = net_interface_name(t, d);
+        json_object *problems;
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&s, &len);
+        const char *sep = "";
+
+        if (!f)
+                return NULL;
+        if (streq(type, "domain") && !isempty(json_string_or(d, "SecurityLevel", ""))) {
+                fprintf(f, "%ssecurity %s", sep, json_string_or(d, "SecurityLevel", ""));
+                sep = "; ";
+        }
+        if (streq(json_string_or(d, "Authorized", ""), "no")) {
+                fprintf(f, "%snot authorized", sep);
+                sep = "; ";
+        }
+        if (net) {
+                fprintf(f, "%snet %s", sep, net);
+                sep = "; ";
+        }
+        if (json_bool_or(d, "Degraded", false)) {
+                fprintf(f, "%sdegraded: %s", sep, json_string_or(d, "DegradedReason", "?"));
+                sep = "; ";
+        }
+        if (json_object_object_get_ex(d, "Problems", &problems))
+                for (size_t i = 0; i < json_object_array_length(problems); i++) {
+                        fprintf(f, "%s%s", sep, json_object_get_string(json_object_array_get_idx(problems, i)));
+                        sep = "; ";
+                }
+        fclose(f);
+        if (s && isempty(s))
+                s = mfree(s);
+        return s;
+}
+
+static int print_text(Tree *t) {
+        _cleanup_(text_table_freep) TextTable *table = NULL;
+        size_t peers = 0;
+        int r;
+
+        table = text_table_new("DEVICE", "TYPE", "NAME", "CLASS", ">LINK RX/TX", ">PATH RX/TX", "NOTES", NULL);
+        if (!table)
+                return CTL_EXIT_FAILURE;
+        for (size_t k = 0; k < t->n_order; k++) {
+                json_object *d = json_object_array_get_idx(t->devices, t->order[k]);
+                _cleanup_(freep) char *prefix = tree_prefix(t, k), *device = NULL, *name = format_name(d),
+                                      *notes = format_notes(t, d);
+                char link[64], path[64];
+
+                if (!prefix || asprintf(&device, "%s%s", prefix, json_string_or(d, "SysfsName", "?")) < 0)
+                        return CTL_EXIT_FAILURE;
+                peers += streq(json_string_or(d, "Type", ""), "peer");
+                r = text_table_add_row(table, device, json_string_or(d, "Type", NULL), name,
+                                       isempty(json_string_or(d, "LinkClass", "")) ? NULL :
+                                                                                     json_string_or(d, "LinkClass", NULL),
+                                       format_rates(link, json_int_or(d, "RxGbps", 0), json_int_or(d, "TxGbps", 0)),
+                                       format_rates(path, json_int_or(d, "PathRxGbps", 0),
+                                                    json_int_or(d, "PathTxGbps", 0)),
+                                       notes);
+                if (r < 0)
+                        return CTL_EXIT_FAILURE;
+        }
+        if (t->n_order == 0) {
+                if (arg_legend)
+                        printf("No Thunderbolt/USB4 devices.\n");
+                return 0;
+        }
+        text_table_print(table, stdout, arg_legend);
+        if (arg_legend)
+                printf("\n%zu devices, %zu peer%s.\n", t->n_order, peers, peers == 1 ? "" : "s");
+        return 0;
+}
+
+int verb_thunderbolt(sd_bus *bus, int argc, char **argv) {
+        _cleanup_(json_object_putp) json_object *objects = NULL, *devices = NULL, *links = NULL;
+        _cleanup_(tree_done) Tree t = {};
+        int r;
+
+        r = ctl_get_objects(bus, &objects);
+        if (r != 0)
+                return r;
+        devices = ctl_children(objects, "Thunderbolt");
+        links = ctl_children(objects, "Link");
+        if (!devices || !links)
+                return CTL_EXIT_FAILURE;
+
+        t.devices = devices;
+        t.links = links;
+        if (tree_build(&t) < 0)
+                return CTL_EXIT_FAILURE;
+        return arg_json ? print_json(&t) : print_text(&t);
+}

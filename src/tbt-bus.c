@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
+
+#include "manager.h"
+#include "shared/string-util.h"
+#include "tbt-bus.h"
+#include "tbt.h"
+
+int tbt_object_path(const char *sysname, char **ret) {
+        return sd_bus_path_encode(TBT_PATH_PREFIX, sysname, ret);
+}
+
+static int tbt_object_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
+                           sd_bus_error *error) {
+        _cleanup_(freep) char *sysname = NULL;
+        Manager *m = userdata;
+        TbtObject *o;
+        int r;
+
+        r = sd_bus_path_decode(path, TBT_PATH_PREFIX, &sysname);
+        if (r <= 0)
+                return 0;
+        /* Only published objects (services are folded into their peer), by their canonical path. */
+        o = table_get(&m->thunderbolt, sysname);
+        if (!o || !streq(o->bus.path, path))
+                return 0;
+        *found = o;
+        return 1;
+}
+
+static int tbt_node_enumerator(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error) {
+        _cleanup_(strv_freep) char **l = NULL;
+        Manager *m = userdata;
+        TbtObject *o;
+        size_t n = 0;
+
+        l = new0(char *, table_size(&m->thunderbolt) + 1);
+        if (!l)
+                return -ENOMEM;
+        TABLE_FOREACH(o, &m->thunderbolt) {
+                l[n] = strdup(o->bus.path);
+                if (!l[n])
+                        return -ENOMEM;
+                n++;
+        }
+        *nodes = TAKE_PTR(l);
+        return 1;
+}
+
+#define DEFINE_GETTER(name, signature, expr)                                                                  \
+        static int property_get_##name(sd_bus *bus, const char *path, const char *interface,                  \
+                                       const char *property, sd_bus_message *reply, void *userdata,           \
+                                       sd_bus_error *error) {                                                 \
+                const TbtObject *o = userdata;                                                                \
+                const TbtDevice *d = o->device;                                                               \
+                (void) d;                                                                                     \
+                return sd_bus_message_append(reply, signature, expr);                                         \
+        }
+
+/* Unknown strings are empty, unknown numbers 0, missing objects "/" (see org.linkprobe.LinkProbe1(5)). */
+DEFINE_GETTER(sysfs_name, "s", o->sysname_utf8)
+DEFINE_GETTER(type, "s", strempty(tbt_node_type_to_string(o->type)))
+DEFINE_GETTER(name, "s", strempty(d->device_name))
+DEFINE_GETTER(vendor, "s", strempty(d->vendor_name))
+DEFINE_GETTER(vendor_id, "u", d->has_vendor_id ? d->vendor_id : 0)
+DEFINE_GETTER(device_id, "u", d->has_device_id ? d->device_id : 0)
+DEFINE_GETTER(unique_id, "s", strempty(d->unique_id))
+DEFINE_GETTER(nvm_version, "s", strempty(d->nvm_version))
+DEFINE_GETTER(generation, "u", d->kind == TBT_KIND_ROUTER ? d->generation : 0)
+DEFINE_GETTER(authorized, "s", d->kind == TBT_KIND_ROUTER ? strempty(tbt_authorized_to_string(d->authorized)) : "")
+DEFINE_GETTER(security_level, "s", d->kind == TBT_KIND_DOMAIN ? strempty(tbt_security_to_string(d->security)) : "")
+DEFINE_GETTER(parent, "o", o->parent_path ?: "/")
+DEFINE_GETTER(rx_lanes, "u", d->rx.lanes)
+DEFINE_GETTER(tx_lanes, "u", d->tx.lanes)
+DEFINE_GETTER(rx_lane_gbps, "u", d->rx.lane_gbps)
+DEFINE_GETTER(tx_lane_gbps, "u", d->tx.lane_gbps)
+DEFINE_GETTER(link_class, "s", o->has_link ? strempty(tbt_link_class_to_string(o->link_class)) : "")
+DEFINE_GETTER(degraded, "b", (int) o->degraded)
+DEFINE_GETTER(degraded_reason, "s", strempty(o->degraded_reason))
+DEFINE_GETTER(net_interface, "o", o->net_interface_path ?: "/")
+
+static int property_get_route(sd_bus *bus, const char *path, const char *interface, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const TbtObject *o = userdata;
+        const TbtDevice *d = o->device;
+        char route[32] = "";
+
+        /* The hex route as the kernel writes it in the name ("0-301" is route 301). */
+        if (d->has_route && (d->kind == TBT_KIND_ROUTER || d->kind == TBT_KIND_PEER))
+                snprintf(route, sizeof(route), "%" PRIx64, d->route);
+        return sd_bus_message_append(reply, "s", route);
+}
+
+static int property_get_strv(sd_bus *bus, const char *path, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        char ***l = userdata;
+        return sd_bus_message_append_strv(reply, *l);
+}
+
+#define CONST SD_BUS_VTABLE_PROPERTY_CONST
+#define EMITS SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
+
+static const sd_bus_vtable tbt_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("SysfsName", "s", property_get_sysfs_name, 0, CONST),
+        SD_BUS_PROPERTY("Type", "s", property_get_type, 0, EMITS),
+        SD_BUS_PROPERTY("Name", "s", property_get_name, 0, EMITS),
+        SD_BUS_PROPERTY("Vendor", "s", property_get_vendor, 0, EMITS),
+        SD_BUS_PROPERTY("VendorId", "u", property_get_vendor_id, 0, CONST),
+        SD_BUS_PROPERTY("DeviceId", "u", property_get_device_id, 0, CONST),
+        SD_BUS_PROPERTY("UniqueId", "s", property_get_unique_id, 0, CONST),
+        SD_BUS_PROPERTY("NvmVersion", "s", property_get_nvm_version, 0, EMITS),
+        SD_BUS_PROPERTY("Generation", "u", property_get_generation, 0, CONST),
+        SD_BUS_PROPERTY("Usb4Version", "u", NULL, offsetof(TbtObject, usb4_version), EMITS),
+        SD_BUS_PROPERTY("Authorized", "s", property_get_authorized, 0, EMITS),
+        SD_BUS_PROPERTY("SecurityLevel", "s", property_get_security_level, 0, EMITS),
+        SD_BUS_PROPERTY("Parent", "o", property_get_parent, 0, EMITS),
+        SD_BUS_PROPERTY("Depth", "i", NULL, offsetof(TbtObject, depth), EMITS),
+        SD_BUS_PROPERTY("Route", "s", property_get_route, 0, CONST),
+        SD_BUS_PROPERTY("RxLanes", "u", property_get_rx_lanes, 0, EMITS),
+        SD_BUS_PROPERTY("TxLanes", "u", property_get_tx_lanes, 0, EMITS),
+        SD_BUS_PROPERTY("RxLaneGbps", "u", property_get_rx_lane_gbps, 0, EMITS),
+        SD_BUS_PROPERTY("TxLaneGbps", "u", property_get_tx_lane_gbps, 0, EMITS),
+        SD_BUS_PROPERTY("RxGbps", "u", NULL, offsetof(TbtObject, rx_gbps), EMITS),
+        SD_BUS_PROPERTY("TxGbps", "u", NULL, offsetof(TbtObject, tx_gbps), EMITS),
+        SD_BUS_PROPERTY("LinkClass", "s", property_get_link_class, 0, EMITS),
+        SD_BUS_PROPERTY("PathRxGbps", "u", NULL, offsetof(TbtObject, path_rx_gbps), EMITS),
+        SD_BUS_PROPERTY("PathTxGbps", "u", NULL, offsetof(TbtObject, path_tx_gbps), EMITS),
+        SD_BUS_PROPERTY("Degraded", "b", property_get_degraded, 0, EMITS),
+        SD_BUS_PROPERTY("DegradedReason", "s", property_get_degraded_reason, 0, EMITS),
+        SD_BUS_PROPERTY("NetInterface", "o", property_get_net_interface, 0, EMITS),
+        SD_BUS_PROPERTY("Services", "as", property_get_strv, offsetof(TbtObject, services), EMITS),
+        SD_BUS_PROPERTY("Problems", "as", property_get_strv, offsetof(TbtObject, problems), EMITS),
+        SD_BUS_VTABLE_END,
+};
+
+static const BusObjectKind tbt_bus_kind = {
+        .interface = TBT_INTERFACE,
+        .vtable = tbt_vtable,
+        .table_offset = offsetof(Manager, thunderbolt),
+        .bus_offset = offsetof(TbtObject, bus),
+};
+
+int tbt_bus_register(Manager *m) {
+        int r;
+
+        r = manager_add_bus_kind(m, &tbt_bus_kind);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_fallback_vtable(m->bus, NULL, TBT_PATH_PREFIX, TBT_INTERFACE, tbt_vtable, tbt_object_find, m);
+        if (r < 0)
+                return r;
+        return sd_bus_add_node_enumerator(m->bus, NULL, TBT_PATH_PREFIX, tbt_node_enumerator, m);
+}

@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The Thunderbolt/USB4 devices we publish: a table of what sysfs says per device, updated from udev
+ * events and full enumerations through one path, and the tree (tbt-topology) rebuilt after every
+ * change so rates, classes and paths below a changed hop follow at once. */
+#include <inttypes.h>
+#include <libudev.h>
+
+#include "link.h"
+#include "manager.h"
+#include "shared/string-util.h"
+#include "tbt-bus.h"
+#include "tbt.h"
+#include "udev.h"
+
+static const BusObjectType tbt_bus_type = {
+        .interface = TBT_INTERFACE,
+};
+
+static bool streq_ptr(const char *a, const char *b) {
+        return a == b || (a && b && streq(a, b));
+}
+
+static bool strv_equal(char *const *a, char *const *b) {
+        size_t n = strv_length(a);
+
+        if (n != strv_length(b))
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!streq(a[i], b[i]))
+                        return false;
+        return true;
+}
+
+static bool strv_contains(char *const *l, const char *s) {
+        for (size_t i = 0; l && l[i]; i++)
+                if (streq(l[i], s))
+                        return true;
+        return false;
+}
+
+/* Appends s (taken over) to *l. */
+static int strv_consume(char ***l, char *s) {
+        size_t n = strv_length(*l);
+        char **grown;
+
+        if (!s)
+                return -ENOMEM;
+        grown = reallocarray(*l, n + 2, sizeof(char *));
+        if (!grown) {
+                free(s);
+                return -ENOMEM;
+        }
+        grown[n] = s;
+        grown[n + 1] = NULL;
+        *l = grown;
+        return 0;
+}
+
+int tbt_object_compare(const void *key, const void *object) {
+        return strcmp(key, ((const TbtObject *) object)->sysname);
+}
+
+/* Published objects live in m->thunderbolt, which GetManagedObjects walks; services, which only the
+ * tree needs, in m->thunderbolt_services. Names are unique across both (one bus directory). */
+static Table *tbt_table(Manager *m, TbtKind kind) {
+        return kind == TBT_KIND_SERVICE ? &m->thunderbolt_services : &m->thunderbolt;
+}
+
+/* Every object of both tables; the body must not remove (use the tables one by one for that). */
+#define TBT_FOREACH(o, m)                                                                               \
+        for (Table *_tables_[2] = { &(m)->thunderbolt, &(m)->thunderbolt_services }, **_t_ = _tables_; \
+             _t_ < _tables_ + 2; _t_++)                                                                 \
+                TABLE_FOREACH(o, *_t_)
+
+static size_t tbt_count(Manager *m) {
+        return table_size(&m->thunderbolt) + table_size(&m->thunderbolt_services);
+}
+
+TbtObject *tbt_object_get(Manager *m, const char *sysname) {
+        TbtObject *o;
+
+        if (!sysname)
+                return NULL;
+        o = table_get(&m->thunderbolt, sysname);
+        return o ?: table_get(&m->thunderbolt_services, sysname);
+}
+
+static TbtObject *tbt_object_free(TbtObject *o) {
+        if (!o)
+                return NULL;
+        bus_object_done(&o->bus);
+        tbt_device_free(o->device);
+        free(o->sysname);
+        free(o->sysname_utf8);
+        free(o->parent_path);
+        free(o->degraded_reason);
+        strv_free(o->problems);
+        strv_free(o->services);
+        free(o->net_interface_path);
+        return mfree(o);
+}
+
+void tbt_objects_free(Manager *m) {
+        TbtObject *o;
+
+        TBT_FOREACH(o, m)
+                tbt_object_free(o);
+        table_done(&m->thunderbolt);
+        table_done(&m->thunderbolt_services);
+}
+
+/* Takes over d. */
+static int tbt_object_new(Manager *m, TbtDevice *d, TbtObject **ret) {
+        _cleanup_(tbt_device_freep) TbtDevice *device = d;
+        _cleanup_(freep) char *path = NULL;
+        TbtObject *o;
+        int r;
+
+        if (device->kind != TBT_KIND_SERVICE) {
+                r = tbt_object_path(device->sysname, &path);
+                if (r < 0)
+                        return r;
+        }
+
+        o = new0(TbtObject, 1);
+        if (!o)
+                return -ENOMEM;
+        o->sysname = strdup(device->sysname);
+        o->sysname_utf8 = utf8_escape_invalid(device->sysname);
+        if (!o->sysname || !o->sysname_utf8) {
+                tbt_object_free(o);
+                return -ENOMEM;
+        }
+        o->manager = m;
+        o->type = _TBT_NODE_TYPE_INVALID;
+        o->depth = -1;
+        o->link_class = _TBT_LINK_CLASS_INVALID;
+
+        r = table_put(tbt_table(m, device->kind), o->sysname, o);
+        if (r < 0) {
+                tbt_object_free(o);
+                return r;
+        }
+        o->device = TAKE_PTR(device);
+        if (path) {
+                bus_object_init(&o->bus, m, &tbt_bus_type, TAKE_PTR(path));
+                o->published = true;
+        }
+        log_tbt_debug(o, "Added (%s).", tbt_kind_to_string(o->device->kind));
+        *ret = o;
+        return 0;
+}
+
+static void tbt_object_remove(TbtObject *o) {
+        Manager *m = o->manager;
+
+        log_tbt_debug(o, "Removed.");
+        /* InterfacesRemoved needs the object still findable. */
+        bus_object_remove(&o->bus);
+        table_remove(tbt_table(m, o->device->kind), o->sysname);
+        tbt_object_free(o);
+}
+
+/* Whether d is below the device named ancestor, following the parents we know. */
+static bool tbt_is_below(Manager *m, const TbtDevice *d, const char *ancestor) {
+        size_t steps = 0, limit = tbt_count(m);
+
+        for (const char *p = d->parent; p && steps <= limit; steps++) {
+                TbtObject *parent;
+
+                if (streq(p, ancestor))
+                        return true;
+                parent = tbt_object_get(m, p);
+                if (!parent)
+                        return false;
+                p = parent->device->parent;
+        }
+        return false;
+}
+
+/* A device went away: so did everything below it (the kernel removes children first, but after a
+ * lost event or an overrun only the dock's own removal may tell us). */
+static void tbt_remove_subtree(Manager *m, const char *sysname) {
+        _cleanup_(strv_freep) char **doomed = NULL;
+        TbtObject *o;
+
+        TBT_FOREACH(o, m)
+                if (streq(o->sysname, sysname) || tbt_is_below(m, o->device, sysname))
+                        if (strv_consume(&doomed, strdup(o->sysname)) < 0) {
+                                log_oom();
+                                return;
+                        }
+        STRV_FOREACH(name, doomed) {
+                o = tbt_object_get(m, *name);
+                if (o)
+                        tbt_object_remove(o);
+        }
+}
+
+/* Facts that make a device what it is. If one differs between two reads of the same name, another
+ * device took the name (replugged while we were not listening): a new object, not a change. */
+static bool tbt_identity_differs(const TbtDevice *a, const TbtDevice *b) {
+        return a->kind != b->kind || !streq_ptr(a->unique_id, b->unique_id) ||
+               a->has_vendor_id != b->has_vendor_id || a->vendor_id != b->vendor_id ||
+               a->has_device_id != b->has_device_id || a->device_id != b->device_id ||
+               a->generation != b->generation || a->has_route != b->has_route || a->route != b->route;
+}
+
+/* Records which published properties read straight from the device differ, then takes over d. */
+static void tbt_object_set_device(TbtObject *o, TbtDevice *d) {
+        TbtDevice *old = o->device;
+        const struct {
+                bool differs;
+                const char *property;
+        } fields[] = {
+                { !streq_ptr(old->device_name, d->device_name), "Name" },
+                { !streq_ptr(old->vendor_name, d->vendor_name), "Vendor" },
+                { !streq_ptr(old->nvm_version, d->nvm_version), "NvmVersion" },
+                { old->authorized != d->authorized, "Authorized" },
+                { old->security != d->security, "SecurityLevel" },
+                { old->rx.lanes != d->rx.lanes, "RxLanes" },
+                { old->tx.lanes != d->tx.lanes, "TxLanes" },
+                { old->rx.lane_gbps != d->rx.lane_gbps, "RxLaneGbps" },
+                { old->tx.lane_gbps != d->tx.lane_gbps, "TxLaneGbps" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++)
+                if (fields[i].differs)
+                        bus_object_changed(&o->bus, fields[i].property);
+        o->device = d;
+        tbt_device_free(old);
+}
+
+/* The one path for enumeration and events: takes over d. */
+static int tbt_object_update(Manager *m, TbtDevice *d) {
+        TbtObject *o = tbt_object_get(m, d->sysname);
+        int r;
+
+        if (o && tbt_identity_differs(o->device, d)) {
+                log_tbt_debug(o, "Another device under the same name; replacing the object.");
+                tbt_object_remove(o);
+                o = NULL;
+        }
+        if (!o) {
+                r = tbt_object_new(m, d, &o);
+                if (r < 0)
+                        return r;
+        } else
+                tbt_object_set_device(o, d);
+        o->seen = true;
+        return 0;
+}
+
+static void tbt_read_device(Manager *m, const char *sysname) {
+        TbtDevice *d = NULL;
+        int r;
+
+        r = tbt_device_read(m->sysfs_fd, sysname, &d);
+        if (r == -ENOMEM) {
+                log_oom();
+                return;
+        }
+        if (r < 0) {
+                /* Gone again (unplugged while we read), or no longer a kind we know. */
+                log_debug_errno(r, "Thunderbolt device %s cannot be read, dropping it: %m", sysname);
+                tbt_remove_subtree(m, sysname);
+                return;
+        }
+        r = tbt_object_update(m, d);
+        if (r < 0)
+                log_warning_errno(r, "Failed to add Thunderbolt device %s: %m", sysname);
+}
+
+/* This node's lines of the tree's problems ("<sysname>: ..."), escaped for D-Bus. */
+static int tbt_node_problems(const TbtTopology *t, const char *sysname, char ***ret) {
+        _cleanup_(strv_freep) char **l = NULL;
+        size_t len = strlen(sysname);
+        int r;
+
+        STRV_FOREACH(p, t->problems) {
+                if (strncmp(*p, sysname, len) != 0 || !startswith(*p + len, ": "))
+                        continue;
+                r = strv_consume(&l, utf8_escape_invalid(*p + len + 2));
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+static int tbt_node_services(TbtObject *const *objects, const TbtTopology *t, size_t i, char ***ret) {
+        _cleanup_(strv_freep) char **l = NULL;
+        int r;
+
+        for (size_t c = 0; c < t->n_children[i]; c++) {
+                const TbtDevice *s = objects[t->children[t->child_start[i] + c]]->device;
+                const char *key;
+
+                if (s->kind != TBT_KIND_SERVICE)
+                        continue;
+                key = s->service_key ?: "unknown";
+                if (strv_contains(l, key))
+                        continue;
+                r = strv_consume(&l, strdup(key));
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+static int tbt_object_apply_node(TbtObject *const *objects, const TbtTopology *t, size_t i) {
+        _cleanup_(strv_freep) char **problems = NULL, **services = NULL;
+        const TbtNode *node = &t->nodes[i];
+        TbtObject *o = objects[i], *parent = node->parent >= 0 ? objects[node->parent] : NULL;
+        int r;
+
+        bus_object_set(&o->bus, o->type, node->type, "Type");
+        r = bus_object_set_string(&o->bus, &o->parent_path, parent && parent->published ? parent->bus.path : NULL,
+                                  "Parent");
+        if (r < 0)
+                return r;
+        bus_object_set(&o->bus, o->depth, node->depth, "Depth");
+        bus_object_set(&o->bus, o->usb4_version, node->usb4_version, "Usb4Version");
+
+        o->has_link = node->has_link;
+        bus_object_set(&o->bus, o->link_class, node->has_link ? node->link.link_class : _TBT_LINK_CLASS_INVALID,
+                       "LinkClass");
+        bus_object_set(&o->bus, o->rx_gbps, node->link.rx_gbps, "RxGbps");
+        bus_object_set(&o->bus, o->tx_gbps, node->link.tx_gbps, "TxGbps");
+        bus_object_set(&o->bus, o->path_rx_gbps, node->path_rx_gbps, "PathRxGbps");
+        bus_object_set(&o->bus, o->path_tx_gbps, node->path_tx_gbps, "PathTxGbps");
+        bus_object_set(&o->bus, o->degraded, node->link.degraded, "Degraded");
+        r = bus_object_set_string(&o->bus, &o->degraded_reason, node->link.degraded_reason, "DegradedReason");
+        if (r < 0)
+                return r;
+        if (r > 0 && o->degraded_reason)
+                log_tbt_info(o, "Degraded: %s.", o->degraded_reason);
+        o->path_generation = tbt_topology_path_generation(t, i);
+
+        r = tbt_node_problems(t, o->sysname, &problems);
+        if (r < 0)
+                return r;
+        if (!strv_equal(problems, o->problems)) {
+                STRV_FOREACH(p, problems)
+                        if (!strv_contains(o->problems, *p))
+                                log_tbt_warning(o, "%s", *p);
+                strv_free(o->problems);
+                o->problems = TAKE_PTR(problems);
+                bus_object_changed(&o->bus, "Problems");
+        }
+
+        if (o->device->kind == TBT_KIND_PEER) {
+                r = tbt_node_services(objects, t, i, &services);
+                if (r < 0)
+                        return r;
+                if (!strv_equal(services, o->services)) {
+                        strv_free(o->services);
+                        o->services = TAKE_PTR(services);
+                        bus_object_changed(&o->bus, "Services");
+                }
+        }
+        return 0;
+}
+
+/* A service whose net/ directory names a link that does not (yet) lead back to it: that link's sysfs
+ * facts were read before sysfs was complete. Read them again; cross-linking follows the flush. */
+static void tbt_recheck_net_interfaces(Manager *m) {
+        TbtObject *o;
+
+        TABLE_FOREACH(o, &m->thunderbolt_services) {
+                Link *l;
+
+                if (!o->device->net_interface)
+                        continue;
+                l = link_find(m, o->device->net_interface);
+                if (l && (!l->on_thunderbolt || !streq_ptr(l->device_path, o->device->syspath)))
+                        link_request_sysfs(l);
+        }
+}
+
+/* Rebuilds the tree from the table (a few dozen devices at most: cheap) and publishes what moved. */
+static void tbt_apply_topology(Manager *m) {
+        size_t n = tbt_count(m), i = 0;
+        _cleanup_(freep) TbtObject **objects = new0(TbtObject *, n + 1);
+        _cleanup_(freep) TbtDevice **devices = new0(TbtDevice *, n + 1);
+        _cleanup_(tbt_topology_freep) TbtTopology *t = NULL;
+        TbtObject *o;
+        int r;
+
+        if (!objects || !devices) {
+                log_oom();
+                return;
+        }
+        TBT_FOREACH(o, m) {
+                objects[i] = o;
+                devices[i++] = o->device;
+        }
+        r = tbt_topology_build(devices, n, &t);
+        if (r < 0) {
+                log_oom();
+                return;
+        }
+        for (i = 0; i < n; i++) {
+                r = tbt_object_apply_node(objects, t, i);
+                if (r < 0) {
+                        log_oom();
+                        return;
+                }
+        }
+        tbt_recheck_net_interfaces(m);
+        tbt_update_links(m);
+}
+
+void tbt_udev_event(Manager *m, struct udev_device *device, const char *action) {
+        const char *sysname = udev_device_get_sysname(device);
+
+        if (isempty(sysname))
+                return;
+        log_debug("udev: thunderbolt %s %s", action, sysname);
+        /* The event says only that something happened; the facts are read from sysfs. A removal is
+         * taken at its word: the device's directory may linger for a moment. */
+        if (streq(action, "remove"))
+                tbt_remove_subtree(m, sysname);
+        else
+                tbt_read_device(m, sysname);
+        tbt_apply_topology(m);
+}
+
+int tbt_enumerate_all(Manager *m) {
+        TbtDevice **devices = NULL;
+        size_t n = 0;
+        TbtObject *o;
+        int r;
+
+        r = tbt_enumerate(m->sysfs_fd, &devices, &n);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to enumerate Thunderbolt devices: %m");
+
+        TBT_FOREACH(o, m)
+                o->seen = false;
+        for (size_t i = 0; i < n; i++) {
+                r = tbt_object_update(m, TAKE_PTR(devices[i]));
+                if (r < 0)
+                        log_warning_errno(r, "Failed to add a Thunderbolt device: %m");
+        }
+        free(devices);
+        TABLE_FOREACH_SAFE(o, &m->thunderbolt)
+                if (!o->seen)
+                        tbt_object_remove(o);
+        TABLE_FOREACH_SAFE(o, &m->thunderbolt_services)
+                if (!o->seen)
+                        tbt_object_remove(o);
+
+        tbt_apply_topology(m);
+        log_debug("Thunderbolt: %zu devices.", tbt_count(m));
+        return 0;
+}
+
+/* The peer whose XDomain service backs l (class/net/<if>/device is the service). */
+static TbtObject *tbt_peer_for_link(Manager *m, const Link *l) {
+        TbtObject *o;
+
+        if (!l->on_thunderbolt || !l->device_path)
+                return NULL;
+        TABLE_FOREACH(o, &m->thunderbolt_services) {
+                TbtObject *peer;
+
+                if (!streq_ptr(o->device->syspath, l->device_path))
+                        continue;
+                peer = tbt_object_get(m, o->device->parent);
+                return peer && peer->published && peer->device->kind == TBT_KIND_PEER ? peer : NULL;
+        }
+        return NULL;
+}
+
+void tbt_update_links(Manager *m) {
+        TbtObject *o;
+        Link *l;
+
+        TABLE_FOREACH(o, &m->thunderbolt)
+                o->net_link = NULL;
+
+        TABLE_FOREACH(l, &m->links) {
+                TbtObject *peer = tbt_peer_for_link(m, l);
+                unsigned generation = peer ? peer->path_generation : 0;
+                /* One number for a link that may be asymmetric: the slower direction of the path. */
+                uint32_t speed = peer ? (uint32_t) MIN(peer->path_rx_gbps, peer->path_tx_gbps) * 1000 : 0;
+
+                if (bus_object_set_string(&l->bus, &l->thunderbolt_peer_path, peer ? peer->bus.path : NULL,
+                                          "ThunderboltPeer") < 0)
+                        log_oom();
+                if (l->thunderbolt_generation != generation) {
+                        /* An input of ConnectionType, which the manager derives after preparing. */
+                        l->thunderbolt_generation = generation;
+                        m->links_topology_changed = true;
+                        bus_object_queue(&l->bus);
+                }
+                if (l->thunderbolt_speed_mbps != speed) {
+                        l->thunderbolt_speed_mbps = speed;
+                        if (l->speed_mbps == 0) /* else SpeedMbps is the driver's and stays */
+                                bus_object_changed(&l->bus, "SpeedMbps");
+                }
+                /* Several interfaces on one peer (one per service): the lowest index is named. */
+                if (peer && (!peer->net_link || l->ifindex < peer->net_link->ifindex))
+                        peer->net_link = l;
+        }
+
+        TABLE_FOREACH(o, &m->thunderbolt)
+                if (o->device->kind == TBT_KIND_PEER &&
+                    bus_object_set_string(&o->bus, &o->net_interface_path,
+                                          o->net_link ? o->net_link->bus.path : NULL, "NetInterface") < 0)
+                        log_oom();
+}
+
+int tbt_setup(Manager *m) {
+        int r;
+
+        r = tbt_bus_register(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to register Thunderbolt objects: %m");
+        r = udev_source_add_subsystem(m->udev, "thunderbolt", tbt_udev_event, tbt_enumerate_all);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch udev's thunderbolt subsystem: %m");
+        return 0;
+}
