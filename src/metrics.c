@@ -10,6 +10,7 @@
 #include "metrics.h"
 #include "netlink.h"
 #include "rdma-bus.h"
+#include "tbt.h"
 #include "rdma.h"
 #include "shared/fileio.h"
 #include "shared/log.h"
@@ -175,10 +176,63 @@ static void render_rdma(Manager *m, FILE *f) {
         }
 }
 
+/* Every hop of the Thunderbolt tree that is a link (routers below the host, peers). The sysname is the
+ * key ("0-301"); rates are per direction, rx towards the device. */
+static void render_thunderbolt(Manager *m, FILE *f) {
+        TbtObject *o;
+        bool any = false;
+
+        TABLE_FOREACH(o, &m->thunderbolt)
+                any |= o->published;
+        if (!any)
+                return;
+
+        family(f, "linkprobe_thunderbolt_device_info", "gauge",
+               "A Thunderbolt/USB4 domain, router, peer host or retimer (always 1).");
+        TABLE_FOREACH(o, &m->thunderbolt) {
+                if (!o->published)
+                        continue;
+                TbtDevice *d = o->device;
+                sample(f, "linkprobe_thunderbolt_device_info", 1, "sysname", o->sysname_utf8, "type",
+                       tbt_node_type_to_string(o->type), "name", d ? strempty(d->device_name) : "", "vendor",
+                       d ? strempty(d->vendor_name) : "", "unique_id", d ? strempty(d->unique_id) : "", "link_class",
+                       o->has_link ? tbt_link_class_to_string(o->link_class) : "", NULL);
+        }
+
+        static const struct {
+                const char *name, *help;
+                size_t offset;
+        } rates[] = {
+                { "linkprobe_thunderbolt_link_rx_bytes", "Negotiated rate of the hop towards the device, bytes per second.",
+                  offsetof(TbtObject, rx_gbps) },
+                { "linkprobe_thunderbolt_link_tx_bytes", "Negotiated rate of the hop towards the host, bytes per second.",
+                  offsetof(TbtObject, tx_gbps) },
+                { "linkprobe_thunderbolt_path_rx_bytes", "The slowest hop from the host towards the device, bytes per second.",
+                  offsetof(TbtObject, path_rx_gbps) },
+                { "linkprobe_thunderbolt_path_tx_bytes", "The slowest hop towards the host, bytes per second.",
+                  offsetof(TbtObject, path_tx_gbps) },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(rates); i++) {
+                family(f, rates[i].name, "gauge", rates[i].help);
+                TABLE_FOREACH(o, &m->thunderbolt) {
+                        if (!o->published || !o->has_link)
+                                continue;
+                        unsigned gbps = *(const unsigned *) (const void *) ((const uint8_t *) o + rates[i].offset);
+                        sample(f, rates[i].name, gbps * 1.25e8, "sysname", o->sysname_utf8, NULL);
+                }
+        }
+        family(f, "linkprobe_thunderbolt_link_degraded", "gauge",
+               "1 when both ends could do more than the link negotiated.");
+        TABLE_FOREACH(o, &m->thunderbolt)
+                if (o->published && o->has_link)
+                        sample(f, "linkprobe_thunderbolt_link_degraded", o->degraded, "sysname", o->sysname_utf8, NULL);
+}
+
 int metrics_render(Manager *m, FILE *f) {
         render_daemon(m, f);
         render_node(m, f);
         render_links(m, f);
+        render_thunderbolt(m, f);
         render_rdma(m, f);
         return ferror(f) ? -EIO : 0;
 }

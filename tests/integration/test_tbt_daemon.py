@@ -389,3 +389,19 @@ def test_uevent_for_unknown_devices(live_bed, netns, client, daemon_factory):
     time.sleep(0.3)
     assert tbt_objects(client) == before
     assert daemon.proc.poll() is None
+
+
+def test_thunderbolt_metrics(live_bed, netns, bus, daemon_factory):
+    import subprocess
+    bed = live_bed("tb4-dock-peer.umockdev")
+    start(daemon_factory, netns, bed)
+    out = lp.ctl(bus, "metrics")
+    assert out.returncode == 0, out.stderr
+    check = subprocess.run(["promtool", "check", "metrics"], input=out.stdout, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    text = out.stdout
+    # The TB4 dock's hop: 2 lanes x 20 Gb/s = 40 Gb/s = 5e9 bytes/s each way.
+    assert 'linkprobe_thunderbolt_link_rx_bytes{sysname="0-1"} 5000000000' in text, text
+    assert 'linkprobe_thunderbolt_path_rx_bytes{sysname="0-301"} 5000000000' in text
+    assert 'linkprobe_thunderbolt_device_info{sysname="0-301",type="peer",name="peerhost",' in text
+    assert 'linkprobe_thunderbolt_link_degraded{sysname="0-1"} 0' in text
