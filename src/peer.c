@@ -140,6 +140,12 @@ int peer_ensure(Manager *m, PeerTransport t, const char *device, unsigned port, 
         if (sink->scope[0]) {
                 Link *l = link_find(m, sink->scope);
                 p->source_ifindex = l ? l->ifindex : 0;
+                /* Known before any measurement; the first result confirms it. */
+                if (l && (free_and_strdup(&p->m.source_interface, l->name_utf8) < 0 ||
+                          free_and_strdup(&p->m.connection_type, connection_type_to_string(l->connection_type)) < 0)) {
+                        peer_free(p);
+                        return -ENOMEM;
+                }
         }
 
         r = table_put(&m->peers, p->key, p);
@@ -316,8 +322,14 @@ void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_real
 void peer_restore(Peer *p, const PeerMeasurement *m, PeerProbeState state, const char *error, const char *message,
                   uint64_t last_attempt_at) {
         Link *l = m->source_interface ? link_find(p->manager, m->source_interface) : NULL;
+        PeerMeasurement restored = *m;
 
-        peer_set_measurement(p, m);
+        /* What a zone already told about the source stays when the file knows nothing better. */
+        if (!restored.source_interface)
+                restored.source_interface = p->m.source_interface;
+        if (!restored.connection_type)
+                restored.connection_type = p->m.connection_type;
+        peer_set_measurement(p, &restored);
         if (!p->sink.scope[0])
                 peer_set_source_ifindex(p, l ? l->ifindex : 0);
         peer_set_error(p, error, message);

@@ -196,9 +196,9 @@ static uint64_t tick_usec(Reconciler *r) {
         return r->manager->config.peers.tick_usec;
 }
 
-/* When a path is due again after an attempt: a fresh result lives for its TTL, minus up to a tenth
- * so that a cluster does not probe in lockstep; a failure backs off from one tick, doubling up to
- * the TTL. */
+/* When a path is due again after an attempt: a fresh result lives for its TTL, minus the time a
+ * probe takes and a random tenth, so that a cluster does not probe in lockstep; a failure backs off
+ * from one tick, doubling up to the TTL. */
 static uint64_t next_probe_after(Reconciler *r, const Peer *p, uint64_t now) {
         uint64_t ttl = peer_ttl_usec(p);
 
@@ -210,7 +210,10 @@ static uint64_t next_probe_after(Reconciler *r, const Peer *p, uint64_t now) {
         uint64_t base = p->state == PEER_PROBE_OK ? p->m.measured_at : p->last_attempt_at;
         if (base == 0 || base > now)
                 base = now;
-        return base + ttl - random_below(ttl / 10 + 1);
+        /* Early enough that the next result (it takes as long as the last one did) is in before this
+         * one goes stale, but never in the first half of its life. */
+        uint64_t early = MIN(p->m.probe_duration_usec + random_below(ttl / 10 + 1), ttl / 2);
+        return base + ttl - early;
 }
 
 static void set_next_probe(Peer *p, uint64_t at) {
