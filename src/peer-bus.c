@@ -292,11 +292,6 @@ static int read_probe_options(sd_bus_message *message, ProbeOptions *o, sd_bus_e
         return sd_bus_message_exit_container(message);
 }
 
-static bool peer_is_wanted(Manager *m, const char *address) {
-        PeerTarget *t = peer_target_get(m, address);
-        return t && (t->origins & PEER_ORIGINS_WANTED);
-}
-
 static int method_probe_peer(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         ProbeOptions o = { .transport = PEER_TRANSPORT_TCP };
@@ -358,7 +353,8 @@ static int method_probe_peer(sd_bus_message *message, void *userdata, sd_bus_err
                 return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "No more than %d peer paths.", PEER_PATHS_MAX);
         if (r < 0)
                 return r;
-        if (!p->wanted && !peer_is_wanted(m, p->peer_address)) {
+        /* Nobody keeps this path measured: it is kept for its result until RemovePeer(). */
+        if (!p->wanted) {
                 p->adhoc = true;
                 peer_update_origins(p);
         }

@@ -147,19 +147,40 @@ static int responder_spawn(ResponderSupervisor *s) {
         return 0;
 }
 
+static void schedule_restart(ResponderSupervisor *s) {
+        int r;
+
+        r = sd_event_source_set_time_relative(s->restart_timer, s->backoff);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(s->restart_timer, SD_EVENT_ONESHOT);
+        if (r < 0) {
+                log_error_errno(r, "Cannot schedule the responder's restart: %m");
+                manager_set_degraded(s->manager, DEGRADED_REASON, true);
+        }
+}
+
+static void next_backoff(ResponderSupervisor *s) {
+        s->backoff = s->backoff == 0 ? RESPONDER_RESTART_MIN_USEC : MIN(s->backoff * 2, RESPONDER_RESTART_MAX_USEC);
+}
+
 static int on_restart(sd_event_source *source, uint64_t usec, void *userdata) {
         ResponderSupervisor *s = userdata;
 
         s->n_restarts++;
-        if (responder_spawn(s) < 0)
-                manager_set_degraded(s->manager, DEGRADED_REASON, true);
+        if (responder_spawn(s) >= 0) {
+                manager_set_degraded(s->manager, DEGRADED_REASON, false);
+                return 0;
+        }
+        /* fork() or exec() failing may pass (memory, a package upgrade): keep trying, slower. */
+        manager_set_degraded(s->manager, DEGRADED_REASON, true);
+        next_backoff(s);
+        schedule_restart(s);
         return 0;
 }
 
 static void on_responder_exit(ProbeRun *run, const siginfo_t *si, void *userdata) {
         ResponderSupervisor *s = userdata;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
-        int r;
 
         s->run = NULL; /* freed by the runner after we return */
 
@@ -174,7 +195,7 @@ static void on_responder_exit(ProbeRun *run, const siginfo_t *si, void *userdata
         /* Ran long enough to call it healthy: start over with the shortest wait. */
         if (now - s->started_at >= RESPONDER_RESTART_MAX_USEC)
                 s->backoff = 0;
-        s->backoff = s->backoff == 0 ? RESPONDER_RESTART_MIN_USEC : MIN(s->backoff * 2, RESPONDER_RESTART_MAX_USEC);
+        next_backoff(s);
         if (si->si_code == CLD_EXITED)
                 log_warning("%s exited with status %d, restarting in %" PRIu64 " s.", RESPONDER_PROGRAM, si->si_status,
                             s->backoff / USEC_PER_SEC);
@@ -182,13 +203,7 @@ static void on_responder_exit(ProbeRun *run, const siginfo_t *si, void *userdata
                 log_warning("%s was killed by SIG%s, restarting in %" PRIu64 " s.", RESPONDER_PROGRAM,
                             strna(sigabbrev_np(si->si_status)), s->backoff / USEC_PER_SEC);
 
-        r = sd_event_source_set_time_relative(s->restart_timer, s->backoff);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(s->restart_timer, SD_EVENT_ONESHOT);
-        if (r < 0) {
-                log_error_errno(r, "Cannot schedule the responder's restart: %m");
-                manager_set_degraded(s->manager, DEGRADED_REASON, true);
-        }
+        schedule_restart(s);
 }
 
 int responder_supervisor_start(Manager *m, int *passed_fds, size_t n_passed, ResponderSupervisor **ret) {
@@ -239,8 +254,11 @@ int responder_supervisor_start(Manager *m, int *passed_fds, size_t n_passed, Res
         (void) sd_event_source_set_description(s->restart_timer, "responder-restart");
 
         r = responder_spawn(s);
-        if (r < 0)
+        if (r < 0) {
                 manager_set_degraded(m, DEGRADED_REASON, true);
+                next_backoff(s);
+                schedule_restart(s);
+        }
         *ret = TAKE_PTR(s);
         return 0;
 }
