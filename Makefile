@@ -39,7 +39,16 @@ else
   msg = @printf '  %-6s %s\n' '$(1)' '$(2)';
 endif
 
-ifeq ($(SANITIZE),1)
+FUZZ ?= 0
+FUZZ_SECONDS ?= 60
+
+ifeq ($(FUZZ),1)
+  ifeq ($(origin CC),default)
+    CC := clang
+  endif
+  BUILD ?= build-fuzz
+  SANITIZE_FLAGS := -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer
+else ifeq ($(SANITIZE),1)
   ifeq ($(origin CC),default)
     CC := clang
   endif
@@ -78,7 +87,7 @@ objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 DEBIAN_BUILD_PACKAGES := gcc make pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev libudev-dev \
 	libjson-c-dev libinih-dev
 DEBIAN_TEST_PACKAGES := libcmocka-dev clang libclang-rt-14-dev dbus python3 python3-dbus python3-pytest \
-	python3-gi gir1.2-umockdev-1.0 umockdev iproute2 mandoc
+	python3-gi gir1.2-umockdev-1.0 umockdev iproute2 mandoc prometheus curl
 DEBIAN_BENCH_PACKAGES := iproute2 hyperfine
 
 # Every component lists its pieces in its own fragment:
@@ -92,6 +101,9 @@ DAEMONS :=
 PROBES :=
 TEST_PROGRAMS :=
 UNIT_TESTS :=
+FUZZ_TARGETS :=
+FUZZ_REGRESSION_PROGRAMS :=
+FUZZ_PROGRAMS :=
 MAN_PAGES :=
 
 include src/shared/shared.mk
@@ -101,12 +113,17 @@ include probes/probes.mk
 include tests/unit/unit.mk
 include src/rdma.mk
 include src/peers.mk
+include src/tbt.mk
 include tests/fuzz/fuzz.mk
 include man/man.mk
 include systemd/systemd.mk
+include tests/e2e/e2e.mk
 include bench/bench.mk
 
-ALL_PROGRAMS := $(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS) $(UNIT_TESTS)
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_template,$(t))))
+
+ALL_PROGRAMS := $(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS) $(UNIT_TESTS) $(FUZZ_REGRESSION_PROGRAMS) \
+	$(if $(filter 1,$(FUZZ)),$(FUZZ_PROGRAMS))
 
 define library_template
 $(BUILD)/lib$(1).a: $$(call objs,$$($(1)_SOURCES))
@@ -143,7 +160,8 @@ pkgs-present:
 
 .PHONY: deps deps-bench
 # Installs only what dpkg says is missing; refreshes the package lists only if the first try fails
-# (a fresh machine or container has none).
+# (a fresh machine or container has none). A temporary policy-rc.d keeps the packages we install
+# only for their tools (prometheus for promtool, bolt for boltd) from starting services.
 define install_packages
 	$(Q)missing=''; for p in $(sort $(1)); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
@@ -155,8 +173,14 @@ define install_packages
 	fi; \
 	echo "Installing Debian packages:$$missing"; \
 	export DEBIAN_FRONTEND=noninteractive; \
+	guard=''; if [ ! -e /usr/sbin/policy-rc.d ]; then \
+		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && guard=1; \
+	fi; \
+	status=0; \
 	apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1 || \
-	{ apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $$missing; }
+	{ apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $$missing; } || status=$$?; \
+	if [ -n "$$guard" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
+	exit $$status
 endef
 
 deps:
@@ -181,12 +205,25 @@ check: deps
 # The unit tests and fuzz regressions always run under ASan+UBSan (a second build in
 # build-sanitize/); the integration layers use this build, or the sanitized one with SANITIZE=1.
 check-now: all $(addprefix $(BUILD)/,$(UNIT_TESTS))
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 fuzz-programs
 ifeq ($(SANITIZE),1)
-	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build $(BUILD)
+	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build $(BUILD) \
+		--fuzz-build build-fuzz --fuzz-seconds $(CHECK_FUZZ_SECONDS)
 else
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 sanitized-tests
-	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build build-sanitize
+	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build build-sanitize \
+		--fuzz-build build-fuzz --fuzz-seconds $(CHECK_FUZZ_SECONDS)
 endif
+
+# make check gives every fuzz target a few seconds; `make fuzz FUZZ_SECONDS=N` as long as you like.
+CHECK_FUZZ_SECONDS ?= 5
+
+.PHONY: fuzz fuzz-programs
+fuzz-programs: $(addprefix $(BUILD)/,$(FUZZ_PROGRAMS))
+
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 fuzz-programs
+	$(Q)/usr/bin/python3 tests/fuzz/run-fuzz --build build-fuzz --seconds $(FUZZ_SECONDS)
 
 .PHONY: sanitized-tests
 sanitized-tests: $(addprefix $(BUILD)/,$(UNIT_TESTS) $(FUZZ_REGRESSION_PROGRAMS))

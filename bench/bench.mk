@@ -1,1 +1,5 @@
 # Benchmarks: `make bench` runs bench/run-all, which prints a table of ratios against the anchor tools.
+TEST_PROGRAMS += latency-client
+latency-client_SOURCES := bench/latency-client.c
+latency-client_LIBS := shared
+latency-client_PKGS := libsystemd

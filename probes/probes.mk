@@ -36,3 +36,17 @@ DEBIAN_BENCH_PACKAGES += iperf3 sockperf
 # Unit tests of the protocol pieces link the netprobe library (see tests/unit/unit.mk).
 NETPROBE_UNIT_TESTS := test-proto test-source-table test-responder
 $(foreach t,$(NETPROBE_UNIT_TESTS),$(eval $(t)_EXTRA_LIBS := netprobe)$(eval $(t)_EXTRA_LDLIBS := $(NETPROBE_LDLIBS)))
+
+# OpenCL inventory and throughput (linkprobe-probe-gpu(8)); links the ICD loader (ocl-icd), never a
+# vendor library, so any vendor's ICD works.
+PROBES += linkprobe-probe-gpu
+linkprobe-probe-gpu_SOURCES := probes/probe-gpu.c probes/probe-gpu-cl.c probes/probe-gpu-inventory.c \
+	probes/probe-gpu-kernels.c probes/probe-gpu-measure.c
+linkprobe-probe-gpu_LIBS := probe shared
+linkprobe-probe-gpu_PKGS := OpenCL json-c
+# ocl-icd-opencl-dev: the ICD loader (libOpenCL.so, OpenCL.pc) the GPU probe links; opencl-headers: CL/*.h.
+# pocl-opencl-icd: an OpenCL CPU device, so the probe's tests measure a real device without a GPU.
+# clpeak: the anchor bench/bench-gpu compares against.
+DEBIAN_BUILD_PACKAGES += ocl-icd-opencl-dev opencl-headers
+DEBIAN_TEST_PACKAGES += pocl-opencl-icd
+DEBIAN_BENCH_PACKAGES += clpeak

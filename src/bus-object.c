@@ -82,6 +82,7 @@ void bus_object_remove(BusObject *o) {
                 r = sd_bus_emit_object_removed(m->bus, o->path);
                 if (r < 0)
                         log_debug_errno(r, "%s: failed to emit InterfacesRemoved: %m", o->path);
+                manager_published(m);
         }
         o->announced = false;
         o->n_changed = 0;
@@ -95,8 +96,10 @@ void bus_object_done(BusObject *o) {
         o->manager = NULL;
 }
 
-static void bus_object_emit(BusObject *o) {
+/* Returns whether a signal went out. */
+static bool bus_object_emit(BusObject *o) {
         Manager *m = o->manager;
+        bool sent = false;
         int r;
 
         if (!o->announced) {
@@ -105,6 +108,7 @@ static void bus_object_emit(BusObject *o) {
                         r = sd_bus_emit_object_added(m->bus, o->path);
                         if (r < 0)
                                 log_debug_errno(r, "%s: failed to emit InterfacesAdded: %m", o->path);
+                        sent = true;
                 }
         } else if (o->n_changed > 0 && m->bus_name_acquired) {
                 o->changed[o->n_changed] = NULL;
@@ -112,11 +116,15 @@ static void bus_object_emit(BusObject *o) {
                                                         (char **) o->changed);
                 if (r < 0)
                         log_debug_errno(r, "%s: failed to emit PropertiesChanged: %m", o->path);
+                sent = true;
         }
         o->n_changed = 0;
+        return sent;
 }
 
 void manager_flush_bus_objects(Manager *m) {
+        bool published = false;
+
         while (m->n_dirty > 0) {
                 size_t prepared = 0;
 
@@ -142,8 +150,108 @@ void manager_flush_bus_objects(Manager *m) {
                         if (!o)
                                 continue;
                         o->dirty_index = 0;
-                        bus_object_emit(o);
+                        published |= bus_object_emit(o);
                 }
                 free(batch);
         }
+        if (published)
+                manager_published(m);
+}
+
+int manager_add_bus_kind(Manager *m, const BusObjectKind *kind) {
+        if (m->n_bus_kinds >= ELEMENTSOF(m->bus_kinds))
+                return -E2BIG;
+        m->bus_kinds[m->n_bus_kinds++] = kind;
+        return 0;
+}
+
+/* The same rules sd-bus applies to a property without a getter (bus-objects.c): strings and paths
+ * are char* fields, "as" a char** field, everything else the field itself (a 'b' is an int). */
+static int append_field(sd_bus_message *reply, const char *signature, void *field) {
+        switch (signature[0]) {
+        case SD_BUS_TYPE_STRING:
+        case SD_BUS_TYPE_SIGNATURE:
+                return sd_bus_message_append_basic(reply, signature[0], strempty(*(char **) field));
+        case SD_BUS_TYPE_OBJECT_PATH:
+                return sd_bus_message_append_basic(reply, signature[0], *(char **) field ?: "/");
+        case SD_BUS_TYPE_ARRAY:
+                if (streq(signature, "as"))
+                        return sd_bus_message_append_strv(reply, *(char ***) field);
+                return -EINVAL;
+        }
+        return sd_bus_message_append_basic(reply, signature[0], field);
+}
+
+int bus_append_all_properties(sd_bus_message *reply, const char *path, const char *interface,
+                              const sd_bus_vtable *vtable, void *userdata, sd_bus_error *error) {
+        sd_bus *bus = sd_bus_message_get_bus(reply);
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        for (const sd_bus_vtable *v = vtable; v->type != _SD_BUS_VTABLE_END; v++) {
+                if (v->type != _SD_BUS_VTABLE_PROPERTY && v->type != _SD_BUS_VTABLE_WRITABLE_PROPERTY)
+                        continue;
+                /* GetAll leaves these out too. */
+                if (v->flags & (SD_BUS_VTABLE_HIDDEN | SD_BUS_VTABLE_PROPERTY_EXPLICIT))
+                        continue;
+
+                void *field = (uint8_t *) userdata + v->x.property.offset;
+                r = sd_bus_message_open_container(reply, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append_basic(reply, 's', v->x.property.member);
+                if (r >= 0)
+                        r = sd_bus_message_open_container(reply, 'v', v->x.property.signature);
+                if (r >= 0)
+                        r = v->x.property.get ? v->x.property.get(bus, path, interface, v->x.property.member, reply,
+                                                                  field, error)
+                                              : append_field(reply, v->x.property.signature, field);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
+int manager_append_managed_objects(Manager *m, sd_bus_message *reply, sd_bus_error *error) {
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "{oa{sa{sv}}}");
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < m->n_bus_kinds; k++) {
+                const BusObjectKind *kind = m->bus_kinds[k];
+                const Table *table = (const Table *) ((const uint8_t *) m + kind->table_offset);
+                void *object;
+
+                TABLE_FOREACH(object, table) {
+                        const BusObject *o = (const BusObject *) ((const uint8_t *) object + kind->bus_offset);
+
+                        r = sd_bus_message_open_container(reply, 'e', "oa{sa{sv}}");
+                        if (r >= 0)
+                                r = sd_bus_message_append_basic(reply, 'o', o->path);
+                        if (r >= 0)
+                                r = sd_bus_message_open_container(reply, 'a', "{sa{sv}}");
+                        if (r >= 0)
+                                r = sd_bus_message_open_container(reply, 'e', "sa{sv}");
+                        if (r >= 0)
+                                r = sd_bus_message_append_basic(reply, 's', kind->interface);
+                        if (r >= 0)
+                                r = bus_append_all_properties(reply, o->path, kind->interface, kind->vtable, object,
+                                                              error);
+                        if (r >= 0)
+                                r = sd_bus_message_close_container(reply);
+                        if (r >= 0)
+                                r = sd_bus_message_close_container(reply);
+                        if (r >= 0)
+                                r = sd_bus_message_close_container(reply);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return sd_bus_message_close_container(reply);
 }

@@ -2,6 +2,8 @@
 /* bus-object.h — change tracking for published objects: one signal per object per loop iteration */
 #pragma once
 
+#include <systemd/sd-bus.h>
+
 #include "shared/macros.h"
 
 typedef struct Manager Manager;
@@ -46,6 +48,27 @@ void bus_object_done(BusObject *o);
 /* Sends every queued change. Also called directly after the initial enumeration. */
 void manager_flush_bus_objects(Manager *m);
 int manager_schedule_flush(Manager *m);
+
+/*
+ * A kind of child object (links, Thunderbolt devices, ...): its interface, its vtable and where the
+ * manager keeps its objects. GetManagedObjects is answered straight from these tables with each
+ * vtable's own getters, so there is one definition of every property, and a reply for thousands of
+ * links costs a loop instead of sd-bus's generic per-path lookups.
+ */
+typedef struct BusObjectKind {
+        const char *interface;
+        const sd_bus_vtable *vtable;
+        size_t table_offset; /* offsetof(Manager, the Table of this kind) */
+        size_t bus_offset;   /* offsetof(Object, bus) */
+} BusObjectKind;
+
+int manager_add_bus_kind(Manager *m, const BusObjectKind *kind);
+
+/* Appends a{sv} with every property of vtable (as GetAll would list them) for the object userdata. */
+int bus_append_all_properties(sd_bus_message *reply, const char *path, const char *interface,
+                              const sd_bus_vtable *vtable, void *userdata, sd_bus_error *error);
+/* Appends GetManagedObjects' a{oa{sa{sv}}} for every registered kind. */
+int manager_append_managed_objects(Manager *m, sd_bus_message *reply, sd_bus_error *error);
 
 /* Updates *field and records the change when the value differs. */
 #define bus_object_set(o, field, value, property)                   \

@@ -3,9 +3,12 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 
+#include <sys/socket.h>
+
 #include "config.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
+#include "shared/socket-util.h"
 #include "shared/string-util.h"
 
 typedef int (*config_parser_t)(const char *value, void *field, char *why, size_t why_size);
@@ -70,11 +73,32 @@ static int parse_group_name(const char *value, void *field, char *why, size_t n)
         return free_and_strdup((char **) field, value) < 0 ? -ENOMEM : 0;
 }
 
+static int parse_directory_field(const char *value, void *field, char *why, size_t n) {
+        if (isempty(value) || value[0] != '/') {
+                snprintf(why, n, "expected an absolute directory path");
+                return -EINVAL;
+        }
+        return free_and_strdup((char **) field, value) < 0 ? -ENOMEM : 0;
+}
+
+static int parse_listen_field(const char *value, void *field, char *why, size_t n) {
+        struct sockaddr_storage sa;
+        socklen_t len;
+        if (socket_parse_listen_address(value, &sa, &len) < 0) {
+                snprintf(why, n, "expected PORT, ADDRESS:PORT or [IPV6]:PORT with numeric addresses");
+                return -EINVAL;
+        }
+        return free_and_strdup((char **) field, value) < 0 ? -ENOMEM : 0;
+}
+
 static const ConfigItem config_items[] = {
         { "Daemon", "LogLevel", parse_log_level, offsetof(Config, log_level) },
         { "Daemon", "PrivilegedGroup", parse_group_name, offsetof(Config, privileged_group) },
         { "Netlink", "ReceiveBufferBytes", parse_size_field, offsetof(Config, netlink_rcvbuf) },
         { "Udev", "ReceiveBufferBytes", parse_size_field, offsetof(Config, udev_rcvbuf) },
+        { "Metrics", "TextfileDirectory", parse_directory_field, offsetof(Config, metrics_textfile_directory) },
+        { "Metrics", "TextfileIntervalSec", parse_duration_field, offsetof(Config, metrics_textfile_interval_usec) },
+        { "Metrics", "ListenAddress", parse_listen_field, offsetof(Config, metrics_listen) },
         { "Memory", "PollIntervalSec", parse_duration_field, offsetof(Config, memory_poll_usec) },
         { "Memory", "ChangeThresholdPercent", parse_percent_field, offsetof(Config, memory_change_percent) },
         { "Peers", "Address", config_parse_peer_addresses, offsetof(Config, peers.addresses) },
@@ -106,6 +130,7 @@ void config_init(Config *c) {
                 .udev_rcvbuf = 4 << 20,
                 .memory_poll_usec = 10 * USEC_PER_SEC,
                 .memory_change_percent = 1,
+                .metrics_textfile_interval_usec = USEC_PER_SEC,
         };
         peers_config_init(&c->peers);
 }
@@ -113,6 +138,8 @@ void config_init(Config *c) {
 void config_done(Config *c) {
         c->privileged_group = mfree(c->privileged_group);
         peers_config_done(&c->peers);
+        c->metrics_textfile_directory = mfree(c->metrics_textfile_directory);
+        c->metrics_listen = mfree(c->metrics_listen);
 }
 
 typedef struct ParseContext {

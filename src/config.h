@@ -15,6 +15,10 @@ typedef struct Config {
         uint64_t netlink_rcvbuf;        /* ReceiveBufferBytes= */
         /* [Udev] */
         uint64_t udev_rcvbuf;           /* ReceiveBufferBytes= */
+        /* [Metrics] */
+        char *metrics_textfile_directory;        /* TextfileDirectory=, NULL = off */
+        uint64_t metrics_textfile_interval_usec; /* TextfileIntervalSec= */
+        char *metrics_listen;                    /* ListenAddress=, NULL = off */
         /* [Memory] */
         uint64_t memory_poll_usec;      /* PollIntervalSec=, 0 = off */
         unsigned memory_change_percent; /* ChangeThresholdPercent= of TotalBytes */

@@ -180,9 +180,19 @@ static const sd_bus_vtable link_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
+static const BusObjectKind link_bus_kind = {
+        .interface = LINK_INTERFACE,
+        .vtable = link_vtable,
+        .table_offset = offsetof(Manager, links),
+        .bus_offset = offsetof(Link, bus),
+};
+
 int link_bus_register(Manager *m) {
         int r;
 
+        r = manager_add_bus_kind(m, &link_bus_kind);
+        if (r < 0)
+                return r;
         r = sd_bus_add_fallback_vtable(m->bus, NULL, LINK_PATH_PREFIX, LINK_INTERFACE, link_vtable,
                                        link_object_find, m);
         if (r < 0)

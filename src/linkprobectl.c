@@ -34,6 +34,8 @@ static const Verb verbs[] = {
         { "monitor", 1, 1, verb_monitor },
         { "peers", 1, 1, verb_peers },
         { "probe", 2, 2, verb_probe },
+        { "metrics", 1, 1, verb_metrics },
+        { "snapshot", 1, 1, verb_snapshot },
 };
 
 static void help(void) {
@@ -46,6 +48,8 @@ static void help(void) {
                "  monitor             Print changes as they happen, until interrupted\n"
                "  peers               One line per measured path to a peer\n"
                "  probe ADDRESS       Measure the path to ADDRESS now and print the result\n"
+               "  metrics             Everything in the Prometheus text format\n"
+               "  snapshot            Everything as one JSON document (for schedulers)\n"
                "\nOptions:\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n"

@@ -7,6 +7,7 @@
 
 #include "shared/bus-json.h"
 #include "shared/macros.h"
+#include "shared/string-util.h"
 
 #define BUS_NAME "org.linkprobe.LinkProbe1"
 #define BUS_PATH "/org/linkprobe/LinkProbe1"
@@ -48,3 +49,5 @@ int verb_show(sd_bus *bus, int argc, char **argv);
 int verb_monitor(sd_bus *bus, int argc, char **argv);
 int verb_peers(sd_bus *bus, int argc, char **argv);
 int verb_probe(sd_bus *bus, int argc, char **argv);
+int verb_metrics(sd_bus *bus, int argc, char **argv);
+int verb_snapshot(sd_bus *bus, int argc, char **argv);

@@ -4,7 +4,9 @@
 
 #include "link.h"
 #include "manager-bus.h"
+#include "bus-access.h"
 #include "manager.h"
+#include "metrics.h"
 #include "shared/bus-error.h"
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -34,10 +36,28 @@ static int method_refresh(sd_bus_message *message, void *userdata, sd_bus_error 
         Manager *m = userdata;
         int r;
 
+        r = bus_verify_rate(&m->read_ratelimit, message, error);
+        if (r < 0)
+                return r;
+
         r = manager_refresh(m);
         if (r < 0)
                 return sd_bus_error_setf(error, BUS_ERROR_FAILED, "Refresh failed: %s", strerror(-r));
         return sd_bus_reply_method_return(message, NULL);
+}
+
+static int method_get_metrics(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(freep) char *text = NULL;
+        Manager *m = userdata;
+        int r;
+
+        r = bus_verify_rate(&m->read_ratelimit, message, error);
+        if (r < 0)
+                return r;
+        r = metrics_render_string(m, &text, NULL);
+        if (r < 0)
+                return sd_bus_error_setf(error, BUS_ERROR_FAILED, "Cannot render metrics: %s", strerror(-r));
+        return sd_bus_reply_method_return(message, "s", text);
 }
 
 typedef struct RankEntry {
@@ -147,6 +167,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("DegradedReasons", "as", property_get_strv, offsetof(Manager, degraded_reasons),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD("Refresh", NULL, NULL, method_refresh, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", text), method_get_metrics,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RankAddresses", SD_BUS_ARGS("s", purpose),
                                 SD_BUS_RESULT("a(ssss)", addresses), method_rank_addresses,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
@@ -180,6 +202,28 @@ static const sd_bus_vtable memory_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
+/* GetManagedObjects comes here before sd-bus's own object manager sees it: the answer is built straight
+ * from our tables (see manager_append_managed_objects()). Everything else sd-bus handles as usual,
+ * including InterfacesAdded/Removed, which it builds from the same vtables. */
+static int on_root_message(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        int r;
+
+        if (!sd_bus_message_is_method_call(message, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects") ||
+            !sd_bus_message_has_signature(message, ""))
+                return 0;
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r < 0)
+                return r;
+        r = manager_append_managed_objects(m, reply, error);
+        if (r < 0)
+                return r;
+        r = sd_bus_send(NULL, reply, NULL);
+        return r < 0 ? r : 1;
+}
+
 static const BusObjectType manager_bus_type = { .interface = MANAGER_INTERFACE };
 static const BusObjectType node_bus_type = { .interface = NODE_INTERFACE };
 static const BusObjectType memory_bus_type = { .interface = MEMORY_INTERFACE };
@@ -198,6 +242,9 @@ int manager_bus_register(Manager *m) {
         int r;
 
         r = sd_bus_add_object_manager(m->bus, NULL, BUS_PATH);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object(m->bus, NULL, BUS_PATH, on_root_message, m);
         if (r < 0)
                 return r;
         r = sd_bus_add_object_vtable(m->bus, NULL, BUS_PATH, MANAGER_INTERFACE, manager_vtable, m);

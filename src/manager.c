@@ -11,6 +11,7 @@
 #include "link.h"
 #include "manager-bus.h"
 #include "manager.h"
+#include "metrics.h"
 #include "netlink.h"
 #include "peer-bus.h"
 #include "peer.h"
@@ -54,6 +55,10 @@ void manager_after_prepare(Manager *m) {
                 m->links_topology_changed = false;
                 links_update_connection_types(m);
         }
+}
+
+void manager_published(Manager *m) {
+        metrics_exporter_changed(m->metrics);
 }
 
 static void manager_update_state(Manager *m) {
@@ -114,6 +119,8 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         m->peer_targets = TABLE_INIT(peer_target_compare_key);
         m->node.hostname_fd = -EBADF;
         m->state_dir_fd = -EBADF;
+        /* Cheap but not free: a few calls a second per client is plenty for anyone. */
+        ratelimit_init(&m->read_ratelimit, 2, 10, 1024);
 
         root = options->sysfs_root ?: "/sys";
         m->sysfs_fd = sysfs_root_open(root);
@@ -144,6 +151,7 @@ Manager *manager_free(Manager *m) {
         for (size_t i = 0; i < m->n_responder_fds; i++)
                 safe_close(m->responder_fds[i]);
         free(m->responder_fds);
+        m->metrics = metrics_exporter_free(m->metrics);
         links_free(m);
         m->netlink = netlink_free(m->netlink);
         m->udev = udev_source_free(m->udev);
@@ -154,6 +162,7 @@ Manager *manager_free(Manager *m) {
         bus_object_done(&m->memory_object);
         free(m->dirty);
         strv_free(m->degraded_reasons);
+        ratelimit_done(&m->read_ratelimit);
         sd_event_source_disable_unref(m->flush_source);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
@@ -393,6 +402,9 @@ int manager_start(Manager *m) {
         r = responder_supervisor_start(m, m->responder_fds, m->n_responder_fds, &m->responder);
         m->responder_fds = mfree(m->responder_fds); /* taken over, whatever happened */
         m->n_responder_fds = 0;
+        if (r < 0)
+                return r;
+        r = metrics_exporter_start(m, &m->metrics);
         if (r < 0)
                 return r;
         return 0;

@@ -8,6 +8,7 @@
 #include "bus-object.h"
 #include "config.h"
 #include "node.h"
+#include "shared/ratelimit.h"
 #include "shared/table.h"
 
 #define BUS_NAME "org.linkprobe.LinkProbe1"
@@ -18,6 +19,7 @@ typedef struct Netlink Netlink;
 typedef struct UdevSource UdevSource;
 typedef struct Reconciler Reconciler;
 typedef struct ResponderSupervisor ResponderSupervisor;
+typedef struct MetricsExporter MetricsExporter;
 
 typedef enum ManagerState {
         MANAGER_STARTING,
@@ -72,10 +74,16 @@ struct Manager {
         Node node;
         Memory memory;
 
+        MetricsExporter *metrics;
+        RateLimit read_ratelimit; /* Refresh() and GetMetrics(), per sender */
+
         /* Root-object interfaces, tracked like any other object. */
         BusObject manager_object;
         BusObject node_object;
         BusObject memory_object;
+
+        const BusObjectKind *bus_kinds[8];
+        size_t n_bus_kinds;
 
         BusObject **dirty;
         size_t n_dirty, n_dirty_allocated;
@@ -106,5 +114,7 @@ bool manager_is_inhibited(Manager *m, const char *what);
 
 /* Called by the flush between preparing and emitting (derived facts across objects). */
 void manager_after_prepare(Manager *m);
+/* Called by a flush that sent signals: what we publish changed. */
+void manager_published(Manager *m);
 
 const char *manager_state_to_string(ManagerState s) _const_;

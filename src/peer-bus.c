@@ -442,9 +442,19 @@ static const sd_bus_vtable manager_peer_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
+static const BusObjectKind peer_bus_kind = {
+        .interface = PEER_INTERFACE,
+        .vtable = peer_vtable,
+        .table_offset = offsetof(Manager, peers),
+        .bus_offset = offsetof(Peer, bus),
+};
+
 int peer_bus_register(Manager *m) {
         int r;
 
+        r = manager_add_bus_kind(m, &peer_bus_kind);
+        if (r < 0)
+                return r;
         r = sd_bus_add_fallback_vtable(m->bus, NULL, PEER_PATH_PREFIX, PEER_INTERFACE, peer_vtable, peer_object_find, m);
         if (r < 0)
                 return r;

@@ -87,8 +87,9 @@ int sysfs_read_buffer(int root_fd, const char *dir, const char *attr, char *buf,
         if (fd < 0)
                 return fd;
 
-        /* sysfs returns the whole attribute in one read, but a fixture file may be a plain file that
-         * returns short reads; keep reading until EOF or until it is provably too long. */
+        /* A sysfs attribute arrives whole in one read (show() fills one page), and a regular file in a
+         * fixture tree only reads short at its end; so a read that does not fill the buffer was the
+         * last one, which saves the EOF read on thousands of attributes at start-up. */
         for (;;) {
                 ssize_t k = read(fd, page + n, sizeof(page) - n);
                 if (k < 0) {
@@ -96,11 +97,11 @@ int sysfs_read_buffer(int root_fd, const char *dir, const char *attr, char *buf,
                                 continue;
                         return -errno;
                 }
-                if (k == 0)
-                        break;
                 n += (size_t) k;
                 if (n > SYSFS_ATTR_MAX)
                         return -EFBIG;
+                if (k == 0 || (size_t) k < sizeof(page) - (n - (size_t) k))
+                        break;
         }
 
         if (memchr(page, '\0', n))
@@ -317,16 +318,10 @@ int sysfs_list_dir(int root_fd, const char *dir, char ***ret) {
         return 0;
 }
 
-int sysfs_read_uevent(int root_fd, const char *dir, char ***ret) {
-        char buf[SYSFS_ATTR_MAX + 1];
+int sysfs_uevent_parse(char *buf, char ***ret) {
         _cleanup_(strv_freep) char **l = NULL;
         size_t n = 0, count = 1;
         char *line, *saveptr = NULL;
-        int r;
-
-        r = sysfs_read_buffer(root_fd, dir, "uevent", buf, sizeof(buf));
-        if (r < 0)
-                return r;
 
         for (const char *p = buf; *p; p++)
                 count += *p == '\n';
@@ -346,6 +341,16 @@ int sysfs_read_uevent(int root_fd, const char *dir, char ***ret) {
 
         *ret = TAKE_PTR(l);
         return 0;
+}
+
+int sysfs_read_uevent(int root_fd, const char *dir, char ***ret) {
+        char buf[SYSFS_ATTR_MAX + 1];
+        int r;
+
+        r = sysfs_read_buffer(root_fd, dir, "uevent", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        return sysfs_uevent_parse(buf, ret);
 }
 
 const char *sysfs_uevent_get(char *const *env, const char *key) {

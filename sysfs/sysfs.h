@@ -51,6 +51,8 @@ int sysfs_list_dir(int root_fd, const char *dir, char ***ret);
 
 /* The KEY=VALUE lines of a device's uevent file as a NULL-terminated list. */
 int sysfs_read_uevent(int root_fd, const char *dir, char ***ret);
+/* Parses uevent text (modified in place) into such a list. */
+int sysfs_uevent_parse(char *buf, char ***ret);
 /* The value for key in such a list, or NULL. */
 const char *sysfs_uevent_get(char *const *env, const char *key);
 

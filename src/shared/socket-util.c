@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <netdb.h>
 #include <sys/socket.h>
 
+#include "parse-util.h"
 #include "socket-util.h"
 
 int socket_set_rcvbuf(int fd, uint64_t size) {
@@ -14,4 +16,41 @@ int socket_set_rcvbuf(int fd, uint64_t size) {
                 return -errno;
         /* The kernel reports twice what it accounts as payload room. */
         return granted / 2;
+}
+
+int socket_parse_listen_address(const char *listen, struct sockaddr_storage *ret, socklen_t *ret_len) {
+        _cleanup_(freep) char *host = NULL;
+        const char *port;
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
+        struct addrinfo *ai = NULL;
+        uint32_t p;
+
+        if (isempty(listen) || strlen(listen) > 128)
+                return -EINVAL;
+        if (listen[0] == '[') {
+                const char *end = strchr(listen, ']');
+                if (!end || end[1] != ':')
+                        return -EINVAL;
+                host = strndup(listen + 1, (size_t) (end - listen - 1));
+                port = end + 2;
+        } else if (strchr(listen, ':')) {
+                const char *colon = strrchr(listen, ':');
+                if (strchr(listen, ':') != colon)
+                        return -EINVAL; /* a bare IPv6 address needs brackets */
+                host = strndup(listen, (size_t) (colon - listen));
+                port = colon + 1;
+        } else {
+                host = strdup("::");
+                port = listen;
+        }
+        if (!host)
+                return -ENOMEM;
+        if (parse_u32(port, &p) < 0 || p == 0 || p > 65535)
+                return -EINVAL;
+        if (getaddrinfo(isempty(host) ? NULL : host, port, &hints, &ai) != 0 || !ai)
+                return -EINVAL;
+        memcpy(ret, ai->ai_addr, ai->ai_addrlen);
+        *ret_len = ai->ai_addrlen;
+        freeaddrinfo(ai);
+        return 0;
 }

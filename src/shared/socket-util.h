@@ -2,8 +2,14 @@
 /* socket-util.h — socket options we set the same way everywhere */
 #pragma once
 
+#include <sys/socket.h>
+
 #include "macros.h"
 
 /* Sets the receive buffer to size: SO_RCVBUFFORCE when we have CAP_NET_ADMIN, else SO_RCVBUF (which
  * the kernel caps at net.core.rmem_max). Returns the size the kernel granted, or -errno. */
 int socket_set_rcvbuf(int fd, uint64_t size);
+
+/* Parses a listen address "PORT" (every address, IPv6 and IPv4), "IPV4:PORT" or "[IPV6]:PORT", with
+ * numeric addresses only (no name lookups in a daemon's config). -EINVAL otherwise. */
+int socket_parse_listen_address(const char *listen, struct sockaddr_storage *ret, socklen_t *ret_len);

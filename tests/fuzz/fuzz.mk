@@ -1,2 +1,30 @@
-# libFuzzer targets (clang). FUZZ_REGRESSION_PROGRAMS replay the corpus without libFuzzer in make check.
-FUZZ_REGRESSION_PROGRAMS :=
+# libFuzzer targets (clang). Every target is tests/fuzz/fuzz-NAME.c defining LLVMFuzzerTestOneInput(),
+# a seed corpus in tests/fuzz/corpus/NAME/, and the libraries it links:
+#   FUZZ_TARGETS += NAME; fuzz-NAME_LIBS := ...; fuzz-NAME_PKGS := ...
+# From each, the Makefile makes fuzz-NAME-regress (replays the corpus under ASan+UBSan in every
+# `make check`) and, in the FUZZ=1 build, fuzz-NAME (libFuzzer; `make fuzz FUZZ_SECONDS=N` runs them
+# all; `make check` runs each for a few seconds). A crash found becomes a corpus file: a regression test.
+FUZZ_TARGETS += tbt-parse tbt-topology
+fuzz-tbt-parse_LIBS := sysfs shared
+fuzz-tbt-topology_LIBS := daemon sysfs shared
+
+FUZZ_TARGETS += config probe-output metrics-request parse-util sysfs-uevent
+fuzz-config_LIBS := daemon shared
+fuzz-config_PKGS := inih
+fuzz-probe-output_LIBS := daemon shared
+fuzz-probe-output_PKGS := json-c libsystemd
+fuzz-metrics-request_LIBS := daemon sysfs shared
+fuzz-parse-util_LIBS := shared
+fuzz-sysfs-uevent_LIBS := sysfs shared
+
+define fuzz_template
+FUZZ_REGRESSION_PROGRAMS += fuzz-$(1)-regress
+fuzz-$(1)-regress_SOURCES := tests/fuzz/fuzz-$(1).c tests/fuzz/fuzz-regress.c
+fuzz-$(1)-regress_LIBS := $$(fuzz-$(1)_LIBS)
+fuzz-$(1)-regress_PKGS := $$(or $$(fuzz-$(1)_PKGS),$(PKG_MODULES))
+FUZZ_PROGRAMS += fuzz-$(1)
+fuzz-$(1)_SOURCES := tests/fuzz/fuzz-$(1).c
+fuzz-$(1)_LIBS := $$(fuzz-$(1)_LIBS)
+fuzz-$(1)_PKGS := $$(or $$(fuzz-$(1)_PKGS),$(PKG_MODULES))
+fuzz-$(1)_LDLIBS := -fsanitize=fuzzer
+endef

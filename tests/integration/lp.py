@@ -192,12 +192,18 @@ class Daemon:
         self.ready_after = None
         self.log_text = ""
         if wait:
-            self.wait_ready()
+            try:
+                self.wait_ready()
+            except RuntimeError:
+                # Nobody will hold this object to stop it: clean up here, then report.
+                self.stop()
+                raise
 
     def wait_ready(self, timeout=30.0):
         ready = self.notify.wait_for("READY", timeout)
         if ready is None:
-            raise RuntimeError(f"linkprobed did not become ready (exit {self.proc.poll()}):\n{self.log()}")
+            log = self.log()
+            raise RuntimeError(f"linkprobed did not become ready (exit {self.proc.poll()}):\n{log}")
         self.ready_after = time.monotonic() - self.started
         return ready
 
@@ -207,6 +213,15 @@ class Daemon:
         self.stderr.flush()
         with open(self.stderr_path) as f:
             return f.read()
+
+    def wait_log(self, text, timeout=5.0):
+        """Waits until text appears in the daemon's stderr (work after READY=1 logs a little later)."""
+        deadline = time.monotonic() + timeout
+        while text not in self.log():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
 
     def signal(self, sig):
         self.proc.send_signal(sig)

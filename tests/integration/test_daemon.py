@@ -33,10 +33,7 @@ def test_sigint_exits_cleanly(netns, daemon_factory):
 def test_sighup_refreshes(netns, client, daemon_factory):
     daemon = daemon_factory(netns, args=["--log-level=info"])
     daemon.signal(signal.SIGHUP)
-    deadline = time.monotonic() + 5
-    while "SIGHUP" not in daemon.log() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert "refreshing" in daemon.log()
+    assert daemon.wait_log("Received SIGHUP, refreshing."), daemon.log()
     assert daemon.proc.poll() is None
     assert client.get_all("Manager")["State"] == "running"
 

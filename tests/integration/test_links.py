@@ -210,3 +210,18 @@ def test_interface_names_are_bytes(netns, client, daemon_factory):
     out = lp.ctl(client.bus, "list")
     assert out.returncode == 0, out.stderr
     assert "v\\xff\\xfe" in out.stdout and "e\\x01c" in out.stdout
+
+
+def test_managed_objects_equal_getall(netns, client, daemon_factory):
+    """GetManagedObjects is served from our own tables; every object must read exactly as sd-bus's
+    GetAll reads it, property for property."""
+    netns.ip("link", "add", "ga0", "type", "veth", "peer", "name", "ga1")
+    netns.ip("link", "set", "ga0", "up")
+    netns.ip("addr", "add", "10.90.0.1/24", "dev", "ga0")
+    netns.ip("tuntap", "add", "dev", "gt0", "mode", "tun")
+    daemon_factory(netns)
+    objects = client.objects()
+    assert len(objects) == 4
+    for path, interfaces in objects.items():
+        assert list(interfaces) == [LINK], interfaces.keys()
+        assert client.get_all("Link", path) == interfaces[LINK], path

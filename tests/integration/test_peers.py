@@ -84,6 +84,9 @@ def test_both_paths_measured_and_keyed(net, client, daemon_factory):
     p1 = wait_peer(client, direct, is_measured)
     p2 = wait_peer(client, bridged, is_measured)
     assert set(peers(client)) == {direct, bridged}
+    # GetManagedObjects is answered from our tables; it must say what sd-bus's GetAll says.
+    for path, props in peers(client).items():
+        assert client.get_all("Peer", path) == props
     links = {name: client.link_by_name(name) for name in ("a0", "a1")}
     for p, address, source, ifname in ((p1, DIRECT, "10.212.1.1", "a0"), (p2, BRIDGED, "10.212.2.1", "a1")):
         assert p["Address"] == address and p["PeerAddress"] == address and p["Transport"] == "tcp"

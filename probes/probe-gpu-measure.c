@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <sys/random.h>
+
+#include "probe-gpu-json.h"
+#include "probe-gpu-kernels.h"
+#include "probe-gpu-measure.h"
+#include "shared/time-util.h"
+
+#define MIB (UINT64_C(1) << 20)
+#define GIB (UINT64_C(1) << 30)
+#define MAX_RUNS 32
+#define MAX_WORK_GROUP 256
+
+/* How long each phase takes. Full: a GPU reaches its boost clock within a few hundred milliseconds,
+ * so the first test warms up longest; 20 ms launches are long enough that the profiling timer's
+ * resolution does not matter and short enough for display watchdogs. */
+typedef struct Plan {
+        uint64_t warmup_first_usec;
+        uint64_t warmup_usec;
+        uint64_t launch_usec; /* target device time of one FMA launch */
+        unsigned runs;
+        uint64_t buffer_min; /* streaming buffer: at least this, and at least 8x the device's cache */
+        uint64_t buffer_max;
+        uint64_t default_budget_usec;
+} Plan;
+
+static const Plan plan_full = {
+        .warmup_first_usec = 300 * USEC_PER_MSEC,
+        .warmup_usec = 150 * USEC_PER_MSEC,
+        .launch_usec = 20 * USEC_PER_MSEC,
+        .runs = 15,
+        .buffer_min = 256 * MIB,
+        .buffer_max = 1 * GIB,
+        .default_budget_usec = 20 * USEC_PER_SEC,
+};
+
+static const Plan plan_quick = {
+        .warmup_first_usec = 30 * USEC_PER_MSEC,
+        .warmup_usec = 20 * USEC_PER_MSEC,
+        .launch_usec = 2 * USEC_PER_MSEC,
+        .runs = 3,
+        .buffer_min = 64 * MIB,
+        .buffer_max = 64 * MIB,
+        .default_budget_usec = 5 * USEC_PER_SEC,
+};
+
+typedef struct Session {
+        const GpuDevice *device;
+        const Plan *plan;
+        GpuKernelConfig config;
+        cl_context context;
+        cl_command_queue queue;
+        cl_program program;
+        uint64_t deadline; /* CLOCK_MONOTONIC usec by which the device's work should be done */
+        unsigned tests_done;
+        unsigned tests_left;
+        bool host_timed; /* a driver returned unusable profiling timestamps at least once */
+        json_object *warnings;
+} Session;
+
+static void session_done(Session *s) {
+        if (s->program)
+                clReleaseProgram(s->program);
+        if (s->queue)
+                clReleaseCommandQueue(s->queue);
+        if (s->context)
+                clReleaseContext(s->context);
+        json_object_put(s->warnings);
+}
+
+_printf_(2, 3) static void session_warn(Session *s, const char *format, ...) {
+        char buf[512];
+        va_list ap;
+
+        va_start(ap, format);
+        vsnprintf(buf, sizeof(buf), format, ap);
+        va_end(ap);
+        json_object_array_add(s->warnings, json_object_new_string(buf));
+}
+
+/* One launch, waited for; returns its duration in seconds from the device's profiling counters. */
+static int session_launch(Session *s, cl_kernel kernel, size_t global, size_t local, const char *what,
+                          double *ret_sec, GpuError *e) {
+        _cleanup_(cl_event_releasep) cl_event ev = NULL;
+        cl_ulong start = 0, end = 0;
+        cl_int err, status = 0;
+
+        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+        err = clEnqueueNDRangeKernel(s->queue, kernel, 1, NULL, &global, local > 0 ? &local : NULL, 0, NULL,
+                                     &ev);
+        if (err != CL_SUCCESS)
+                return gpu_error_cl(e, err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", what,
+                                    global, local);
+        err = clWaitForEvents(1, &ev);
+        if (err != CL_SUCCESS) {
+                /* The command's own status says why it failed (e.g. CL_OUT_OF_RESOURCES). */
+                cl_int q = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+                                          NULL);
+                if (q == CL_SUCCESS && status < 0)
+                        err = status;
+                return gpu_error_cl(e, err, "clWaitForEvents(%s)", what);
+        }
+        uint64_t t1 = now_usec(CLOCK_MONOTONIC);
+
+        err = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(start), &start, NULL);
+        if (err == CL_SUCCESS)
+                err = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL);
+        if (err != CL_SUCCESS)
+                return gpu_error_cl(e, err, "clGetEventProfilingInfo(%s)", what);
+
+        if (end > start)
+                *ret_sec = (double) (end - start) * 1e-9;
+        else {
+                /* Seen with broken drivers: fall back to the host's clock and say so in the result. */
+                s->host_timed = true;
+                *ret_sec = (double) MAX(t1 - t0, UINT64_C(1)) * 1e-6;
+        }
+        return 0;
+}
+
+static int session_kernel(Session *s, const char *name, cl_kernel *ret_kernel, size_t *ret_local,
+                          GpuError *e) {
+        _cleanup_(cl_kernel_releasep) cl_kernel k = NULL;
+        size_t wg = 0;
+        cl_int err;
+
+        k = clCreateKernel(s->program, name, &err);
+        if (!k)
+                return gpu_error_cl(e, err, "clCreateKernel(%s)", name);
+        err = clGetKernelWorkGroupInfo(k, s->device->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof(wg), &wg, NULL);
+        if (err != CL_SUCCESS)
+                return gpu_error_cl(e, err, "clGetKernelWorkGroupInfo(%s)", name);
+
+        /* The largest power of two up to 256 the kernel allows: a multiple of every warp/wavefront. */
+        size_t local = 1;
+        while (local * 2 <= MIN(MIN(wg, s->device->max_work_group_size), (size_t) MAX_WORK_GROUP))
+                local *= 2;
+        *ret_kernel = TAKE_PTR(k);
+        *ret_local = local;
+        return 0;
+}
+
+static int set_arg(cl_kernel k, cl_uint index, size_t size, const void *value, const char *what,
+                   GpuError *e) {
+        cl_int err = clSetKernelArg(k, index, size, value);
+        return err == CL_SUCCESS ? 0 : gpu_error_cl(e, err, "clSetKernelArg(%s, %u)", what, index);
+}
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return (x > y) - (x < y);
+}
+
+/* What one test launches. Work per launch is `work` units, times the iteration count when the
+ * kernel takes one (argument 3), which the warm-up then tunes to the plan's launch length. */
+typedef struct Test {
+        const char *name;
+        cl_kernel kernel;
+        size_t global;
+        size_t local;
+        double work; /* bytes or flops per launch (per iteration when calibrated) */
+        bool calibrated; /* argument 3 is an iteration count */
+        cl_uint iterations;
+} Test;
+
+static int test_set_iterations(Test *t, double iterations, GpuError *e) {
+        t->iterations = (cl_uint) MIN(MAX(iterations, 16.0), (double) (1u << 26));
+        return set_arg(t->kernel, 3, sizeof(t->iterations), &t->iterations, t->name, e);
+}
+
+static double test_work(const Test *t) {
+        return t->calibrated ? t->work * t->iterations : t->work;
+}
+
+/* Warm-up, then up to plan->runs timed launches, within this test's share of the device's budget.
+ * Adds best/median/min/max/spread (in units of 1e9 work per second) and the samples to j. */
+static int test_run(Session *s, Test *t, const char *unit, json_object *j, double *ret_best, GpuError *e) {
+        const Plan *p = s->plan;
+        double samples[MAX_RUNS], launch_sec[MAX_RUNS], sec;
+        unsigned warm = 0, n = 0;
+        int r;
+
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        uint64_t slice = s->deadline > start ? (s->deadline - start) / MAX(s->tests_left, 1u) : 0;
+        uint64_t warmup = MIN(s->tests_done == 0 ? p->warmup_first_usec : p->warmup_usec, slice * 3 / 10);
+        uint64_t target = MIN(p->launch_usec, slice / (2 * p->runs + 4));
+        uint64_t stop = start + slice * 9 / 10;
+
+        /* Time-based warm-up (clocks ramp, caches and TLBs fill, lazy allocations happen), which also
+         * tunes the iteration count so launches last about `target`. */
+        do {
+                r = session_launch(s, t->kernel, t->global, t->local, t->name, &sec, e);
+                if (r < 0)
+                        return r;
+                warm++;
+                if (t->calibrated) {
+                        double want = (double) MAX(target, UINT64_C(100)) * 1e-6;
+                        if (sec < want * 0.7 || sec > want * 1.5) {
+                                r = test_set_iterations(t, t->iterations * want / sec, e);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+        } while (now_usec(CLOCK_MONOTONIC) - start < warmup);
+
+        uint64_t timed_start = now_usec(CLOCK_MONOTONIC);
+        for (n = 0; n < MIN(p->runs, (unsigned) MAX_RUNS); n++) {
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+                /* Stop early rather than overrun the budget; the first run always happens. */
+                if (n > 0 && now + (now - timed_start) / n > stop)
+                        break;
+                r = session_launch(s, t->kernel, t->global, t->local, t->name, &sec, e);
+                if (r < 0)
+                        return r;
+                launch_sec[n] = sec;
+                samples[n] = test_work(t) / sec * 1e-9;
+        }
+
+        double sorted[MAX_RUNS];
+        memcpy(sorted, samples, n * sizeof(double));
+        qsort(sorted, n, sizeof(double), cmp_double);
+        double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+        double best = sorted[n - 1], spread = median > 0 ? (sorted[n - 1] - sorted[0]) / median : 0;
+        qsort(launch_sec, n, sizeof(double), cmp_double);
+
+        json_object *a = json_object_new_array();
+        for (unsigned i = 0; i < n; i++)
+                json_object_array_add(a, json_double_rounded(samples[i], 3));
+
+        json_object_object_add(j, "status", json_object_new_string("ok"));
+        json_object_object_add(j, "unit", json_object_new_string(unit));
+        json_object_object_add(j, "best", json_double_rounded(best, 3));
+        json_object_object_add(j, "median", json_double_rounded(median, 3));
+        json_object_object_add(j, "min", json_double_rounded(sorted[0], 3));
+        json_object_object_add(j, "max", json_double_rounded(best, 3));
+        json_object_object_add(j, "relative_spread", json_double_rounded(spread, 4));
+        json_object_object_add(j, "runs", json_object_new_int((int) n));
+        json_object_object_add(j, "samples", a);
+        json_object_object_add(j, "warmup_launches", json_object_new_int((int) warm));
+        json_object_object_add(j, "warmup_ms", json_double_rounded((double) (timed_start - start) / 1e3, 1));
+        json_object_object_add(j, "launch_ms", json_double_rounded(launch_sec[n / 2] * 1e3, 3));
+        json_object_object_add(j, "global_work_size", json_object_new_uint64(t->global));
+        json_object_object_add(j, "local_work_size", json_object_new_uint64(t->local));
+
+        /* Shared hosts and thermally limited GPUs drift; the best run is the result, but the drift is
+         * part of the truth about the machine. */
+        if (spread > 0.10)
+                session_warn(
+                        s,
+                        "%s varied by %.0f%% between runs (%.3g to %.3g %s, median %.3g): the "
+                        "device's throughput is not steady (shared host, power or thermal limits); the best "
+                        "run is reported",
+                        t->name, spread * 100, sorted[0], best, unit, median);
+        if (n < p->runs)
+                session_warn(s, "%s: only %u of %u runs fit in the time budget", t->name, n, p->runs);
+
+        s->tests_done++;
+        s->tests_left--;
+        *ret_best = best;
+        return 0;
+}
+
+/* MemAvailable from /proc/meminfo in bytes, or 0 when it cannot be read. */
+static uint64_t mem_available_bytes(void) {
+        _cleanup_(fclosep) FILE *f = fopen("/proc/meminfo", "re");
+        char line[256];
+        unsigned long long kib;
+
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+                        return (uint64_t) kib * 1024;
+        return 0;
+}
+
+/* Well past the last-level cache (8x what the device reports), within one allocation, half the
+ * device's memory and, where the buffer lives in host RAM, a quarter of what the host has free. */
+static int bandwidth_buffer_bytes(Session *s, uint64_t granule, uint64_t *ret, GpuError *e) {
+        const GpuDevice *d = s->device;
+        uint64_t want = MIN(MAX(s->plan->buffer_min, 8 * d->global_memory_cache_bytes), s->plan->buffer_max);
+        uint64_t cap = MIN(d->max_allocation_bytes, d->global_memory_bytes / 2);
+
+        if ((d->type & CL_DEVICE_TYPE_CPU) || d->host_unified_memory) {
+                uint64_t avail = mem_available_bytes();
+                if (avail > 0)
+                        cap = MIN(cap, avail / 4);
+        }
+        uint64_t bytes = MIN(want, cap) / granule * granule;
+        if (bytes == 0)
+                return gpu_error_set(e, ENOMEM, "ENOMEM",
+                                     "no room for a bandwidth buffer (max allocation %" PRIu64
+                                     " bytes, %" PRIu64 " bytes usable)",
+                                     (uint64_t) d->max_allocation_bytes, cap);
+        if (bytes < 4 * d->global_memory_cache_bytes)
+                session_warn(s,
+                             "memory_bandwidth: the %" PRIu64
+                             " MiB buffer is less than 4x the device's %" PRIu64
+                             " MiB cache, so the figure may include cache bandwidth",
+                             bytes / MIB, (uint64_t) d->global_memory_cache_bytes / MIB);
+        *ret = bytes;
+        return 0;
+}
+
+static int measure_bandwidth(Session *s, json_object *j, double *ret_best, GpuError *e) {
+        _cleanup_(cl_kernel_releasep) cl_kernel fill = NULL, read = NULL;
+        _cleanup_(cl_mem_releasep) cl_mem buf = NULL, out = NULL;
+        size_t fill_local, local;
+        uint64_t bytes = 0;
+        cl_uint seed = 0x5eed, sentinel;
+        cl_int err;
+        double sec;
+        int r;
+
+        r = session_kernel(s, "fill_random", &fill, &fill_local, e);
+        if (r < 0)
+                return r;
+        r = session_kernel(s, "stream_read", &read, &local, e);
+        if (r < 0)
+                return r;
+
+        size_t element = (size_t) s->config.bandwidth_vector * sizeof(cl_uint);
+        r = bandwidth_buffer_bytes(s, (uint64_t) local * s->config.fetches * MAX(element, (size_t) 64),
+                                   &bytes, e);
+        if (r < 0)
+                return r;
+
+        buf = clCreateBuffer(s->context, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS, bytes, NULL, &err);
+        if (!buf)
+                return gpu_error_cl(e, err, "clCreateBuffer(%" PRIu64 " bytes)", bytes);
+        size_t global = bytes / element / s->config.fetches;
+        out = clCreateBuffer(s->context, CL_MEM_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS, global * sizeof(cl_uint),
+                             NULL, &err);
+        if (!out)
+                return gpu_error_cl(e, err, "clCreateBuffer(%zu bytes)", global * sizeof(cl_uint));
+
+        /* Random bits, made on the device (no host copy of the buffer); a fresh seed per run. */
+        if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+                seed ^= (cl_uint) now_usec(CLOCK_REALTIME);
+        sentinel = ~seed;
+        r = set_arg(fill, 0, sizeof(buf), &buf, "fill_random", e);
+        if (r >= 0)
+                r = set_arg(fill, 1, sizeof(seed), &seed, "fill_random", e);
+        if (r >= 0)
+                r = session_launch(s, fill, bytes / 64, 0, "fill_random", &sec, e);
+        if (r >= 0)
+                r = set_arg(read, 0, sizeof(buf), &buf, "stream_read", e);
+        if (r >= 0)
+                r = set_arg(read, 1, sizeof(out), &out, "stream_read", e);
+        if (r >= 0)
+                r = set_arg(read, 2, sizeof(sentinel), &sentinel, "stream_read", e);
+        if (r < 0)
+                return r;
+
+        Test t = {
+                .name = "memory_bandwidth",
+                .kernel = read,
+                .global = global,
+                .local = local,
+                .work = (double) bytes,
+        };
+        r = test_run(s, &t, "GB/s", j, ret_best, e);
+        if (r < 0)
+                return r;
+
+        char vec[16];
+        snprintf(vec, sizeof(vec), "uint%u", s->config.bandwidth_vector);
+        json_object_object_add(j, "buffer_bytes", json_object_new_uint64(bytes));
+        json_object_object_add(j, "bytes_read_per_run", json_object_new_uint64(bytes));
+        json_object_object_add(j, "load_type",
+                               json_object_new_string(s->config.bandwidth_vector == 1 ? "uint" : vec));
+        json_object_object_add(j, "loads_per_work_item", json_object_new_int((int) s->config.fetches));
+        json_object_object_add(j, "fill_ms", json_double_rounded(sec * 1e3, 3));
+        return 0;
+}
+
+static int measure_fma(Session *s, const char *kernel_name, const char *test_name, unsigned width,
+                       json_object *j, double *ret_best, GpuError *e) {
+        _cleanup_(cl_kernel_releasep) cl_kernel k = NULL;
+        _cleanup_(cl_mem_releasep) cl_mem out = NULL;
+        const GpuDevice *d = s->device;
+        cl_float a = 0.999f, b = 0.001f;
+        size_t local;
+        cl_int err;
+        int r;
+
+        r = session_kernel(s, kernel_name, &k, &local, e);
+        if (r < 0)
+                return r;
+
+        /* Enough work-groups to fill every compute unit several times over: on a CPU each group is a
+         * task for a worker thread; on a GPU 2048 work-items per compute unit keep every scheduler busy. */
+        size_t per_cu = d->type & CL_DEVICE_TYPE_CPU ? 8 * local : 2048;
+        size_t global = (MAX((size_t) d->compute_units, (size_t) 1) * per_cu + local - 1) / local * local;
+
+        out = clCreateBuffer(s->context, CL_MEM_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS,
+                             global * sizeof(cl_float), NULL, &err);
+        if (!out)
+                return gpu_error_cl(e, err, "clCreateBuffer(%zu bytes)", global * sizeof(cl_float));
+        r = set_arg(k, 0, sizeof(out), &out, kernel_name, e);
+        if (r >= 0)
+                r = set_arg(k, 1, sizeof(a), &a, kernel_name, e);
+        if (r >= 0)
+                r = set_arg(k, 2, sizeof(b), &b, kernel_name, e);
+        if (r < 0)
+                return r;
+
+        Test t = {
+                .name = test_name,
+                .kernel = k,
+                .global = global,
+                .local = local,
+                .work = (double) global * s->config.chains * width * 2, /* an FMA is two operations */
+                .calibrated = true,
+        };
+        /* First guess from what the device could do at most (two FMA pipes per lane); the warm-up
+         * corrects it within a launch or two. */
+        double peak = (double) d->max_clock_mhz * 1e6 * MAX(d->compute_units, 1u) *
+                      MAX(d->native_vector_width[GPU_SCALAR_FLOAT], 1u) * 4;
+        r = test_set_iterations(&t, (double) s->plan->launch_usec * 1e-6 * peak / t.work / 8, e);
+        if (r < 0)
+                return r;
+        r = test_run(s, &t, "GFLOPS", j, ret_best, e);
+        if (r < 0)
+                return r;
+
+        json_object_object_add(j, "instruction", json_object_new_string(s->config.use_fma ? "fma" : "mad"));
+        json_object_object_add(j, "vector_width", json_object_new_int((int) width));
+        json_object_object_add(j, "chains_per_work_item", json_object_new_int((int) s->config.chains));
+        json_object_object_add(j, "iterations", json_object_new_int64(t.iterations));
+        json_object_object_add(j, "flops_per_run", json_object_new_uint64((uint64_t) test_work(&t)));
+        return 0;
+}
+
+static int session_open(Session *s, GpuError *e) {
+        const GpuDevice *d = s->device;
+        cl_context_properties props[] = { CL_CONTEXT_PLATFORM, (cl_context_properties) d->platform, 0 };
+        char options[1024];
+        cl_int err;
+        int r;
+
+        s->context = clCreateContext(props, 1, &d->id, NULL, NULL, &err);
+        if (!s->context)
+                return gpu_error_cl(e, err, "clCreateContext()");
+        s->queue = clCreateCommandQueue(s->context, d->id, CL_QUEUE_PROFILING_ENABLE, &err);
+        if (!s->queue)
+                return gpu_error_cl(e, err, "clCreateCommandQueue(CL_QUEUE_PROFILING_ENABLE)");
+
+        gpu_kernel_config_for_device(d, &s->config);
+        r = gpu_kernel_config_to_options(&s->config, options, sizeof(options));
+        if (r < 0)
+                return gpu_error_set(e, r, "ENOBUFS", "kernel options do not fit");
+
+        /* For diagnosing a driver's compiler: appended, so a -D here overrides ours. */
+        const char *extra = getenv("LINKPROBE_GPU_KERNEL_OPTIONS");
+        if (!isempty(extra)) {
+                size_t n = strlen(options);
+                if (snprintf(options + n, sizeof(options) - n, " %s", extra) >= (int) (sizeof(options) - n))
+                        return gpu_error_set(e, ENOBUFS, "ENOBUFS",
+                                             "$LINKPROBE_GPU_KERNEL_OPTIONS is too long");
+        }
+        return cl_program_build(s->context, d->id, gpu_kernel_source, options, &s->program, e);
+}
+
+int gpu_device_measure(const GpuDevice *d, const GpuMeasureOptions *o, json_object **ret, GpuError *e) {
+        _cleanup_(json_object_putp) json_object *m = json_object_new_object();
+        json_object *bw = json_object_new_object(), *fp32 = json_object_new_object(),
+                    *fp16 = json_object_new_object();
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        double bw_best = 0, fp32_best = 0, fp16_best = 0;
+        int r;
+
+        Session s = {
+                .device = d,
+                .plan = o->quick ? &plan_quick : &plan_full,
+                .warnings = json_object_new_array(),
+        };
+        s.deadline = start + (o->budget_usec > 0 ? o->budget_usec : s.plan->default_budget_usec);
+
+        if (!m || !bw || !fp32 || !fp16 || !s.warnings) {
+                json_object_put(bw);
+                json_object_put(fp32);
+                json_object_put(fp16);
+                r = gpu_error_set(e, ENOMEM, "ENOMEM", "out of memory");
+                goto finish;
+        }
+        /* "status" leads; it is set to "ok" again, in place, once everything has been measured. */
+        json_object_object_add(m, "status", json_object_new_string("error"));
+        json_object_object_add(m, "memory_bandwidth", bw);
+        json_object_object_add(m, "fp32", fp32);
+        json_object_object_add(m, "fp16", fp16);
+
+        r = session_open(&s, e);
+        if (r < 0)
+                goto finish;
+
+        s.tests_left = d->fp16 ? 3 : 2;
+        r = measure_bandwidth(&s, bw, &bw_best, e);
+        if (r < 0)
+                goto finish;
+        r = measure_fma(&s, "fp32_fma", "fp32", s.config.fp_vector, fp32, &fp32_best, e);
+        if (r < 0)
+                goto finish;
+        if (d->fp16) {
+                r = measure_fma(&s, "fp16_fma", "fp16", s.config.half_vector, fp16, &fp16_best, e);
+                if (r < 0)
+                        goto finish;
+        } else {
+                json_object_object_add(fp16, "status", json_object_new_string("unsupported"));
+                json_object_object_add(fp16, "reason",
+                                       json_object_new_string("the device does not report cl_khr_fp16"));
+        }
+        if (s.host_timed)
+                session_warn(&s, "the driver's profiling timestamps were unusable for some launches; host "
+                                 "wall-clock time was used for those");
+
+        json_object_object_add(m, "status", json_object_new_string("ok"));
+        json_object_object_add(m, "memory_bandwidth_gb_s", json_double_rounded(bw_best, 3));
+        json_object_object_add(m, "fp32_gflops", json_double_rounded(fp32_best, 3));
+        json_object_object_add(m, "fp16_gflops",
+                               d->fp16 ? json_double_rounded(fp16_best, 3)
+                                       : json_object_new_string("unsupported"));
+        json_object_object_add(m, "timing", json_object_new_string(s.host_timed ? "host" : "device"));
+        json_object_object_add(m, "duration_ms",
+                               json_double_rounded((double) (now_usec(CLOCK_MONOTONIC) - start) / 1e3, 1));
+        json_object_object_add(m, "warnings", json_object_get(s.warnings));
+        *ret = TAKE_PTR(m);
+        r = 0;
+
+finish:
+        session_done(&s);
+        return r;
+}

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/if.h>
+#include <stdarg.h>
+
+#include "link.h"
+#include "manager.h"
+#include "metrics-http.h"
+#include "metrics.h"
+#include "netlink.h"
+#include "shared/fileio.h"
+#include "shared/log.h"
+#include "shared/time-util.h"
+#include "udev.h"
+
+#define TEXTFILE_NAME "linkprobe.prom"
+
+struct MetricsExporter {
+        Manager *manager;
+        int textfile_dir_fd;
+        uint64_t written_hash;
+        bool written;
+        sd_event_source *textfile_timer;
+        MetricsHttp *http;
+};
+
+void metrics_write_label_value(FILE *f, const char *value) {
+        for (const char *p = value ?: ""; *p; p++)
+                switch (*p) {
+                case '\\':
+                        fputs("\\\\", f);
+                        break;
+                case '"':
+                        fputs("\\\"", f);
+                        break;
+                case '\n':
+                        fputs("\\n", f);
+                        break;
+                default:
+                        fputc(*p, f);
+                }
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* One sample: name{k1="v1",k2="v2"} value. Labels are (key, value) pairs ending with NULL. */
+static void sample(FILE *f, const char *name, double value, ...) {
+        va_list ap;
+        const char *key;
+        bool first = true;
+
+        fputs(name, f);
+        va_start(ap, value);
+        while ((key = va_arg(ap, const char *))) {
+                const char *v = va_arg(ap, const char *);
+                fprintf(f, "%s%s=\"", first ? "{" : ",", key);
+                metrics_write_label_value(f, v);
+                fputc('"', f);
+                first = false;
+        }
+        va_end(ap);
+        fprintf(f, "%s %.17g\n", first ? "" : "}", value);
+}
+
+static void render_daemon(Manager *m, FILE *f) {
+        family(f, "linkprobe_daemon_info", "gauge", "The linkprobed version (always 1).");
+        sample(f, "linkprobe_daemon_info", 1, "version", VERSION, NULL);
+        family(f, "linkprobe_daemon_state", "gauge", "1 for the daemon's current state, 0 for the others.");
+        for (ManagerState s = 0; s < _MANAGER_STATE_MAX; s++)
+                sample(f, "linkprobe_daemon_state", m->state == s, "state", manager_state_to_string(s), NULL);
+        family(f, "linkprobe_netlink_overruns_total", "counter",
+               "Netlink receive buffer overruns, each answered by a full re-read.");
+        sample(f, "linkprobe_netlink_overruns_total", (double) netlink_overruns(m->netlink), NULL);
+        family(f, "linkprobe_udev_overruns_total", "counter", "udev monitor overruns, each answered by re-enumeration.");
+        sample(f, "linkprobe_udev_overruns_total", (double) udev_source_overruns(m->udev), NULL);
+}
+
+static void render_node(Manager *m, FILE *f) {
+        const Node *n = &m->node;
+        char cpus[16];
+
+        snprintf(cpus, sizeof(cpus), "%" PRIu32, n->cpu_count);
+        family(f, "linkprobe_node_info", "gauge", "The node's identity (always 1).");
+        sample(f, "linkprobe_node_info", 1, "nodename", strempty(n->hostname), "machine_id", strempty(n->machine_id),
+               "boot_id", strempty(n->boot_id), "release", strempty(n->kernel_release), "machine",
+               strempty(n->architecture), "cpu_model", strempty(n->cpu_model), NULL);
+        family(f, "linkprobe_node_cpus", "gauge", "CPUs online when the daemon started.");
+        sample(f, "linkprobe_node_cpus", n->cpu_count, NULL);
+        family(f, "linkprobe_memory_total_bytes", "gauge", "MemTotal from /proc/meminfo.");
+        sample(f, "linkprobe_memory_total_bytes", (double) m->memory.total_bytes, NULL);
+        family(f, "linkprobe_memory_available_bytes", "gauge", "MemAvailable from /proc/meminfo.");
+        sample(f, "linkprobe_memory_available_bytes", (double) m->memory.available_bytes, NULL);
+}
+
+static uint32_t link_speed_mbps(const Link *l) {
+        return l->speed_mbps > 0 ? l->speed_mbps : l->thunderbolt_speed_mbps;
+}
+
+static void render_links(Manager *m, FILE *f) {
+        Link *l;
+
+        family(f, "linkprobe_link_info", "gauge", "A network link and what it is (always 1).");
+        TABLE_FOREACH(l, &m->links) {
+                char index[16];
+                snprintf(index, sizeof(index), "%d", l->ifindex);
+                sample(f, "linkprobe_link_info", 1, "device", l->name_utf8, "ifindex", index, "kind",
+                       link_kind_to_string(l->kind), "connection_type", connection_type_to_string(l->connection_type),
+                       "driver", strempty(l->driver), "address", strempty(l->hw_address), "operstate",
+                       link_operstate_to_string(l->operstate), NULL);
+        }
+        family(f, "linkprobe_link_up", "gauge", "1 when the link's operational state is up.");
+        TABLE_FOREACH(l, &m->links)
+                sample(f, "linkprobe_link_up", l->operstate == IF_OPER_UP, "device", l->name_utf8, NULL);
+        family(f, "linkprobe_link_carrier", "gauge", "1 when the link is up and has a carrier.");
+        TABLE_FOREACH(l, &m->links)
+                sample(f, "linkprobe_link_carrier", !!(l->flags & IFF_LOWER_UP), "device", l->name_utf8, NULL);
+        family(f, "linkprobe_link_carrier_changes_total", "counter", "Carrier changes since the link was created.");
+        TABLE_FOREACH(l, &m->links)
+                sample(f, "linkprobe_link_carrier_changes_total", l->carrier_changes, "device", l->name_utf8, NULL);
+        family(f, "linkprobe_link_mtu_bytes", "gauge", "The link's MTU.");
+        TABLE_FOREACH(l, &m->links)
+                sample(f, "linkprobe_link_mtu_bytes", l->mtu, "device", l->name_utf8, NULL);
+        family(f, "linkprobe_link_speed_bytes", "gauge",
+               "Negotiated speed in bytes per second; 0 when the kernel does not know.");
+        TABLE_FOREACH(l, &m->links)
+                sample(f, "linkprobe_link_speed_bytes", link_speed_mbps(l) * 125000.0, "device", l->name_utf8, NULL);
+        family(f, "linkprobe_link_address_info", "gauge", "An address on a link and its class (always 1).");
+        TABLE_FOREACH(l, &m->links)
+                for (size_t i = 0; i < l->n_addresses; i++) {
+                        const LinkAddress *a = &l->addresses[i];
+                        char text[INET6_ADDRSTRLEN], prefix[8], scope[4];
+                        if (!inet_ntop(a->family, a->address, text, sizeof(text)))
+                                continue;
+                        snprintf(prefix, sizeof(prefix), "%u", a->prefixlen);
+                        sample(f, "linkprobe_link_address_info", 1, "device", l->name_utf8, "address", text,
+                               "prefix_length", prefix, "scope", link_scope_to_string(a->scope, scope), "class",
+                               address_class_to_string(address_class(a->family, a->address)), NULL);
+                }
+}
+
+int metrics_render(Manager *m, FILE *f) {
+        render_daemon(m, f);
+        render_node(m, f);
+        render_links(m, f);
+        return ferror(f) ? -EIO : 0;
+}
+
+int metrics_render_string(Manager *m, char **ret, size_t *ret_size) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        int r;
+
+        if (!f)
+                return -ENOMEM;
+        r = metrics_render(m, f);
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0) {
+                free(buf);
+                return r;
+        }
+        *ret = buf;
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
+
+/* FNV-1a: only to tell "the same text as last time", not a security property. */
+static uint64_t hash_bytes(const char *p, size_t n) {
+        uint64_t h = UINT64_C(1469598103934665603);
+        for (size_t i = 0; i < n; i++) {
+                h ^= (uint8_t) p[i];
+                h *= UINT64_C(1099511628211);
+        }
+        return h;
+}
+
+static int textfile_write(MetricsExporter *e) {
+        _cleanup_(freep) char *text = NULL;
+        size_t size;
+        int r;
+
+        r = metrics_render_string(e->manager, &text, &size);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to render metrics: %m");
+        uint64_t h = hash_bytes(text, size);
+        if (e->written && h == e->written_hash)
+                return 0;
+
+        /* Readable by node_exporter, whichever user it runs as. */
+        r = write_file_atomic_at(e->textfile_dir_fd, TEXTFILE_NAME, text, size, 0644);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to write the metrics textfile: %m");
+        e->written = true;
+        e->written_hash = h;
+        return 1;
+}
+
+static int on_textfile_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) textfile_write(userdata);
+        return 0;
+}
+
+void metrics_exporter_changed(MetricsExporter *e) {
+        if (!e || !e->textfile_timer)
+                return;
+        int enabled = SD_EVENT_OFF;
+        (void) sd_event_source_get_enabled(e->textfile_timer, &enabled);
+        if (enabled != SD_EVENT_OFF)
+                return; /* a write is already due */
+        /* A burst of changes becomes one write at the end of the window. */
+        (void) sd_event_source_set_time_relative(e->textfile_timer, e->manager->config.metrics_textfile_interval_usec);
+        (void) sd_event_source_set_enabled(e->textfile_timer, SD_EVENT_ONESHOT);
+}
+
+MetricsExporter *metrics_exporter_free(MetricsExporter *e) {
+        if (!e)
+                return NULL;
+        sd_event_source_disable_unref(e->textfile_timer);
+        metrics_http_free(e->http);
+        safe_close(e->textfile_dir_fd);
+        return mfree(e);
+}
+
+int metrics_exporter_start(Manager *m, MetricsExporter **ret) {
+        MetricsExporter *e;
+        int r;
+
+        *ret = NULL;
+        if (!m->config.metrics_textfile_directory && !m->config.metrics_listen)
+                return 0;
+
+        e = new0(MetricsExporter, 1);
+        if (!e)
+                return log_oom();
+        e->manager = m;
+        e->textfile_dir_fd = -EBADF;
+        *ret = e;
+
+        if (m->config.metrics_textfile_directory) {
+                e->textfile_dir_fd = open(m->config.metrics_textfile_directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (e->textfile_dir_fd < 0)
+                        log_warning_errno(errno, "Cannot open the metrics textfile directory %s, not writing it: %m",
+                                          m->config.metrics_textfile_directory);
+                else {
+                        r = sd_event_add_time_relative(m->event, &e->textfile_timer, CLOCK_MONOTONIC, 0, 0,
+                                                       on_textfile_timer, e);
+                        if (r < 0)
+                                return log_error_errno(r, "Failed to set up the metrics textfile timer: %m");
+                        /* Written once at start, then whenever what we publish changed. */
+                        (void) textfile_write(e);
+                        (void) sd_event_source_set_enabled(e->textfile_timer, SD_EVENT_OFF);
+                }
+        }
+
+        if (m->config.metrics_listen) {
+                r = metrics_http_start(m, m->config.metrics_listen, &e->http);
+                if (r < 0)
+                        log_warning_errno(r, "Not serving /metrics on %s: %m", m->config.metrics_listen);
+        }
+        return 0;
+}

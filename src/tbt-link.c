@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One Thunderbolt/USB4 link: its rate per direction, its class, and whether it runs below what both
+ * ends can do. Pure logic over TbtLinkFacts; declared in tbt-topology.h. */
+#include "shared/string-util.h"
+#include "tbt-topology.h"
+
+static const char *const node_type_table[_TBT_NODE_TYPE_MAX] = {
+        [TBT_NODE_DOMAIN] = "domain", [TBT_NODE_HOST] = "host",       [TBT_NODE_HUB] = "hub",
+        [TBT_NODE_DEVICE] = "device", [TBT_NODE_PEER] = "peer",       [TBT_NODE_SERVICE] = "service",
+        [TBT_NODE_RETIMER] = "retimer",
+};
+
+static const char *const link_class_table[_TBT_LINK_CLASS_MAX] = {
+        [TBT_LINK_CLASS_UNKNOWN] = "Unknown",
+        [TBT_LINK_CLASS_TB5] = "Thunderbolt 5",
+        [TBT_LINK_CLASS_TB5_ASYMMETRIC_RX] = "Thunderbolt 5 asymmetric (rx 120 Gb/s)",
+        [TBT_LINK_CLASS_TB5_ASYMMETRIC_TX] = "Thunderbolt 5 asymmetric (tx 120 Gb/s)",
+        [TBT_LINK_CLASS_TB5_SINGLE_LANE] = "Thunderbolt 5 single lane",
+        [TBT_LINK_CLASS_TB4] = "Thunderbolt 4",
+        [TBT_LINK_CLASS_TB3] = "Thunderbolt 3",
+        [TBT_LINK_CLASS_TB3_OR_TB4] = "Thunderbolt 3/4",
+        [TBT_LINK_CLASS_TB3_SINGLE_LANE] = "Thunderbolt 3 single lane",
+        [TBT_LINK_CLASS_TB3_OR_TB4_SINGLE_LANE] = "Thunderbolt 3/4 single lane",
+        [TBT_LINK_CLASS_USB4_20G] = "USB4 20G",
+        [TBT_LINK_CLASS_USB4_10G] = "USB4 10G",
+        [TBT_LINK_CLASS_TB2] = "Thunderbolt 2",
+        [TBT_LINK_CLASS_TB1] = "Thunderbolt 1",
+        [TBT_LINK_CLASS_OTHER] = "Other",
+};
+
+const char *tbt_node_type_to_string(TbtNodeType t) {
+        return t >= 0 && t < _TBT_NODE_TYPE_MAX ? node_type_table[t] : NULL;
+}
+
+const char *tbt_link_class_to_string(TbtLinkClass c) {
+        return c >= 0 && c < _TBT_LINK_CLASS_MAX ? link_class_table[c] : NULL;
+}
+
+TbtLinkClass tbt_link_class_from_string(const char *s) {
+        for (size_t i = 0; s && i < _TBT_LINK_CLASS_MAX; i++)
+                if (streq(link_class_table[i], s))
+                        return (TbtLinkClass) i;
+        return _TBT_LINK_CLASS_INVALID;
+}
+
+unsigned tbt_link_class_generation(TbtLinkClass c) {
+        switch (c) {
+        case TBT_LINK_CLASS_TB5:
+        case TBT_LINK_CLASS_TB5_ASYMMETRIC_RX:
+        case TBT_LINK_CLASS_TB5_ASYMMETRIC_TX:
+        case TBT_LINK_CLASS_TB5_SINGLE_LANE:
+                return 5;
+        case TBT_LINK_CLASS_TB4:
+        case TBT_LINK_CLASS_USB4_20G:
+        case TBT_LINK_CLASS_USB4_10G:
+                return 4;
+        case TBT_LINK_CLASS_TB3:
+        case TBT_LINK_CLASS_TB3_SINGLE_LANE:
+                return 3;
+        case TBT_LINK_CLASS_TB3_OR_TB4:
+        case TBT_LINK_CLASS_TB3_OR_TB4_SINGLE_LANE:
+        case TBT_LINK_CLASS_TB2:
+        case TBT_LINK_CLASS_TB1:
+        case TBT_LINK_CLASS_OTHER:
+        case TBT_LINK_CLASS_UNKNOWN:
+        case _TBT_LINK_CLASS_MAX:
+        case _TBT_LINK_CLASS_INVALID:
+                break;
+        }
+        return 0;
+}
+
+/* Which technology both ends speak, as far as the facts tell. */
+typedef enum LinkFamily {
+        FAMILY_UNKNOWN, /* Thunderbolt 3 or USB4: the far end is a peer and no port says which */
+        FAMILY_TB1,
+        FAMILY_TB2,
+        FAMILY_TB3,
+        FAMILY_USB4,
+} LinkFamily;
+
+static LinkFamily link_family(const TbtLinkFacts *f) {
+        unsigned lowest = 0;
+
+        if (f->near_generation > 0)
+                lowest = f->near_generation;
+        if (f->far_generation > 0 && (lowest == 0 || f->far_generation < lowest))
+                lowest = f->far_generation;
+
+        if (lowest == 1)
+                return FAMILY_TB1;
+        if (lowest == 2)
+                return FAMILY_TB2;
+        /* The kernel calls every USB4 router generation 4, so a USB4 router's port that runs "tbt" is
+         * the only sign of a Thunderbolt 3 far end a peer gives. */
+        if (lowest == 3 || f->port_link == TBT_PORT_LINK_TBT)
+                return FAMILY_TB3;
+        if (f->port_link == TBT_PORT_LINK_USB4 || (f->near_generation >= 4 && f->far_generation >= 4))
+                return FAMILY_USB4;
+        return FAMILY_UNKNOWN;
+}
+
+static TbtLinkClass classify(const TbtLinkFacts *f) {
+        unsigned speed = f->rx.lane_gbps, rx = f->rx.lanes, tx = f->tx.lanes;
+        LinkFamily family;
+
+        if (speed == 0 || rx == 0 || tx == 0)
+                return TBT_LINK_CLASS_UNKNOWN;
+        /* One speed attribute backs both rx_speed and tx_speed in the kernel; different values are
+         * not something we know how to name. */
+        if (f->tx.lane_gbps != speed)
+                return TBT_LINK_CLASS_OTHER;
+
+        if (speed == 40) {
+                if (rx == 2 && tx == 2)
+                        return TBT_LINK_CLASS_TB5;
+                if (rx == 3 && tx == 1)
+                        return TBT_LINK_CLASS_TB5_ASYMMETRIC_RX;
+                if (rx == 1 && tx == 3)
+                        return TBT_LINK_CLASS_TB5_ASYMMETRIC_TX;
+                if (rx == 1 && tx == 1)
+                        return TBT_LINK_CLASS_TB5_SINGLE_LANE;
+                return TBT_LINK_CLASS_OTHER;
+        }
+
+        family = link_family(f);
+        if (family == FAMILY_TB1)
+                return TBT_LINK_CLASS_TB1;
+        if (family == FAMILY_TB2)
+                return TBT_LINK_CLASS_TB2;
+        if (rx != tx)
+                return TBT_LINK_CLASS_OTHER; /* asymmetric links exist only at 40 per lane */
+
+        switch (family) {
+        case FAMILY_TB3:
+                if (speed == 20)
+                        return rx == 2 ? TBT_LINK_CLASS_TB3 : TBT_LINK_CLASS_TB3_SINGLE_LANE;
+                break;
+        case FAMILY_USB4:
+                if (speed == 20)
+                        return rx == 2 ? TBT_LINK_CLASS_TB4 : TBT_LINK_CLASS_USB4_20G;
+                if (speed == 10)
+                        return rx == 2 ? TBT_LINK_CLASS_USB4_20G : TBT_LINK_CLASS_USB4_10G;
+                break;
+        case FAMILY_UNKNOWN:
+                if (speed == 20)
+                        return rx == 2 ? TBT_LINK_CLASS_TB3_OR_TB4 : TBT_LINK_CLASS_TB3_OR_TB4_SINGLE_LANE;
+                break;
+        case FAMILY_TB1:
+        case FAMILY_TB2:
+                break;
+        }
+        return TBT_LINK_CLASS_OTHER;
+}
+
+/* Thunderbolt 3 and every USB4 port have two lanes; generations 1 and 2 do not bond them. */
+static bool both_ends_dual_lane(const TbtLinkFacts *f) {
+        if (f->near_generation >= 3 && f->far_generation >= 3)
+                return true;
+        /* A peer: its generation is unknown, but a USB4 port that sees a USB4 or Thunderbolt 3 link
+         * knows the far end has two lanes as well. */
+        return f->near_generation >= 3 && f->far_generation == 0 &&
+               (f->port_link == TBT_PORT_LINK_USB4 || f->port_link == TBT_PORT_LINK_TBT);
+}
+
+static unsigned direction_gbps(const TbtLinkDirection *d) {
+        return d->lanes * d->lane_gbps; /* both bounded by the parser: no overflow */
+}
+
+static int append_reason(char **reasons, const char *reason) {
+        char *joined;
+
+        if (!*reasons) {
+                *reasons = strdup(reason);
+                return *reasons ? 0 : -ENOMEM;
+        }
+        if (asprintf(&joined, "%s; %s", *reasons, reason) < 0)
+                return -ENOMEM;
+        free(*reasons);
+        *reasons = joined;
+        return 0;
+}
+
+int tbt_link_evaluate(const TbtLinkFacts *f, TbtLinkInfo *ret) {
+        _cleanup_(freep) char *reasons = NULL;
+        unsigned speed = f->rx.lane_gbps ?: f->tx.lane_gbps;
+        int r;
+
+        if (f->near_usb4_version >= 2 && f->far_usb4_version >= 2 && speed > 0 && speed < 40) {
+                char buf[160];
+                snprintf(buf, sizeof(buf),
+                         "both ends are USB4 v2 (40 Gb/s per lane) but the link runs at %u Gb/s per lane",
+                         speed);
+                r = append_reason(&reasons, buf);
+                if (r < 0)
+                        return r;
+        }
+        if (f->rx.lanes == 1 && f->tx.lanes == 1 && both_ends_dual_lane(f)) {
+                r = append_reason(&reasons, "one lane although both ends support two");
+                if (r < 0)
+                        return r;
+        }
+
+        *ret = (TbtLinkInfo) {
+                .rx_gbps = direction_gbps(&f->rx),
+                .tx_gbps = direction_gbps(&f->tx),
+                .link_class = classify(f),
+                .degraded = reasons != NULL,
+                .degraded_reason = TAKE_PTR(reasons),
+        };
+        return 0;
+}

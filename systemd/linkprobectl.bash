@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bash completion for linkprobectl(1); installed as bash-completion/completions/linkprobectl.
+# Self-contained: it needs nothing from the bash-completion package beyond loading this file.
+
+_linkprobectl() {
+        local verbs='status list show monitor thunderbolt tree rdma gpu peers probe inhibit metrics snapshot'
+        local options='--json --no-legend --system --user --bus-address= --help --version'
+        local -a args bus_args=()
+        local cur i verb=''
+
+        # Split the line ourselves, on blanks only: COMP_WORDS is also split at COMP_WORDBREAKS (= and :),
+        # which would cut "--bus-address=unix:path=/run/x" into seven words.
+        read -r -a args <<<"${COMP_LINE:0:COMP_POINT}"
+        if [[ ${COMP_LINE:0:COMP_POINT} == *[[:blank:]] ]]; then
+                args+=('')
+        fi
+        cur=${args[${#args[@]} - 1]}
+
+        # The verb is the first word that is neither an option nor the value of "--bus-address ADDRESS";
+        # the bus options are kept so that completing link names asks the same daemon.
+        for ((i = 1; i < ${#args[@]} - 1; i++)); do
+                case ${args[i]} in
+                --bus-address)
+                        bus_args+=("--bus-address=${args[i + 1]}")
+                        ((i++))
+                        ;;
+                --bus-address=* | --user | --system) bus_args+=("${args[i]}") ;;
+                -*) ;;
+                *)
+                        [[ -z $verb ]] && verb=${args[i]}
+                        ;;
+                esac
+        done
+
+        local prev=''
+        ((${#args[@]} > 2)) && prev=${args[${#args[@]} - 2]}
+
+        # A D-Bus address: nothing sensible to offer.
+        if [[ $cur == --bus-address=* || $prev == --bus-address ]]; then
+                COMPREPLY=()
+        elif [[ $cur == -* ]]; then
+                COMPREPLY=($(compgen -W "$options" -- "$cur"))
+                if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then
+                        compopt -o nospace 2>/dev/null
+                fi
+        elif [[ -z $verb ]]; then
+                COMPREPLY=($(compgen -W "$verbs" -- "$cur"))
+        elif [[ $verb == show ]]; then
+                # Link names from the daemon (NAME is the second column of `list`); nothing if it does not
+                # answer within two seconds.
+                local names
+                names=$(timeout 2 linkprobectl "${bus_args[@]}" --no-legend list 2>/dev/null | awk '{ print $2 }')
+                COMPREPLY=($(compgen -W "$names" -- "$cur"))
+        else
+                # Other arguments (addresses, inhibitor names) are not completed.
+                COMPREPLY=()
+        fi
+        return 0
+}
+
+complete -F _linkprobectl linkprobectl
