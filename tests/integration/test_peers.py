@@ -154,16 +154,17 @@ def test_restart_restores_results(net, client, signals, daemon_factory, tmp_path
         assert now[path]["Stale"] is False
     assert now[added]["Origins"] == ["added"]
 
-    # A shorter TTL the results have outlived: republished stale, then measured again. (The second
-    # daemon's own InterfacesAdded must be in before the slate is wiped.)
-    assert signals.wait(lambda ev: [e for e in ev if e[3] == "InterfacesAdded" and e[4][0] == added])
-    signals.clear()
+    # A shorter TTL the results have outlived: republished stale (its InterfacesAdded says so, with the
+    # old result), then measured again.
     time.sleep(max(0.0, old[direct]["MeasuredAt"] / 1e6 + 1.1 - time.time()))
     assert second.stop() == 0
     daemon_factory(netns=net["in_a"], config=config + "TcpTtlSec=1s\n", state_dir=state)
-    added_signals = signals.wait(lambda ev: [e for e in ev if e[3] == "InterfacesAdded" and e[4][0] == direct])
-    props = added_signals[0][4][1][PEER]
-    assert props["Stale"] is True and props["MeasuredAt"] == old[direct]["MeasuredAt"]
+
+    def republished(ev, stale):
+        return [e for e in ev if e[3] == "InterfacesAdded" and e[4][0] == direct and
+                e[4][1][PEER]["MeasuredAt"] == old[direct]["MeasuredAt"] and e[4][1][PEER]["Stale"] is stale]
+    assert signals.wait(lambda ev: republished(ev, True))
+    assert len(republished(signals.events, False)) == 1  # the second daemon's, fresh
     wait_peer(client, direct, lambda p: p["MeasuredAt"] > old[direct]["MeasuredAt"] and not p["Stale"])
 
 
@@ -370,13 +371,14 @@ def test_only_privileged_callers(net, bus, client, daemon_factory):
 def test_floods_are_rate_limited(net, client, daemon_factory):
     daemon = daemon_factory(netns=net["in_a"], config=QUICK)
     errors = []
-    for _ in range(40):
+    for _ in range(60):
         try:
             client.call(lp.ROOT, MANAGER, "AddPeer", "(s)", (BRIDGED,))
         except GLib.Error as e:
             errors.append(e.message)
     assert errors and all("Too many requests" in m and "try again" in m for m in errors), errors[:3]
-    assert len(errors) >= 40 - 25
+    # 20 at once, then 5 a second: most of a quick burst of 60 is refused, however slow the machine.
+    assert len(errors) >= 10, len(errors)
     # Another sender is not affected.
     other = lp.Client(client.bus)
     try:
