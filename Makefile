@@ -112,6 +112,7 @@ include src/src.mk
 include probes/probes.mk
 include tests/unit/unit.mk
 include src/rdma.mk
+include src/peers.mk
 include src/tbt.mk
 include tests/fuzz/fuzz.mk
 include man/man.mk

@@ -101,6 +101,26 @@ static const ConfigItem config_items[] = {
         { "Metrics", "ListenAddress", parse_listen_field, offsetof(Config, metrics_listen) },
         { "Memory", "PollIntervalSec", parse_duration_field, offsetof(Config, memory_poll_usec) },
         { "Memory", "ChangeThresholdPercent", parse_percent_field, offsetof(Config, memory_change_percent) },
+        { "Peers", "Address", config_parse_peer_addresses, offsetof(Config, peers.addresses) },
+        { "Peers", "Discover", config_parse_link_kinds, offsetof(Config, peers.discover_kinds) },
+        { "Peers", "PreSharedKeyFile", config_parse_key_file, offsetof(Config, peers.psk_file) },
+        { "Reconciler", "TickSec", config_parse_positive_duration, offsetof(Config, peers.tick_usec) },
+        { "Reconciler", "TcpTtlSec", config_parse_positive_duration, offsetof(Config, peers.tcp_ttl_usec) },
+        { "Reconciler", "RdmaTtlSec", config_parse_positive_duration, offsetof(Config, peers.rdma_ttl_usec) },
+        { "Reconciler", "TcpDurationSec", config_parse_probe_duration, offsetof(Config, peers.tcp_duration_usec) },
+        { "Reconciler", "TcpSamples", config_parse_count, offsetof(Config, peers.tcp_samples) },
+        { "Reconciler", "RdmaDurationSec", config_parse_probe_duration, offsetof(Config, peers.rdma_duration_usec) },
+        { "Responder", "Listen", config_parse_listen_addresses, offsetof(Config, peers.listen) },
+        { "Responder", "PreSharedKeyFile", config_parse_key_file, offsetof(Config, peers.responder_psk_file) },
+        { "Responder", "MaxConnections", config_parse_count, offsetof(Config, peers.max_connections) },
+        { "Responder", "RatePerSource", config_parse_count, offsetof(Config, peers.rate) },
+        { "Responder", "BurstPerSource", config_parse_count, offsetof(Config, peers.burst) },
+        { "Responder", "MaxTestDurationSec", config_parse_probe_duration, offsetof(Config, peers.max_test_usec) },
+        { "Responder", "MaxTestBytes", config_parse_test_bytes, offsetof(Config, peers.max_test_bytes) },
+        { "Responder", "HandshakeTimeoutSec", config_parse_positive_duration,
+          offsetof(Config, peers.handshake_timeout_usec) },
+        { "Responder", "IdleTimeoutSec", config_parse_positive_duration, offsetof(Config, peers.idle_timeout_usec) },
+        { "Responder", "RDMA", config_parse_tristate, offsetof(Config, peers.rdma) },
 };
 
 void config_init(Config *c) {
@@ -112,10 +132,12 @@ void config_init(Config *c) {
                 .memory_change_percent = 1,
                 .metrics_textfile_interval_usec = USEC_PER_SEC,
         };
+        peers_config_init(&c->peers);
 }
 
 void config_done(Config *c) {
         c->privileged_group = mfree(c->privileged_group);
+        peers_config_done(&c->peers);
         c->metrics_textfile_directory = mfree(c->metrics_textfile_directory);
         c->metrics_listen = mfree(c->metrics_listen);
 }

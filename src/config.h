@@ -2,6 +2,7 @@
 /* config.h — linkprobed.conf: an INI file read with inih, one table of known keys */
 #pragma once
 
+#include "config-peers.h"
 #include "shared/macros.h"
 
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/linkprobe/linkprobed.conf"
@@ -21,6 +22,8 @@ typedef struct Config {
         /* [Memory] */
         uint64_t memory_poll_usec;      /* PollIntervalSec=, 0 = off */
         unsigned memory_change_percent; /* ChangeThresholdPercent= of TotalBytes */
+        /* [Peers], [Reconciler], [Responder] */
+        PeersConfig peers;
 } Config;
 
 void config_init(Config *c);

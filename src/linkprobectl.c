@@ -5,6 +5,7 @@
 
 #include "linkprobectl.h"
 #include "shared/bus-error.h"
+#include "shared/parse-util.h"
 #include "shared/string-util.h"
 
 bool arg_json = false;
@@ -31,6 +32,8 @@ static const Verb verbs[] = {
         { "list", 1, 1, verb_list },
         { "show", 2, -1, verb_show },
         { "monitor", 1, 1, verb_monitor },
+        { "peers", 1, 1, verb_peers },
+        { "probe", 2, 2, verb_probe },
         { "metrics", 1, 1, verb_metrics },
         { "snapshot", 1, 1, verb_snapshot },
         { "rdma", 1, 1, verb_rdma },
@@ -46,6 +49,8 @@ static void help(void) {
                "  list                One line per network link\n"
                "  show LINK...        Everything about links, by name or index\n"
                "  monitor             Print changes as they happen, until interrupted\n"
+               "  peers               One line per measured path to a peer\n"
+               "  probe ADDRESS       Measure the path to ADDRESS now and print the result\n"
                "  metrics             Everything in the Prometheus text format\n"
                "  snapshot            Everything as one JSON document (for schedulers)\n"
                "  rdma                One line per RDMA port\n"
@@ -58,6 +63,8 @@ static void help(void) {
                "     --system            Talk to the system bus (default)\n"
                "     --user              Talk to the user's session bus\n"
                "     --bus-address=ADDR  Talk to the bus at ADDR\n"
+               "     --transport=tcp|rdma  probe: what to measure (default tcp)\n"
+               "     --timeout=TIME      probe: how long to wait for the result (default 60s)\n"
                "\nExit status: 0 on success, 1 on failure (daemon not running, no such link),\n"
                "2 on bad usage. See linkprobectl(1).\n");
 }
@@ -115,6 +122,8 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_SYSTEM,
                 ARG_USER,
                 ARG_BUS_ADDRESS,
+                ARG_TRANSPORT,
+                ARG_TIMEOUT,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -124,6 +133,8 @@ static int parse_argv(int argc, char *argv[]) {
                 { "system", no_argument, NULL, ARG_SYSTEM },
                 { "user", no_argument, NULL, ARG_USER },
                 { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
+                { "transport", required_argument, NULL, ARG_TRANSPORT },
+                { "timeout", required_argument, NULL, ARG_TIMEOUT },
                 {},
         };
         int c;
@@ -158,6 +169,19 @@ static int parse_argv(int argc, char *argv[]) {
                         arg_bus = BUS_ADDRESS;
                         arg_bus_address = optarg;
                         break;
+                case ARG_TRANSPORT:
+                        if (!streq(optarg, "tcp") && !streq(optarg, "rdma")) {
+                                fprintf(stderr, "--transport= takes tcp or rdma.\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        arg_probe_transport = optarg;
+                        break;
+                case ARG_TIMEOUT:
+                        if (parse_duration_usec(optarg, &arg_probe_timeout_usec) < 0 || arg_probe_timeout_usec == 0) {
+                                fprintf(stderr, "--timeout= takes a duration such as 30s.\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        break;
                 case ':':
                         fprintf(stderr, "Option %s needs an argument. See --help.\n", argv[optind - 1]);
                         return -CTL_EXIT_USAGE;
@@ -189,8 +213,9 @@ static int hoist_options(int argc, char *argv[]) {
                         continue;
                 }
                 options[n_options++] = argv[i];
-                /* The one option with a separate value: keep the value with it. */
-                if (streq(argv[i], "--bus-address") && i + 1 < argc)
+                /* The options with a separate value: keep the value with them. */
+                if ((streq(argv[i], "--bus-address") || streq(argv[i], "--transport") || streq(argv[i], "--timeout")) &&
+                    i + 1 < argc)
                         options[n_options++] = argv[++i];
         }
         int n = 1;

@@ -19,6 +19,8 @@
 
 extern bool arg_json;
 extern bool arg_legend;
+extern char *arg_probe_transport;       /* probe --transport= */
+extern uint64_t arg_probe_timeout_usec; /* probe --timeout= */
 
 /* Prints one sentence for a failed call (the daemon not running is said plainly) and returns the
  * exit code. */
@@ -45,6 +47,8 @@ int verb_status(sd_bus *bus, int argc, char **argv);
 int verb_list(sd_bus *bus, int argc, char **argv);
 int verb_show(sd_bus *bus, int argc, char **argv);
 int verb_monitor(sd_bus *bus, int argc, char **argv);
+int verb_peers(sd_bus *bus, int argc, char **argv);
+int verb_probe(sd_bus *bus, int argc, char **argv);
 int verb_metrics(sd_bus *bus, int argc, char **argv);
 int verb_snapshot(sd_bus *bus, int argc, char **argv);
 int verb_rdma(sd_bus *bus, int argc, char **argv);

@@ -14,6 +14,10 @@
 #include "metrics.h"
 #include "netlink.h"
 #include "rdma.h"
+#include "peer-bus.h"
+#include "peer.h"
+#include "reconcile.h"
+#include "responder-supervisor.h"
 #include "sysfs/sysfs.h"
 #include "tbt.h"
 #include "shared/log.h"
@@ -48,6 +52,7 @@ int manager_schedule_flush(Manager *m) {
 }
 
 void manager_after_prepare(Manager *m) {
+        reconcile_links_changed(m);
         if (m->links_topology_changed) {
                 tbt_update_links(m); /* may change an input of ConnectionType itself */
                 m->links_topology_changed = false;
@@ -117,6 +122,8 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         m->rdma_devices = TABLE_INIT(rdma_device_compare);
         m->thunderbolt = TABLE_INIT(tbt_object_compare);
         m->thunderbolt_services = TABLE_INIT(tbt_object_compare);
+        m->peers = TABLE_INIT(peer_compare_key);
+        m->peer_targets = TABLE_INIT(peer_target_compare_key);
         m->node.hostname_fd = -EBADF;
         m->state_dir_fd = -EBADF;
         /* Cheap but not free: a few calls a second per client is plenty for anyone. */
@@ -145,6 +152,12 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
 
+        m->responder = responder_supervisor_free(m->responder);
+        m->reconciler = reconcile_free(m->reconciler);
+        peers_free(m);
+        for (size_t i = 0; i < m->n_responder_fds; i++)
+                safe_close(m->responder_fds[i]);
+        free(m->responder_fds);
         m->metrics = metrics_exporter_free(m->metrics);
         links_free(m);
         rdma_free(m);
@@ -258,7 +271,8 @@ static int manager_request_name(Manager *m) {
 }
 
 /* systemd may hand us a NETLINK_ROUTE socket (ListenNetlink=route with a large ReceiveBuffer=) so
- * the buffer is big without CAP_NET_ADMIN. Anything else passed is closed with a notice. */
+ * the buffer is big without CAP_NET_ADMIN, and listening TCP sockets named "responder" for the
+ * responder (socket activation). Anything else passed is closed with a notice. */
 static int manager_take_listen_fds(Manager *m, int *ret_netlink_fd) {
         _cleanup_(strv_freep) char **names = NULL;
         int n, netlink_fd = -EBADF;
@@ -276,6 +290,15 @@ static int manager_take_listen_fds(Manager *m, int *ret_netlink_fd) {
                     getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &len) >= 0 && protocol == NETLINK_ROUTE) {
                         netlink_fd = fd;
                         continue;
+                }
+                /* FileDescriptorName=responder: a listening socket the responder is to serve. */
+                if (names && names[i] && streq(names[i], "responder") && sd_is_socket(fd, AF_UNSPEC, SOCK_STREAM, 1) > 0) {
+                        int *grown = reallocarray(m->responder_fds, m->n_responder_fds + 1, sizeof(int));
+                        if (grown) {
+                                m->responder_fds = grown;
+                                m->responder_fds[m->n_responder_fds++] = fd;
+                                continue;
+                        }
                 }
                 log_notice("Ignoring unexpected file descriptor %d (%s) passed by systemd.", fd,
                            names && names[i] ? names[i] : "unnamed");
@@ -348,6 +371,12 @@ int manager_start(Manager *m) {
         r = tbt_setup(m);
         if (r < 0)
                 return r;
+        r = peer_bus_register(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to register peer objects: %m");
+        r = reconcile_new(m, &m->reconciler);
+        if (r < 0)
+                return log_oom();
 
         r = udev_source_start(m->udev);
         if (r < 0)
@@ -382,10 +411,23 @@ int manager_start(Manager *m) {
 
         /* Work that is not part of the picture of the kernel's facts (measurements, persisted results,
          * responders) starts here, after READY=1. */
+        r = reconcile_start(m);
+        if (r < 0)
+                return r;
+        r = responder_supervisor_start(m, m->responder_fds, m->n_responder_fds, &m->responder);
+        m->responder_fds = mfree(m->responder_fds); /* taken over, whatever happened */
+        m->n_responder_fds = 0;
+        if (r < 0)
+                return r;
         r = metrics_exporter_start(m, &m->metrics);
         if (r < 0)
                 return r;
         return 0;
+}
+
+bool manager_is_inhibited(Manager *m, const char *what) {
+        /* Inhibit() is not there yet; its implementation answers here. */
+        return false;
 }
 
 int manager_open_state_directory(Manager *m) {

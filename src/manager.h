@@ -17,6 +17,8 @@
 
 typedef struct Netlink Netlink;
 typedef struct UdevSource UdevSource;
+typedef struct Reconciler Reconciler;
+typedef struct ResponderSupervisor ResponderSupervisor;
 typedef struct MetricsExporter MetricsExporter;
 
 typedef enum ManagerState {
@@ -63,6 +65,16 @@ struct Manager {
         Netlink *netlink;
         UdevSource *udev;
 
+        /* Measured peer paths (peer.c, reconcile.c, persist.c) and the responder. */
+        Table peers;        /* Peer* by key: one per measured path */
+        Table peer_targets; /* PeerTarget* by address: what is wanted measured, and why */
+        Reconciler *reconciler;
+        ResponderSupervisor *responder;
+        int *responder_fds; /* listening sockets systemd passed for the responder, until it starts */
+        size_t n_responder_fds;
+        bool persist_failing;
+        uint64_t persist_retry_after;
+
         Node node;
         Memory memory;
 
@@ -99,6 +111,10 @@ int manager_refresh(Manager *m);
 int manager_open_state_directory(Manager *m);
 
 void manager_set_degraded(Manager *m, const char *reason, bool on);
+
+/* Whether probes of kind what ("gpu", "rdma") are held back by an Inhibit() caller. A stub until
+ * Inhibit() exists: never. */
+bool manager_is_inhibited(Manager *m, const char *what);
 
 /* Called by the flush between preparing and emitting (derived facts across objects). */
 void manager_after_prepare(Manager *m);

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "probe-runner.h"
@@ -30,8 +31,12 @@ struct ProbeRun {
         bool timed_out;
         uint64_t started;
         probe_done_t done;
+        probe_service_exit_t exited; /* set for services (probe_service_start) instead of done */
         void *userdata;
 };
+
+/* How long a service has to exit on SIGTERM when it is freed before it is killed. */
+#define PROBE_SERVICE_STOP_USEC (2 * USEC_PER_SEC)
 
 static const char *const probe_outcome_table[_PROBE_OUTCOME_MAX] = {
         [PROBE_OUTCOME_OK] = "ok",
@@ -151,9 +156,30 @@ static void probe_run_disarm(ProbeRun *run) {
         run->stdout_fd = safe_close(run->stdout_fd);
 }
 
+/* A service gets the chance to shut down cleanly (the responder finishes its log line); bounded, as
+ * this runs when the daemon exits. */
+static void service_stop(ProbeRun *run) {
+        uint64_t end = now_usec(CLOCK_MONOTONIC) + PROBE_SERVICE_STOP_USEC;
+
+        (void) kill(-run->pid, SIGTERM);
+        (void) kill(run->pid, SIGTERM);
+        while (now_usec(CLOCK_MONOTONIC) < end) {
+                pid_t p = waitpid(run->pid, NULL, WNOHANG);
+                if (p == run->pid || (p < 0 && errno == ECHILD)) {
+                        (void) kill(-run->pid, SIGKILL); /* whatever it left behind */
+                        run->pid = 0;
+                        return;
+                }
+                (void) usleep(10000);
+        }
+        log_warning("%s (pid %d) did not exit on SIGTERM, killing it.", run->program, (int) run->pid);
+}
+
 ProbeRun *probe_run_free(ProbeRun *run) {
         if (!run)
                 return NULL;
+        if (run->pid > 0 && run->exited)
+                service_stop(run);
         if (run->pid > 0) {
                 /* Still running: kill the group and reap it so it does not linger as a zombie. */
                 (void) kill(-run->pid, SIGKILL);
@@ -219,6 +245,23 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+int probe_run_kill(ProbeRun *run, int sig) {
+        if (!run || run->pid <= 0)
+                return -ESRCH;
+        return RET_NERRNO(kill(-run->pid, sig));
+}
+
+static int on_service_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        ProbeRun *run = userdata;
+
+        (void) kill(-run->pid, SIGKILL); /* helpers it started go with it */
+        run->pid = 0;
+        probe_run_disarm(run);
+        run->exited(run, si, run->userdata);
+        probe_run_free(run);
+        return 0;
+}
+
 static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
         ProbeRun *run = userdata;
         ProbeResult result = {};
@@ -250,7 +293,24 @@ static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata
         return 0;
 }
 
-static _noreturn_ void exec_child(const char *path, char *const *args, int stdout_fd) {
+/* Moves fds to 3, 4, ... (they may already sit anywhere, including on each other's targets): first
+ * out of the way above the targets, then into place; dup2() clears O_CLOEXEC on the copies. */
+static int move_fds_into_place(const int *fds, size_t n_fds) {
+        int moved[PROBE_SERVICE_FDS_MAX];
+
+        for (size_t i = 0; i < n_fds; i++) {
+                moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, (int) (3 + n_fds));
+                if (moved[i] < 0)
+                        return -errno;
+        }
+        for (size_t i = 0; i < n_fds; i++)
+                if (dup2(moved[i], (int) (3 + i)) < 0)
+                        return -errno;
+        return 0;
+}
+
+static _noreturn_ void exec_child(const char *path, char *const *args, int stdout_fd, const int *fds, size_t n_fds,
+                                  bool service, pid_t parent) {
         sigset_t none;
         size_t n = 0;
 
@@ -258,11 +318,16 @@ static _noreturn_ void exec_child(const char *path, char *const *args, int stdou
         sigemptyset(&none);
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         (void) setpgid(0, 0);
-
-        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(stdout_fd, STDOUT_FILENO) < 0)
+        /* A service must not outlive the daemon, even one killed with SIGKILL. */
+        if (service && (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent))
                 _exit(127);
-        (void) close_range(3, ~0U, 0);
+
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(service ? null : stdout_fd, STDOUT_FILENO) < 0)
+                _exit(127);
+        if (move_fds_into_place(fds, n_fds) < 0)
+                _exit(127);
+        (void) close_range((unsigned) (3 + n_fds), ~0U, 0);
 
         /* What systemd addressed to the daemon is not for the probe. */
         unsetenv("NOTIFY_SOCKET");
@@ -271,6 +336,14 @@ static _noreturn_ void exec_child(const char *path, char *const *args, int stdou
         unsetenv("LISTEN_FDNAMES");
         unsetenv("WATCHDOG_USEC");
         unsetenv("WATCHDOG_PID");
+        if (n_fds > 0) {
+                /* systemd's socket-passing protocol, which the responder speaks. */
+                char buf[32];
+                snprintf(buf, sizeof(buf), "%zu", n_fds);
+                (void) setenv("LISTEN_FDS", buf, 1);
+                snprintf(buf, sizeof(buf), "%d", (int) getpid());
+                (void) setenv("LISTEN_PID", buf, 1);
+        }
 
         while (args && args[n])
                 n++;
@@ -285,11 +358,12 @@ static _noreturn_ void exec_child(const char *path, char *const *args, int stdou
         _exit(127);
 }
 
-int probe_run_start(sd_event *event, const char *probe_dir, const char *program, char *const *args,
-                    uint64_t deadline_usec, probe_done_t done, void *userdata, ProbeRun **ret) {
+static int spawn(sd_event *event, const char *probe_dir, const char *program, char *const *args, const int *fds,
+                 size_t n_fds, bool service, ProbeRun **ret) {
         _cleanup_(probe_run_freep) ProbeRun *run = NULL;
         _cleanup_(freep) char *path = NULL;
-        int pipefd[2], r;
+        pid_t parent = getpid();
+        int pipefd[2] = { -EBADF, -EBADF }, r;
 
         if (isempty(program) || (!strchr(program, '/') && isempty(probe_dir)))
                 return -EINVAL;
@@ -307,15 +381,15 @@ int probe_run_start(sd_event *event, const char *probe_dir, const char *program,
                 return -ENOMEM;
         run->event = sd_event_ref(event);
         run->stdout_fd = -EBADF;
-        run->done = done;
-        run->userdata = userdata;
         run->program = strdup(program);
         if (!run->program)
                 return -ENOMEM;
 
-        if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0)
-                return -errno;
-        run->stdout_fd = pipefd[0];
+        if (!service) {
+                if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0)
+                        return -errno;
+                run->stdout_fd = pipefd[0];
+        }
 
         run->started = now_usec(CLOCK_MONOTONIC);
         run->pid = fork();
@@ -327,13 +401,30 @@ int probe_run_start(sd_event *event, const char *probe_dir, const char *program,
         }
         if (run->pid == 0) {
                 /* The child's end must block: a probe is an ordinary program. */
-                int flags = fcntl(pipefd[1], F_GETFL);
-                (void) fcntl(pipefd[1], F_SETFL, flags & ~O_NONBLOCK);
-                exec_child(path, args, pipefd[1]);
+                if (pipefd[1] >= 0) {
+                        int flags = fcntl(pipefd[1], F_GETFL);
+                        (void) fcntl(pipefd[1], F_SETFL, flags & ~O_NONBLOCK);
+                }
+                exec_child(path, args, pipefd[1], fds, n_fds, service, parent);
         }
         safe_close(pipefd[1]);
         /* Set it here too, so there is no window in which a kill(-pid) misses the group. */
         (void) setpgid(run->pid, run->pid);
+
+        *ret = TAKE_PTR(run);
+        return 0;
+}
+
+int probe_run_start(sd_event *event, const char *probe_dir, const char *program, char *const *args,
+                    uint64_t deadline_usec, probe_done_t done, void *userdata, ProbeRun **ret) {
+        _cleanup_(probe_run_freep) ProbeRun *run = NULL;
+        int r;
+
+        r = spawn(event, probe_dir, program, args, NULL, 0, false, &run);
+        if (r < 0)
+                return r;
+        run->done = done;
+        run->userdata = userdata;
 
         r = sd_event_add_io(event, &run->io_source, run->stdout_fd, EPOLLIN, on_output, run);
         if (r >= 0)
@@ -346,6 +437,30 @@ int probe_run_start(sd_event *event, const char *probe_dir, const char *program,
 
         log_debug("Started probe %s (pid %d), deadline %" PRIu64 " ms.", program, (int) run->pid,
                   deadline_usec / 1000);
+        if (ret)
+                *ret = run;
+        TAKE_PTR(run);
+        return 0;
+}
+
+int probe_service_start(sd_event *event, const char *probe_dir, const char *program, char *const *args,
+                        const int *fds, size_t n_fds, probe_service_exit_t exited, void *userdata, ProbeRun **ret) {
+        _cleanup_(probe_run_freep) ProbeRun *run = NULL;
+        int r;
+
+        if (!exited || n_fds > PROBE_SERVICE_FDS_MAX)
+                return -EINVAL;
+        r = spawn(event, probe_dir, program, args, fds, n_fds, true, &run);
+        if (r < 0)
+                return r;
+        run->exited = exited;
+        run->userdata = userdata;
+
+        r = sd_event_add_child(event, &run->child_source, run->pid, WEXITED, on_service_exit, run);
+        if (r < 0)
+                return r;
+
+        log_debug("Started %s (pid %d) with %zu socket(s).", program, (int) run->pid, n_fds);
         if (ret)
                 *ret = run;
         TAKE_PTR(run);

@@ -46,6 +46,23 @@ typedef void (*probe_done_t)(ProbeRun *run, const ProbeResult *result, void *use
  */
 int probe_run_start(sd_event *event, const char *probe_dir, const char *program, char *const *args,
                     uint64_t deadline_usec, probe_done_t done, void *userdata, ProbeRun **ret);
+/* Called once when a service started with probe_service_start() exits; si says how. The run is
+ * freed after it returns. */
+typedef void (*probe_service_exit_t)(ProbeRun *run, const siginfo_t *si, void *userdata);
+
+/*
+ * Starts a long-running helper (the responder) the way systemd starts a socket-activated service:
+ * the n_fds descriptors in fds become 3, 4, ... in the child with LISTEN_FDS and LISTEN_PID set (the
+ * caller keeps its own copies). No deadline, no output read (stdout is /dev/null, stderr shared), its
+ * own process group, and it gets SIGTERM should the daemon die. exited is called when it ends. Free
+ * the run to stop it: SIGTERM, then SIGKILL after 2 s.
+ */
+#define PROBE_SERVICE_FDS_MAX 64
+int probe_service_start(sd_event *event, const char *probe_dir, const char *program, char *const *args,
+                        const int *fds, size_t n_fds, probe_service_exit_t exited, void *userdata, ProbeRun **ret);
+/* Sends sig to the child's process group. -ESRCH when it is not running. */
+int probe_run_kill(ProbeRun *run, int sig);
+
 /* Cancels a running probe (the group is killed) without calling done. */
 ProbeRun *probe_run_free(ProbeRun *run);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ProbeRun *, probe_run_free);

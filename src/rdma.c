@@ -31,21 +31,6 @@ int rdma_device_compare(const void *key, const void *object) {
         return strcmp(key, ((const RdmaDevice *) object)->name);
 }
 
-static bool strv_equal(char *const *a, char *const *b) {
-        size_t n = strv_length(a);
-
-        if (n != strv_length(b))
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!streq(a[i], b[i]))
-                        return false;
-        return true;
-}
-
-static bool streq_ptr(const char *a, const char *b) {
-        return a == b || (a && b && streq(a, b));
-}
-
 /* ---- devices (the libibverbs handle lives there) ---- */
 
 static RdmaDevice *rdma_device_free(RdmaDevice *dev) {

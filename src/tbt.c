@@ -16,46 +16,6 @@ static const BusObjectType tbt_bus_type = {
         .interface = TBT_INTERFACE,
 };
 
-static bool streq_ptr(const char *a, const char *b) {
-        return a == b || (a && b && streq(a, b));
-}
-
-static bool strv_equal(char *const *a, char *const *b) {
-        size_t n = strv_length(a);
-
-        if (n != strv_length(b))
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!streq(a[i], b[i]))
-                        return false;
-        return true;
-}
-
-static bool strv_contains(char *const *l, const char *s) {
-        for (size_t i = 0; l && l[i]; i++)
-                if (streq(l[i], s))
-                        return true;
-        return false;
-}
-
-/* Appends s (taken over) to *l. */
-static int strv_consume(char ***l, char *s) {
-        size_t n = strv_length(*l);
-        char **grown;
-
-        if (!s)
-                return -ENOMEM;
-        grown = reallocarray(*l, n + 2, sizeof(char *));
-        if (!grown) {
-                free(s);
-                return -ENOMEM;
-        }
-        grown[n] = s;
-        grown[n + 1] = NULL;
-        *l = grown;
-        return 0;
-}
-
 int tbt_object_compare(const void *key, const void *object) {
         return strcmp(key, ((const TbtObject *) object)->sysname);
 }

@@ -4,7 +4,7 @@
 
 _linkprobectl() {
         local verbs='status list show monitor thunderbolt tree rdma gpu peers probe inhibit metrics snapshot'
-        local options='--json --no-legend --system --user --bus-address= --help --version'
+        local options='--json --no-legend --system --user --bus-address= --transport= --timeout= --help --version'
         local -a args bus_args=()
         local cur i verb=''
 
@@ -25,6 +25,7 @@ _linkprobectl() {
                         ((i++))
                         ;;
                 --bus-address=* | --user | --system) bus_args+=("${args[i]}") ;;
+                --transport | --timeout) ((i++)) ;;
                 -*) ;;
                 *)
                         [[ -z $verb ]] && verb=${args[i]}
@@ -35,9 +36,13 @@ _linkprobectl() {
         local prev=''
         ((${#args[@]} > 2)) && prev=${args[${#args[@]} - 2]}
 
-        # A D-Bus address: nothing sensible to offer.
-        if [[ $cur == --bus-address=* || $prev == --bus-address ]]; then
+        # A D-Bus address or a duration: nothing sensible to offer.
+        if [[ $cur == --bus-address=* || $prev == --bus-address || $cur == --timeout=* || $prev == --timeout ]]; then
                 COMPREPLY=()
+        elif [[ $prev == --transport ]]; then
+                COMPREPLY=($(compgen -W "tcp rdma" -- "$cur"))
+        elif [[ $cur == --transport=* ]]; then
+                COMPREPLY=($(compgen -W "--transport=tcp --transport=rdma" -- "$cur"))
         elif [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "$options" -- "$cur"))
                 if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then

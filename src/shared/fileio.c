@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "fileio.h"
@@ -59,12 +60,21 @@ int write_file_atomic_at(int dir_fd, const char *name, const void *data, size_t 
 
         if (isempty(name) || strchr(name, '/'))
                 return -EINVAL;
-        if (asprintf(&tmp, ".#%s.%08x", name, (unsigned) random()) < 0)
-                return -ENOMEM;
 
-        fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-        if (fd < 0)
-                return -errno;
+        /* A fresh name per attempt: a crashed writer's leftover, or another writer, never collides. */
+        for (unsigned attempt = 0;; attempt++) {
+                uint64_t suffix;
+                if (getrandom(&suffix, sizeof(suffix), GRND_NONBLOCK) != sizeof(suffix))
+                        suffix = ((uint64_t) getpid() << 32) ^ (uint64_t) attempt ^ (uint64_t) (uintptr_t) &suffix;
+                tmp = mfree(tmp);
+                if (asprintf(&tmp, ".#%s.%016" PRIx64, name, suffix) < 0)
+                        return -ENOMEM;
+                fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+                if (fd >= 0)
+                        break;
+                if (errno != EEXIST || attempt >= 16)
+                        return -errno;
+        }
 
         for (size_t left = size; left > 0;) {
                 ssize_t k = write(fd, p, left);

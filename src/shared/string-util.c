@@ -15,6 +15,47 @@ size_t strv_length(char *const *l) {
         return n;
 }
 
+bool strv_contains(char *const *l, const char *s) {
+        for (size_t i = 0; l && l[i]; i++)
+                if (streq(l[i], s))
+                        return true;
+        return false;
+}
+
+bool strv_equal(char *const *a, char *const *b) {
+        size_t n = strv_length(a);
+
+        if (n != strv_length(b))
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!streq(a[i], b[i]))
+                        return false;
+        return true;
+}
+
+int strv_consume(char ***l, char *s) {
+        size_t n = strv_length(*l);
+        char **grown;
+
+        if (!s)
+                return -ENOMEM;
+        grown = reallocarray(*l, n + 2, sizeof(char *));
+        if (!grown) {
+                free(s);
+                return -ENOMEM;
+        }
+        grown[n] = s;
+        grown[n + 1] = NULL;
+        *l = grown;
+        return 0;
+}
+
+int strv_extend_unique(char ***l, const char *s) {
+        if (strv_contains(*l, s))
+                return 0;
+        return strv_consume(l, strdup(s));
+}
+
 /* Length of the valid UTF-8 sequence starting at s (at most n bytes available), or 0 if invalid. */
 static size_t utf8_sequence_length(const unsigned char *s, size_t n) {
         uint32_t cp;

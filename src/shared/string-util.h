@@ -18,6 +18,17 @@ char *utf8_escape_invalid(const char *s);
 /* Copies s for a terminal: control characters and invalid UTF-8 become "\xNN". */
 char *escape_for_terminal(const char *s);
 
+bool strv_contains(char *const *l, const char *s);
+bool strv_equal(char *const *a, char *const *b);
+/* Appends s (taken over, freed on failure) to *l. */
+int strv_consume(char ***l, char *s);
+/* Appends a copy of s to *l unless it is there already. */
+int strv_extend_unique(char ***l, const char *s);
+
+static inline bool streq_ptr(const char *a, const char *b) {
+        return a == b || (a && b && streq(a, b));
+}
+
 char *strdup_or_null(const char *s);
 
 /* Replaces *p with a copy of s (NULL allowed). Returns 1 if the value changed, 0 if equal, -ENOMEM. */

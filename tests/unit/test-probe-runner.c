@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for the probe runner: judging output, and real children that succeed, fail, crash,
  * hang past their deadline, flood stdout, or leave a grandchild behind. */
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 
 #include "unit-test.h"
 #include "probe-runner.h"
 #include "shared/parse-util.h"
+#include "shared/time-util.h"
 
 static void judge(const char *out, bool exited, int status, ProbeOutcome expect, const char *name) {
         ProbeResult r = {};
@@ -125,8 +127,77 @@ static void test_bad_program(void **state) {
         assert_false(o.done);
 }
 
+typedef struct ServiceOutcome {
+        bool exited;
+        int code;
+        int status;
+} ServiceOutcome;
+
+static void on_service_exit(ProbeRun *run, const siginfo_t *si, void *userdata) {
+        ServiceOutcome *o = userdata;
+        o->exited = true;
+        o->code = si->si_code;
+        o->status = si->si_status;
+}
+
+static void test_service(void **state) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        ServiceOutcome o = {};
+        ProbeRun *run = NULL;
+        int a[2], b[2];
+        char buf[64] = "";
+        sigset_t mask;
+        /* The sockets (here: pipes) arrive as 3 and 4 with systemd's variables, in the given order. */
+        char *args[] = { (char *) "-c",
+                         (char *) "[ \"$LISTEN_FDS\" = 2 ] && [ \"$LISTEN_PID\" = $$ ] && echo first >&3 && "
+                                  "echo second >&4; exit 7",
+                         NULL };
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        assert_int_equal(sigprocmask(SIG_BLOCK, &mask, NULL), 0);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(pipe2(a, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(b, O_CLOEXEC), 0);
+        int fds[] = { a[1], b[1] };
+        assert_int_equal(probe_service_start(e, NULL, "/bin/sh", args, fds, 2, on_service_exit, &o, &run), 0);
+        assert_true(probe_run_pid(run) > 0);
+        close(a[1]);
+        close(b[1]);
+        while (!o.exited)
+                assert_true(sd_event_run(e, 10 * USEC_PER_SEC) >= 0);
+        assert_int_equal(o.code, CLD_EXITED);
+        assert_int_equal(o.status, 7);
+        assert_true(read(a[0], buf, sizeof(buf) - 1) == 6);
+        assert_true(strneq(buf, "first\n", 6));
+        assert_true(read(b[0], buf, sizeof(buf) - 1) == 7);
+        assert_true(strneq(buf, "second\n", 7));
+        close(a[0]);
+        close(b[0]);
+
+        /* Freeing a running service stops it with SIGTERM; no exit callback. */
+        char *sleeper[] = { (char *) "-c", (char *) "exec sleep 60", NULL };
+        o = (ServiceOutcome) {};
+        assert_int_equal(probe_service_start(e, NULL, "/bin/sh", sleeper, NULL, 0, on_service_exit, &o, &run), 0);
+        pid_t pid = probe_run_pid(run);
+        assert_int_equal(probe_run_kill(run, 0), 0);
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        run = probe_run_free(run);
+        assert_true(now_usec(CLOCK_MONOTONIC) - start < USEC_PER_SEC);
+        assert_int_equal(kill(pid, 0), -1);
+        assert_int_equal(errno, ESRCH);
+        assert_false(o.exited);
+
+        /* A service needs an exit callback, and the fd count is bounded. */
+        assert_int_equal(probe_service_start(e, NULL, "/bin/sh", sleeper, NULL, 0, NULL, &o, &run), -EINVAL);
+        assert_int_equal(probe_service_start(e, NULL, "/bin/sh", sleeper, fds, PROBE_SERVICE_FDS_MAX + 1, on_service_exit,
+                                             &o, &run),
+                         -EINVAL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_service),
                 cmocka_unit_test(test_judging),
                 cmocka_unit_test(test_children),
                 cmocka_unit_test(test_deadline_and_flood),

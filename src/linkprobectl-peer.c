@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* linkprobectl peers / probe: measured paths to peer nodes. */
+#include <math.h>
+
+#include "linkprobectl.h"
+#include "shared/format-table.h"
+#include "shared/string-util.h"
+#include "shared/time-util.h"
+
+#define PEER_PATH_PREFIX BUS_PATH "/peer/"
+
+char *arg_probe_transport = NULL;
+uint64_t arg_probe_timeout_usec = 60 * USEC_PER_SEC;
+
+static double json_double_or(json_object *o, const char *key, double fallback) {
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) ||
+            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+                return fallback;
+        return json_object_get_double(v);
+}
+
+static char *format_gbps(char buf[static 32], json_object *p, const char *key) {
+        double v = json_double_or(p, key, 0);
+        if (json_int_or(p, "MeasuredAt", 0) == 0 || !isfinite(v))
+                snprintf(buf, 32, "-");
+        else
+                snprintf(buf, 32, "%.2f Gb/s", v);
+        return buf;
+}
+
+static char *format_usec(char buf[static 32], json_object *p, const char *key) {
+        double v = json_double_or(p, key, 0);
+        if (json_int_or(p, "MeasuredAt", 0) == 0 || !isfinite(v))
+                snprintf(buf, 32, "-");
+        else if (v >= 10000)
+                snprintf(buf, 32, "%.1f ms", v / 1000);
+        else
+                snprintf(buf, 32, "%.0f us", v);
+        return buf;
+}
+
+/* "42s ago", "3min ago", "never": how old a measurement is, for people. */
+static char *format_age(char buf[static 32], uint64_t realtime_usec) {
+        uint64_t now = now_usec(CLOCK_REALTIME), age;
+
+        if (realtime_usec == 0) {
+                snprintf(buf, 32, "never");
+                return buf;
+        }
+        age = now > realtime_usec ? (now - realtime_usec) / USEC_PER_SEC : 0;
+        if (age < 120)
+                snprintf(buf, 32, "%" PRIu64 "s ago", age);
+        else if (age < 2 * 3600)
+                snprintf(buf, 32, "%" PRIu64 "min ago", age / 60);
+        else if (age < 2 * 86400)
+                snprintf(buf, 32, "%" PRIu64 "h ago", age / 3600);
+        else
+                snprintf(buf, 32, "%" PRIu64 "d ago", age / 86400);
+        return buf;
+}
+
+static const char *peer_via(json_object *p) {
+        const char *device = json_string_or(p, "SourceDevice", "");
+        const char *name = json_string_or(p, "SourceInterfaceName", "");
+        return !isempty(device) ? device : !isempty(name) ? name : NULL;
+}
+
+int verb_peers(sd_bus *bus, int argc, char **argv) {
+        _cleanup_(json_object_putp) json_object *objects = NULL, *peers = NULL;
+        _cleanup_(text_table_freep) TextTable *t = NULL;
+        int r;
+
+        r = ctl_get_objects(bus, &objects);
+        if (r != 0)
+                return r;
+        peers = ctl_children(objects, "Peer");
+        if (!peers)
+                return CTL_EXIT_FAILURE;
+        if (arg_json)
+                return ctl_print_json(peers) < 0 ? CTL_EXIT_FAILURE : 0;
+
+        t = text_table_new("ADDRESS", "TRANSPORT", "VIA", "TYPE", ">UPLOAD", ">DOWNLOAD", ">RTT", ">JITTER", "MEASURED",
+                           "STATE", NULL);
+        if (!t)
+                return CTL_EXIT_FAILURE;
+        for (size_t i = 0; i < json_object_array_length(peers); i++) {
+                json_object *p = json_object_array_get_idx(peers, i);
+                char up[32], down[32], rtt[32], jitter[32], age[32], measured[48];
+
+                snprintf(measured, sizeof(measured), "%s%s",
+                         format_age(age, (uint64_t) json_int_or(p, "MeasuredAt", 0)),
+                         json_bool_or(p, "Stale", false) && json_int_or(p, "MeasuredAt", 0) > 0 ? " (stale)" : "");
+                r = text_table_add_row(t, json_string_or(p, "Address", NULL), json_string_or(p, "Transport", NULL),
+                                       peer_via(p), json_string_or(p, "ConnectionType", NULL),
+                                       format_gbps(up, p, "UploadGbps"), format_gbps(down, p, "DownloadGbps"),
+                                       format_usec(rtt, p, "RttUsec"), format_usec(jitter, p, "JitterUsec"), measured,
+                                       json_string_or(p, "ProbeState", NULL));
+                if (r < 0)
+                        return CTL_EXIT_FAILURE;
+        }
+        text_table_print(t, stdout, arg_legend);
+        if (arg_legend)
+                printf("\n%zu peer paths listed.\n", text_table_rows(t));
+        return 0;
+}
+
+static void print_field(const char *key, const char *value) {
+        _cleanup_(freep) char *escaped = escape_for_terminal(value ?: "-");
+        printf("%18s: %s\n", key, strna(escaped));
+}
+
+static void show_peer(json_object *p) {
+        char a[32], b[32], buf[160];
+        const char *error = json_string_or(p, "LastError", "");
+
+        print_field("Address", json_string_or(p, "Address", NULL));
+        print_field("Transport", json_string_or(p, "Transport", NULL));
+        snprintf(buf, sizeof(buf), "%s%s%s", strna(peer_via(p)),
+                 isempty(json_string_or(p, "SourceAddress", "")) ? "" : " from ",
+                 json_string_or(p, "SourceAddress", ""));
+        print_field("Via", buf);
+        print_field("Connection type", json_string_or(p, "ConnectionType", NULL));
+        print_field("Upload", format_gbps(a, p, "UploadGbps"));
+        print_field("Download", format_gbps(a, p, "DownloadGbps"));
+        snprintf(buf, sizeof(buf), "%s (jitter %s)", format_usec(a, p, "RttUsec"), format_usec(b, p, "JitterUsec"));
+        print_field("RTT", buf);
+        snprintf(buf, sizeof(buf), "%s%s", format_age(a, (uint64_t) json_int_or(p, "MeasuredAt", 0)),
+                 json_bool_or(p, "Stale", false) ? ", stale" : "");
+        print_field("Measured", buf);
+        print_field("State", json_string_or(p, "ProbeState", NULL));
+        if (!isempty(error)) {
+                snprintf(buf, sizeof(buf), "%s: %s", error, json_string_or(p, "LastErrorMessage", ""));
+                print_field("Last error", buf);
+        }
+        print_field("Object", json_string_or(p, "Path", NULL));
+}
+
+typedef struct ProbeWait {
+        char *path;
+        const char *state; /* a final ProbeState once seen */
+        char state_buf[32];
+} ProbeWait;
+
+static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *e) {
+        _cleanup_(json_object_putp) json_object *changed = NULL;
+        ProbeWait *w = userdata;
+        const char *interface, *state;
+
+        const char *path = sd_bus_message_get_path(m);
+        if (!w->path || !path || !streq(path, w->path))
+                return 0;
+        if (sd_bus_message_read(m, "s", &interface) < 0 || !streq(interface, IFACE_PREFIX "Peer") ||
+            bus_message_read_json(m, &changed) < 0)
+                return 0;
+        state = json_string_or(changed, "ProbeState", NULL);
+        if (state && (streq(state, "ok") || streq(state, "failed") || streq(state, "unsupported"))) {
+                snprintf(w->state_buf, sizeof(w->state_buf), "%s", state);
+                w->state = w->state_buf;
+        }
+        return 0;
+}
+
+static int call_probe_peer(sd_bus *bus, const char *address, char **ret_path) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        const char *path;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &call, BUS_NAME, BUS_PATH, IFACE_PREFIX "Manager", "ProbePeer");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "s", address);
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "{sv}");
+        if (r >= 0 && arg_probe_transport)
+                r = sd_bus_message_append(call, "{sv}", "Transport", "s", arg_probe_transport);
+        if (r >= 0)
+                r = sd_bus_message_close_container(call);
+        if (r < 0) {
+                fprintf(stderr, "Cannot build the call: %s\n", strerror(-r));
+                return CTL_EXIT_FAILURE;
+        }
+        r = sd_bus_call(bus, call, 0, &error, &reply);
+        if (r < 0) {
+                r = ctl_log_bus_error(r, &error, "Cannot probe");
+                sd_bus_error_free(&error);
+                return r;
+        }
+        r = sd_bus_message_read(reply, "o", &path);
+        if (r < 0 || !(*ret_path = strdup(path))) {
+                fprintf(stderr, "Unexpected reply from linkprobed.\n");
+                return CTL_EXIT_FAILURE;
+        }
+        return 0;
+}
+
+int verb_probe(sd_bus *bus, int argc, char **argv) {
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        _cleanup_(json_object_putp) json_object *props = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        ProbeWait w = {};
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + arg_probe_timeout_usec;
+        int r;
+
+        /* Listen before asking, so a quick result cannot slip past. */
+        r = sd_bus_match_signal(bus, &slot, BUS_NAME, NULL, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                on_properties_changed, &w);
+        if (r < 0) {
+                fprintf(stderr, "Cannot watch for the result: %s\n", strerror(-r));
+                return CTL_EXIT_FAILURE;
+        }
+        r = call_probe_peer(bus, argv[1], &w.path);
+        if (r != 0)
+                return r;
+
+        while (!w.state) {
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+                if (now >= deadline) {
+                        fprintf(stderr, "No result for %s within %" PRIu64 " s (%s).\n", argv[1],
+                                arg_probe_timeout_usec / USEC_PER_SEC, w.path);
+                        free(w.path);
+                        return CTL_EXIT_FAILURE;
+                }
+                r = sd_bus_process(bus, NULL);
+                if (r < 0) {
+                        fprintf(stderr, "Lost the bus: %s\n", strerror(-r));
+                        free(w.path);
+                        return CTL_EXIT_FAILURE;
+                }
+                if (r == 0)
+                        (void) sd_bus_wait(bus, deadline - now);
+        }
+
+        r = bus_get_all_json(bus, BUS_NAME, w.path, IFACE_PREFIX "Peer", &props, &error);
+        if (r < 0) {
+                r = ctl_log_bus_error(r, &error, "Cannot read the result");
+                sd_bus_error_free(&error);
+                free(w.path);
+                return r;
+        }
+        json_object_object_add(props, "Path", json_object_new_string(w.path));
+        free(w.path);
+
+        if (arg_json)
+                r = ctl_print_json(props) < 0 ? CTL_EXIT_FAILURE : 0;
+        else
+                show_peer(props);
+        if (!streq(w.state, "ok")) {
+                _cleanup_(freep) char *message = escape_for_terminal(json_string_or(props, "LastErrorMessage", ""));
+                fprintf(stderr, "%s %s: %s: %s\n", streq(w.state, "unsupported") ? "Cannot measure" : "Probe failed for",
+                        argv[1], json_string_or(props, "LastError", "error"), strempty(message));
+                return CTL_EXIT_FAILURE;
+        }
+        return r;
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* peer.h — measured paths to peer nodes (peer/<key> objects) and the addresses they are wanted for */
+#pragma once
+
+#include "bus-object.h"
+#include "peer-address.h"
+#include "probe-runner.h"
+
+typedef struct Manager Manager;
+
+typedef enum PeerTransport {
+        PEER_TRANSPORT_TCP,
+        PEER_TRANSPORT_RDMA,
+        _PEER_TRANSPORT_MAX,
+        _PEER_TRANSPORT_INVALID = -EINVAL,
+} PeerTransport;
+
+typedef enum PeerProbeState {
+        PEER_PROBE_PENDING,     /* wanted, never measured: waiting for its turn */
+        PEER_PROBE_QUEUED,      /* ProbePeer() asked; waiting for the transport's probe slot */
+        PEER_PROBE_PROBING,
+        PEER_PROBE_OK,          /* the last probe measured */
+        PEER_PROBE_FAILED,      /* the last probe failed: see LastError */
+        PEER_PROBE_UNSUPPORTED, /* no RDMA on one of the two ends: not a failure */
+        _PEER_PROBE_STATE_MAX,
+        _PEER_PROBE_STATE_INVALID = -EINVAL,
+} PeerProbeState;
+
+/* Why an address (a target) or a path is there; a path is wanted while a target wants it. */
+typedef enum PeerOrigin {
+        PEER_ORIGIN_CONFIG = 1 << 0,     /* [Peers] Address= */
+        PEER_ORIGIN_ADDED = 1 << 1,      /* AddPeer(), persisted */
+        PEER_ORIGIN_DISCOVERED = 1 << 2, /* an IPv6 link-local neighbour on a link of a Discover= kind */
+        PEER_ORIGIN_PROBED = 1 << 3,     /* ProbePeer() of an address nobody wants: measured once, kept */
+} PeerOrigin;
+
+#define PEER_ORIGINS_WANTED (PEER_ORIGIN_CONFIG | PEER_ORIGIN_ADDED | PEER_ORIGIN_DISCOVERED)
+/* Bounds on what callers can make us keep. */
+#define PEER_TARGETS_MAX 256
+#define PEER_PATHS_MAX 1024
+
+/* A peer address somebody wants measured: its paths are derived from it at every reconciler pass. */
+typedef struct PeerTarget {
+        char *address; /* first: the table's key; canonical (peer_address_format) */
+        PeerAddress parsed;
+        unsigned origins;
+} PeerTarget;
+
+/* What one probe measured, as published. */
+typedef struct PeerMeasurement {
+        double upload_gbps;
+        double download_gbps;
+        double rtt_usec;
+        double jitter_usec;
+        double jitter_rfc3550_usec;
+        uint64_t measured_at; /* CLOCK_REALTIME µs when the probe started; 0 = never */
+        uint64_t probe_duration_usec;
+        char *source_address;
+        char *source_interface; /* the interface name at measurement time */
+        char *connection_type;  /* of that interface, at measurement time */
+} PeerMeasurement;
+
+/* One measured path: (tcp, sink address) or (rdma, source device/port, sink address). */
+typedef struct Peer {
+        char *key; /* first: the table's key, "tcp:10.0.0.2" or "rdma:mlx5_0/1:10.0.0.2" */
+        Manager *manager;
+        BusObject bus;
+
+        PeerTransport transport;
+        PeerAddress sink;
+        char *address;       /* canonical sink */
+        char *peer_address;  /* the target this path belongs to (BestPeerPaths groups by it) */
+        char *source_device; /* RDMA */
+        unsigned source_port;
+
+        unsigned wanted;   /* PeerOrigin bits of the targets that want it, recomputed every pass */
+        bool adhoc;        /* ProbePeer() measured it: kept though nobody wants it */
+        unsigned origins;  /* as published: wanted, plus PEER_ORIGIN_PROBED when adhoc */
+        bool seen;         /* mark and sweep during a pass */
+
+        PeerMeasurement m;
+        int source_ifindex; /* 0 = unknown */
+        bool stale;
+
+        PeerProbeState state;
+        char *last_error;         /* stable name, NULL when the last probe succeeded */
+        char *last_error_message;
+        uint64_t last_attempt_at; /* CLOCK_REALTIME µs */
+        unsigned n_failures;      /* in a row, for the back-off */
+
+        /* Scheduling, owned by reconcile.c. */
+        uint64_t next_probe_at; /* CLOCK_REALTIME µs; 0 = not scheduled (nobody wants it) */
+        bool requested;         /* ProbePeer(): next in line for its transport */
+        uint64_t request_duration_usec;
+        unsigned request_samples;
+        ProbeRun *run;
+} Peer;
+
+const char *peer_transport_to_string(PeerTransport t) _const_;
+PeerTransport peer_transport_from_string(const char *s) _pure_;
+const char *peer_probe_state_to_string(PeerProbeState s) _const_;
+PeerProbeState peer_probe_state_from_string(const char *s) _pure_;
+
+/* The key of a path. device is NULL for TCP. */
+char *peer_make_key(PeerTransport t, const char *device, unsigned port, const PeerAddress *sink);
+
+/* For the tables in Manager: a key string against a Peer or a PeerTarget. */
+int peer_compare_key(const void *key, const void *object);
+int peer_target_compare_key(const void *key, const void *object);
+
+Peer *peer_get(Manager *m, const char *key);
+/* Creates a path object (published at the next flush) or returns the one there. */
+int peer_ensure(Manager *m, PeerTransport t, const char *device, unsigned port, const PeerAddress *sink,
+                const char *peer_address, Peer **ret);
+/* Unpublishes and frees (a running probe is cancelled). */
+void peer_remove(Peer *p);
+void peers_free(Manager *m);
+size_t peers_count(Manager *m);
+
+/* The TTL of the path's transport. */
+uint64_t peer_ttl_usec(const Peer *p);
+/* Recomputes Stale at now (CLOCK_REALTIME µs); returns when it will flip to stale, or UINT64_MAX. */
+uint64_t peer_update_stale(Peer *p, uint64_t now);
+
+void peer_set_state(Peer *p, PeerProbeState s);
+/* Takes in a finished probe: measurements on success, the error otherwise. */
+void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_realtime);
+/* Restores what a state file held; the path is then republished with Stale computed now. */
+void peer_restore(Peer *p, const PeerMeasurement *m, PeerProbeState state, const char *error, const char *message,
+                  uint64_t last_attempt_at);
+void peer_set_source_ifindex(Peer *p, int ifindex);
+/* Publishes Origins from wanted and adhoc when they changed. */
+void peer_update_origins(Peer *p);
+
+/* Targets. */
+PeerTarget *peer_target_get(Manager *m, const char *address);
+int peer_target_add(Manager *m, const PeerAddress *a, PeerOrigin origin, PeerTarget **ret);
+/* Clears origin; the target goes when nothing wants it any more. Returns true if it went. */
+bool peer_target_drop(Manager *m, PeerTarget *t, PeerOrigin origin);
+void peer_targets_free(Manager *m);
+
+void peer_measurement_done(PeerMeasurement *m);
+
+/**
+ * peer_best_paths() - the best measured path to each peer, for Summary.BestPeerPaths
+ * @m: the manager
+ * @ret: an array of the best path per peer address (PeerAddress property), sorted by that address;
+ *       free the array (not the paths) with free()
+ * @ret_n: its length
+ *
+ * A path qualifies once a probe measured it. Fresh results beat stale ones; among those the higher
+ * bottleneck bandwidth (the lesser of upload and download) wins, then the lower RTT, then the key.
+ * The pointers are valid until the next change to the peer table (the current event-loop iteration).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int peer_best_paths(Manager *m, Peer ***ret, size_t *ret_n);

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <math.h>
+
+#include "manager.h"
+#include "peer.h"
+#include "persist.h"
+#include "shared/fileio.h"
+#include "shared/log.h"
+#include "shared/string-util.h"
+#include "shared/time-util.h"
+
+#define PERSIST_VERSION 1
+#define PERSIST_RETRY_USEC (60 * USEC_PER_SEC)
+
+static inline void json_object_unrefp(json_object **o) {
+        if (*o)
+                json_object_put(*o);
+}
+
+static int open_state_directory(Manager *m) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        int fd;
+
+        /* manager_open_state_directory() logs each failure; do not ask it on every probe. */
+        if (m->persist_retry_after > now)
+                return -EAGAIN;
+        fd = manager_open_state_directory(m);
+        if (fd < 0)
+                m->persist_retry_after = now + PERSIST_RETRY_USEC;
+        return fd;
+}
+
+/* ---- save ---- */
+
+static json_object *string_or_null(const char *s) {
+        return s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *path_to_json(const Peer *p) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "transport", json_object_new_string(peer_transport_to_string(p->transport)));
+        json_object_object_add(o, "address", json_object_new_string(p->address));
+        json_object_object_add(o, "peer", json_object_new_string(p->peer_address));
+        if (p->transport == PEER_TRANSPORT_RDMA) {
+                json_object_object_add(o, "source_device", json_object_new_string(p->source_device));
+                json_object_object_add(o, "source_port", json_object_new_uint64(p->source_port));
+        }
+        json_object_object_add(o, "adhoc", json_object_new_boolean(p->adhoc));
+        json_object_object_add(o, "state", json_object_new_string(peer_probe_state_to_string(p->state)));
+        json_object_object_add(o, "error", string_or_null(p->last_error));
+        json_object_object_add(o, "error_message", string_or_null(p->last_error_message));
+        json_object_object_add(o, "last_attempt_at", json_object_new_uint64(p->last_attempt_at));
+        json_object_object_add(o, "measured_at", json_object_new_uint64(p->m.measured_at));
+        json_object_object_add(o, "upload_gbps", json_object_new_double(p->m.upload_gbps));
+        json_object_object_add(o, "download_gbps", json_object_new_double(p->m.download_gbps));
+        json_object_object_add(o, "rtt_usec", json_object_new_double(p->m.rtt_usec));
+        json_object_object_add(o, "jitter_usec", json_object_new_double(p->m.jitter_usec));
+        json_object_object_add(o, "jitter_rfc3550_usec", json_object_new_double(p->m.jitter_rfc3550_usec));
+        json_object_object_add(o, "probe_duration_usec", json_object_new_uint64(p->m.probe_duration_usec));
+        json_object_object_add(o, "source_address", string_or_null(p->m.source_address));
+        json_object_object_add(o, "source_interface", string_or_null(p->m.source_interface));
+        json_object_object_add(o, "connection_type", string_or_null(p->m.connection_type));
+        return o;
+}
+
+int persist_save(Manager *m) {
+        _cleanup_(json_object_unrefp) json_object *doc = NULL;
+        json_object *added, *paths;
+        PeerTarget *t;
+        Peer *p;
+        const char *text;
+        int fd, r;
+
+        doc = json_object_new_object();
+        added = json_object_new_array();
+        paths = json_object_new_array();
+        if (!doc || !added || !paths) {
+                json_object_put(added);
+                json_object_put(paths);
+                return log_oom();
+        }
+        json_object_object_add(doc, "version", json_object_new_int(PERSIST_VERSION));
+        json_object_object_add(doc, "added", added);
+        json_object_object_add(doc, "paths", paths);
+        TABLE_FOREACH(t, &m->peer_targets)
+                if (t->origins & PEER_ORIGIN_ADDED)
+                        json_object_array_add(added, json_object_new_string(t->address));
+        TABLE_FOREACH(p, &m->peers) {
+                json_object *o = path_to_json(p);
+                if (!o)
+                        return log_oom();
+                json_object_array_add(paths, o);
+        }
+
+        fd = open_state_directory(m);
+        if (fd < 0) {
+                log_debug_errno(fd, "Keeping peer results in memory only: %m");
+                return fd;
+        }
+        text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+        r = write_file_atomic_at(fd, PERSIST_FILE, text, strlen(text), 0644);
+        if (r < 0) {
+                if (!m->persist_failing)
+                        log_warning_errno(r, "Cannot save peer results to %s in the state directory, keeping them "
+                                             "in memory: %m", PERSIST_FILE);
+                m->persist_failing = true;
+                m->persist_retry_after = now_usec(CLOCK_MONOTONIC) + PERSIST_RETRY_USEC;
+                return r;
+        }
+        if (m->persist_failing)
+                log_info("Saving peer results works again.");
+        m->persist_failing = false;
+        return 0;
+}
+
+/* ---- load ---- */
+
+static const char *get_string(json_object *o, const char *key) {
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+static double get_number(json_object *o, const char *key) {
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) ||
+            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+                return 0;
+        double d = json_object_get_double(v);
+        return isfinite(d) && d >= 0 && d < 1e12 ? d : 0;
+}
+
+static uint64_t get_u64(json_object *o, const char *key) {
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+                return 0;
+        int64_t i = json_object_get_int64(v);
+        return i > 0 ? (uint64_t) i : 0;
+}
+
+static bool get_bool(json_object *o, const char *key) {
+        json_object *v;
+        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_boolean) &&
+               json_object_get_boolean(v);
+}
+
+/* A bounded, printable copy of a stored string, or NULL. */
+static const char *sane(const char *s, size_t max) {
+        if (!s || strlen(s) > max || !utf8_is_valid(s))
+                return NULL;
+        for (const char *c = s; *c; c++)
+                if ((unsigned char) *c < ' ')
+                        return NULL;
+        return s;
+}
+
+static bool is_device_name(const char *s) {
+        if (isempty(s) || strlen(s) >= 64)
+                return false;
+        for (const char *c = s; *c; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+                      *c == '-' || *c == '.'))
+                        return false;
+        return true;
+}
+
+static int restore_path(Manager *m, json_object *o) {
+        const char *address = get_string(o, "address"), *peer = get_string(o, "peer");
+        const char *device = get_string(o, "source_device");
+        PeerTransport transport = peer_transport_from_string(get_string(o, "transport"));
+        PeerProbeState state = peer_probe_state_from_string(get_string(o, "state"));
+        uint64_t port = get_u64(o, "source_port");
+        PeerAddress sink, group;
+        Peer *p;
+        int r;
+
+        if (!json_object_is_type(o, json_type_object) || transport < 0 || state < 0)
+                return -EINVAL;
+        if (!address || peer_address_parse(address, 0, &sink, NULL) < 0)
+                return -EINVAL;
+        if (!peer || peer_address_parse(peer, 0, &group, NULL) < 0)
+                return -EINVAL;
+        if (transport == PEER_TRANSPORT_RDMA && (!is_device_name(device) || port == 0 || port > 255))
+                return -EINVAL;
+
+        r = peer_ensure(m, transport, transport == PEER_TRANSPORT_RDMA ? device : NULL, (unsigned) port, &sink, peer, &p);
+        if (r < 0)
+                return r;
+        p->adhoc = get_bool(o, "adhoc");
+        PeerMeasurement measured = {
+                .upload_gbps = get_number(o, "upload_gbps"),
+                .download_gbps = get_number(o, "download_gbps"),
+                .rtt_usec = get_number(o, "rtt_usec"),
+                .jitter_usec = get_number(o, "jitter_usec"),
+                .jitter_rfc3550_usec = get_number(o, "jitter_rfc3550_usec"),
+                .measured_at = get_u64(o, "measured_at"),
+                .probe_duration_usec = get_u64(o, "probe_duration_usec"),
+                .source_address = (char *) sane(get_string(o, "source_address"), PEER_ADDRESS_STRING_MAX),
+                .source_interface = (char *) sane(get_string(o, "source_interface"), 64),
+                .connection_type = (char *) sane(get_string(o, "connection_type"), 64),
+        };
+        peer_restore(p, &measured, state, sane(get_string(o, "error"), 64), sane(get_string(o, "error_message"), 512),
+                     get_u64(o, "last_attempt_at"));
+        return 0;
+}
+
+static void move_aside(int fd, const char *why) {
+        if (renameat(fd, PERSIST_FILE, fd, PERSIST_FILE ".corrupt") < 0)
+                log_warning_errno(errno, "Ignoring %s (%s), and cannot move it aside: %m", PERSIST_FILE, why);
+        else
+                log_warning("Ignoring %s (%s); moved it to %s.corrupt.", PERSIST_FILE, why, PERSIST_FILE);
+}
+
+/* A save interrupted by a crash leaves ".#peers.json.XXXXXXXX"; the real file is intact. */
+static void remove_leftovers(int fd) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct dirent *de;
+
+        if (dfd < 0)
+                return;
+        d = fdopendir(dfd);
+        if (!d) {
+                safe_close(dfd);
+                return;
+        }
+        while ((de = readdir(d)))
+                if (startswith(de->d_name, ".#" PERSIST_FILE ".") && unlinkat(fd, de->d_name, 0) >= 0)
+                        log_debug("Removed %s, left by an interrupted save.", de->d_name);
+}
+
+int persist_load(Manager *m) {
+        _cleanup_(json_object_unrefp) json_object *doc = NULL;
+        _cleanup_(freep) char *text = NULL;
+        json_object *v, *added = NULL, *paths = NULL;
+        enum json_tokener_error jerr;
+        size_t size, n_bad = 0;
+        int fd, r;
+
+        fd = open_state_directory(m);
+        if (fd < 0)
+                return fd;
+        remove_leftovers(fd);
+
+        r = read_file_at(fd, PERSIST_FILE, PERSIST_FILE_MAX, &text, &size);
+        if (r == -ENOENT)
+                return 0;
+        if (r == -EFBIG) {
+                move_aside(fd, "larger than 4M");
+                return r;
+        }
+        if (r < 0)
+                return log_warning_errno(r, "Cannot read %s, starting without saved peer results: %m", PERSIST_FILE);
+
+        doc = json_tokener_parse_verbose(text, &jerr);
+        if (!doc || strlen(text) != size || !json_object_is_type(doc, json_type_object)) {
+                move_aside(fd, doc ? "not a JSON object" : json_tokener_error_desc(jerr));
+                return -EBADMSG;
+        }
+        if (!json_object_object_get_ex(doc, "version", &v) || !json_object_is_type(v, json_type_int) ||
+            json_object_get_int(v) != PERSIST_VERSION) {
+                move_aside(fd, "unknown version");
+                return -EBADMSG;
+        }
+        (void) json_object_object_get_ex(doc, "added", &added);
+        (void) json_object_object_get_ex(doc, "paths", &paths);
+
+        for (size_t i = 0; json_object_is_type(added, json_type_array) && i < json_object_array_length(added); i++) {
+                json_object *e = json_object_array_get_idx(added, i);
+                PeerAddress a;
+                if (!json_object_is_type(e, json_type_string) ||
+                    peer_address_parse(json_object_get_string(e), 0, &a, NULL) < 0 ||
+                    peer_target_add(m, &a, PEER_ORIGIN_ADDED, NULL) < 0)
+                        n_bad++;
+        }
+        for (size_t i = 0; json_object_is_type(paths, json_type_array) && i < json_object_array_length(paths); i++)
+                if (restore_path(m, json_object_array_get_idx(paths, i)) < 0)
+                        n_bad++;
+        if (n_bad > 0)
+                log_warning("%s: ignored %zu entries that are not valid.", PERSIST_FILE, n_bad);
+        log_debug("Restored %zu peer paths from %s.", table_size(&m->peers), PERSIST_FILE);
+        return 0;
+}

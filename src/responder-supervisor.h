@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* responder-supervisor.h — linkprobe-responder run and restarted by the daemon on sockets it owns */
+#pragma once
+
+#include "shared/macros.h"
+
+typedef struct Manager Manager;
+typedef struct ResponderSupervisor ResponderSupervisor;
+
+/* How long the responder must run before a crash counts as new (the back-off starts over). */
+#define RESPONDER_RESTART_MIN_USEC (1 * USEC_PER_SEC)
+#define RESPONDER_RESTART_MAX_USEC (60 * USEC_PER_SEC)
+
+/*
+ * Serves the probes of other nodes when [Responder] Listen= names addresses or systemd passed
+ * listening sockets named "responder" (FileDescriptorName=responder; passed_fds, taken over). The
+ * daemon binds the sockets itself and keeps them, so the port stays open while the responder
+ * restarts: linkprobe-responder gets them as fds 3.. with LISTEN_FDS/LISTEN_PID. A responder that
+ * dies is started again after 1 s, doubling to 60 s; exit status 1 (bad configuration, such as an
+ * unreadable key file) or 2 (bad arguments) stops that and sets the daemon degraded
+ * ("responder-failed"), as does a socket that cannot be bound. Nothing configured or passed: *ret
+ * is NULL.
+ */
+int responder_supervisor_start(Manager *m, int *passed_fds, size_t n_passed, ResponderSupervisor **ret);
+/* Stops the responder (SIGTERM, bounded wait) and closes the sockets. */
+ResponderSupervisor *responder_supervisor_free(ResponderSupervisor *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ResponderSupervisor *, responder_supervisor_free);
+
+/* The responder's pid, 0 when it is not running (tests, status). */
+pid_t responder_supervisor_pid(const ResponderSupervisor *s);

@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Helpers for the peer tests: running linkprobed inside a namespace of linkprobe_net.Namespaces,
+reading Peer objects, waiting for them, calling methods as another user, and watching a directory."""
+
+import ctypes
+import os
+import select
+import struct
+import subprocess
+import time
+
+from gi.repository import Gio, GLib
+
+import lp
+
+PEER = lp.IFACE + "Peer"
+MANAGER = lp.IFACE + "Manager"
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class InNetns:
+    """What lp.Daemon wants of a namespace: a way to run a command inside it."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def exec_cmd(self, cmd):
+        return ["ip", "netns", "exec", self.name, *cmd]
+
+
+def path_encode(prefix, label):
+    """sd_bus_path_encode(): every byte but [A-Za-z0-9] (and a leading digit) as _xx."""
+    out = []
+    for i, c in enumerate(label.encode()):
+        ch = chr(c)
+        if ch.isascii() and ch.isalnum() and not (i == 0 and ch.isdigit()):
+            out.append(ch)
+        else:
+            out.append(f"_{c:02x}")
+    return f"{prefix}/{''.join(out)}"
+
+
+def peer_path(key):
+    return path_encode(lp.ROOT + "/peer", key)
+
+
+def peers(client):
+    """Peer objects as {object path: properties}."""
+    return {path: dict(ifaces[PEER]) for path, ifaces in client.objects().items() if PEER in ifaces}
+
+
+def wait_for(fn, timeout=10.0, interval=0.05):
+    """Polls fn() until it returns something true; returns that, or fails with the last value."""
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        last = fn()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s; last value: {last!r}")
+
+
+def wait_peer(client, path, predicate, timeout=10.0):
+    def check():
+        p = peers(client).get(path)
+        return p if p and predicate(p) else None
+    return wait_for(check, timeout)
+
+
+def call_error(client, method, signature, args, timeout_ms=20000):
+    """Calls a Manager method expecting an error; returns (D-Bus error name, message)."""
+    try:
+        client.call(lp.ROOT, MANAGER, method, signature, args, timeout_ms=timeout_ms)
+    except GLib.Error as e:
+        return Gio.DBusError.get_remote_error(e), e.message
+    raise AssertionError(f"{method}{args!r} succeeded")
+
+
+_AS_USER = r"""
+import sys
+from gi.repository import Gio, GLib
+conn = Gio.DBusConnection.new_for_address_sync(
+    sys.argv[1], Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
+    None, None)
+for method, signature, args in eval(sys.argv[2]):
+    try:
+        params = GLib.Variant(signature, args) if signature else None
+        conn.call_sync("org.linkprobe.LinkProbe1", "/org/linkprobe/LinkProbe1", sys.argv[3], method, params, None,
+                       Gio.DBusCallFlags.NONE, 10000, None)
+        print("OK")
+    except GLib.Error as e:
+        print(Gio.DBusError.get_remote_error(e) or "?", e.message)
+"""
+
+
+def call_as(bus, setpriv_args, calls, interface=MANAGER):
+    """Runs calls [(method, signature, args)] on a connection of its own as another user (setpriv);
+    returns one line per call: "OK" or "ERROR_NAME message"."""
+    proc = subprocess.run(["setpriv", *setpriv_args, "/usr/bin/python3", "-c", _AS_USER, bus.address, repr(calls),
+                           interface], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", HOME="/"))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+class DirectoryWatch:
+    """inotify on one directory, for files created in it."""
+
+    IN_CREATE = 0x100
+    IN_MOVED_TO = 0x80
+
+    def __init__(self, path):
+        self.fd = _libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+        if _libc.inotify_add_watch(self.fd, os.fsencode(path), self.IN_CREATE | self.IN_MOVED_TO) < 0:
+            raise OSError(ctypes.get_errno(), "inotify_add_watch")
+
+    def next_created(self, timeout):
+        """Names created (or renamed into place) within timeout, in order; [] on timeout."""
+        r, _, _ = select.select([self.fd], [], [], timeout)
+        if not r:
+            return []
+        data = os.read(self.fd, 65536)
+        names, i = [], 0
+        while i + 16 <= len(data):
+            _, mask, _, length = struct.unpack_from("iIII", data, i)
+            name = data[i + 16:i + 16 + length].rstrip(b"\0").decode(errors="replace")
+            names.append((mask, name))
+            i += 16 + length
+        return names
+
+    def close(self):
+        os.close(self.fd)
