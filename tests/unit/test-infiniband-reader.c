@@ -320,13 +320,6 @@ static void test_old_kernel(void **state) {
         assert_netdev(p, 0, "ib0", INFINIBAND_NETDEV_DEVICE_NET);
 }
 
-static bool strv_contains(char **l, const char *s) {
-        STRV_FOREACH(i, l)
-                if (streq(*i, s))
-                        return true;
-        return false;
-}
-
 static void assert_warning(char **warnings, const char *s) {
         if (!strv_contains(warnings, s)) {
                 print_error("missing warning: %s\n", s);
