@@ -549,6 +549,12 @@ def test_idle_daemon_sleeps(net, client, daemon_factory):
         daemon = daemon_factory(netns=net["in_a"], config=config)
         if "Address" in config:
             wait_peer(client, peer_path(f"tcp:{DIRECT}"), is_measured)
+        # The kernel's own follow-ups (IPv6 duplicate address detection finishing on fresh links) are
+        # events the daemon must take; wait until there are none left to come.
+        deadline = time.monotonic() + 10
+        while lp.run(["ip", "-n", net["in_a"].name, "-6", "addr", "show", "tentative"]).stdout.strip() \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
         time.sleep(0.3)
         before = context_switches(daemon.proc.pid)
         time.sleep(2)
