@@ -7,6 +7,7 @@
 #include "bus-access.h"
 #include "manager.h"
 #include "metrics.h"
+#include "summary.h"
 #include "shared/bus-error.h"
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -228,7 +229,7 @@ static const BusObjectType manager_bus_type = { .interface = MANAGER_INTERFACE }
 static const BusObjectType node_bus_type = { .interface = NODE_INTERFACE };
 static const BusObjectType memory_bus_type = { .interface = MEMORY_INTERFACE };
 
-static int root_object_init(Manager *m, BusObject *o, const BusObjectType *type) {
+int manager_root_object_init(Manager *m, BusObject *o, const BusObjectType *type) {
         char *path = strdup(BUS_PATH);
         if (!path)
                 return -ENOMEM;
@@ -257,10 +258,12 @@ int manager_bus_register(Manager *m) {
         if (r < 0)
                 return r;
 
-        r = root_object_init(m, &m->manager_object, &manager_bus_type);
+        r = manager_root_object_init(m, &m->manager_object, &manager_bus_type);
         if (r >= 0)
-                r = root_object_init(m, &m->node_object, &node_bus_type);
+                r = manager_root_object_init(m, &m->node_object, &node_bus_type);
         if (r >= 0)
-                r = root_object_init(m, &m->memory_object, &memory_bus_type);
+                r = manager_root_object_init(m, &m->memory_object, &memory_bus_type);
+        if (r >= 0)
+                r = summary_bus_register(m);
         return r;
 }

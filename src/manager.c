@@ -12,6 +12,7 @@
 #include "manager-bus.h"
 #include "manager.h"
 #include "metrics.h"
+#include "summary.h"
 #include "netlink.h"
 #include "rdma.h"
 #include "peer-bus.h"
@@ -58,6 +59,8 @@ void manager_after_prepare(Manager *m) {
                 m->links_topology_changed = false;
                 links_update_connection_types(m);
         }
+        /* Last: it derives from everything above. */
+        summary_update(m);
 }
 
 void manager_published(Manager *m) {
@@ -169,6 +172,8 @@ Manager *manager_free(Manager *m) {
         bus_object_done(&m->manager_object);
         bus_object_done(&m->node_object);
         bus_object_done(&m->memory_object);
+        bus_object_done(&m->summary_object);
+        summary_done(&m->summary);
         free(m->dirty);
         strv_free(m->degraded_reasons);
         ratelimit_done(&m->read_ratelimit);

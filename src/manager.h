@@ -8,6 +8,7 @@
 #include "bus-object.h"
 #include "config.h"
 #include "node.h"
+#include "summary.h"
 #include "shared/ratelimit.h"
 #include "shared/table.h"
 
@@ -85,6 +86,8 @@ struct Manager {
         BusObject manager_object;
         BusObject node_object;
         BusObject memory_object;
+        BusObject summary_object;
+        Summary summary;
 
         const BusObjectKind *bus_kinds[8];
         size_t n_bus_kinds;

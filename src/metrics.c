@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <linux/if.h>
 #include <stdarg.h>
 
@@ -9,6 +10,7 @@
 #include "metrics-http.h"
 #include "metrics.h"
 #include "netlink.h"
+#include "peer.h"
 #include "rdma-bus.h"
 #include "tbt.h"
 #include "rdma.h"
@@ -228,12 +230,54 @@ static void render_thunderbolt(Manager *m, FILE *f) {
                         sample(f, "linkprobe_thunderbolt_link_degraded", o->degraded, "sysname", o->sysname_utf8, NULL);
 }
 
+/* One series per measured path, labelled with the peer, the transport and the local side, so "the
+ * slowest edge of the cluster" is one PromQL min() away. */
+static void render_peers(Manager *m, FILE *f) {
+        static const struct {
+                const char *name, *type, *help;
+        } families[] = {
+                { "linkprobe_peer_upload_bytes", "gauge", "Measured goodput to the peer, bytes per second." },
+                { "linkprobe_peer_download_bytes", "gauge", "Measured goodput from the peer, bytes per second." },
+                { "linkprobe_peer_rtt_seconds", "gauge", "Median round-trip time to the peer." },
+                { "linkprobe_peer_jitter_seconds", "gauge", "Mean absolute difference of consecutive RTT samples." },
+                { "linkprobe_peer_measured_timestamp_seconds", "gauge", "When the path was last measured (Unix time)." },
+                { "linkprobe_peer_stale", "gauge", "1 when the last measurement is older than its TTL." },
+        };
+        Peer *p;
+        bool any = false;
+
+        TABLE_FOREACH(p, &m->peers)
+                any |= p->m.measured_at > 0;
+        if (!any)
+                return;
+
+        for (size_t i = 0; i < ELEMENTSOF(families); i++) {
+                family(f, families[i].name, families[i].type, families[i].help);
+                TABLE_FOREACH(p, &m->peers) {
+                        if (p->m.measured_at == 0)
+                                continue;
+                        double v[] = {
+                                p->m.upload_gbps * 1.25e8,
+                                p->m.download_gbps * 1.25e8,
+                                p->m.rtt_usec / 1e6,
+                                p->m.jitter_usec / 1e6,
+                                (double) p->m.measured_at / 1e6,
+                                p->stale,
+                        };
+                        _Static_assert(ELEMENTSOF(v) == ELEMENTSOF(families), "one value per family");
+                        sample(f, families[i].name, v[i], "peer", strempty(p->peer_address), "path", p->key, "transport",
+                               peer_transport_to_string(p->transport), "source", strempty(p->m.source_interface), NULL);
+                }
+        }
+}
+
 int metrics_render(Manager *m, FILE *f) {
         render_daemon(m, f);
         render_node(m, f);
         render_links(m, f);
         render_thunderbolt(m, f);
         render_rdma(m, f);
+        render_peers(m, f);
         return ferror(f) ? -EIO : 0;
 }
 

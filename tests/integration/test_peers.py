@@ -106,6 +106,23 @@ def test_both_paths_measured_and_keyed(net, client, daemon_factory):
         print(f"{address} via {ifname}: up {p['UploadGbps']:.2f} Gbit/s, down {p['DownloadGbps']:.2f} Gbit/s, "
               f"RTT {p['RttUsec']:.0f} us, probe {p['ProbeDurationUsec'] / 1e6:.2f} s")
 
+    # Summary.BestPeerPaths: one row per peer address with its best measured path.
+    best = wait_for(lambda: (lambda rows: rows if len(rows) == 2 else None)(client.get_all("Summary")["BestPeerPaths"]))
+    assert best, client.get_all("Summary")
+    by_address = {row[0]: row for row in best}
+    for address, path in ((DIRECT, direct), (BRIDGED, bridged)):
+        row = by_address[address]
+        current = client.get_all("Peer", path)
+        assert row[1] == path and row[5] is False
+        assert (row[2], row[3], row[4]) == (current["UploadGbps"], current["DownloadGbps"], current["RttUsec"])
+
+    # And in the metrics, one series per path, labelled so a cluster-wide min() finds the slowest edge.
+    text = lp.ctl(client.bus, "metrics").stdout
+    import subprocess
+    check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert f'linkprobe_peer_rtt_seconds{{peer="{DIRECT}",path="tcp:{DIRECT}",transport="tcp",source="a0"}}' in text
+
 
 def test_ttl_expiry_reprobes(net, client, daemon_factory):
     daemon_factory(netns=net["in_a"], config=f"[Peers]\nAddress={DIRECT}\n" + QUICK + "TcpTtlSec=1s\n")

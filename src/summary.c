@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "link-bus.h"
+#include "link.h"
+#include "manager.h"
+#include "peer.h"
+#include "rdma-bus.h"
+#include "rdma.h"
+#include "shared/parse-util.h"
+#include "shared/string-util.h"
+#include "summary.h"
+#include "tbt.h"
+
+static void fastest_done(SummaryFastestLink *f) {
+        free(f->path);
+        free(f->name);
+        *f = (SummaryFastestLink) {};
+}
+
+static void tbt_peers_free(SummaryTbtPeer *p, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(p[i].path);
+                free(p[i].name);
+                free(p[i].net_interface);
+        }
+        free(p);
+}
+
+static void degraded_free(SummaryDegraded *d, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(d[i].path);
+                free(d[i].name);
+                free(d[i].reason);
+        }
+        free(d);
+}
+
+static void best_paths_free(SummaryPeerPath *b, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(b[i].peer_address);
+                free(b[i].path);
+        }
+        free(b);
+}
+
+void summary_done(Summary *s) {
+        fastest_done(&s->fastest);
+        tbt_peers_free(s->tbt_peers, s->n_tbt_peers);
+        degraded_free(s->degraded, s->n_degraded);
+        best_paths_free(s->best_paths, s->n_best_paths);
+        *s = (Summary) {};
+}
+
+static uint32_t link_speed(const Link *l) {
+        return l->speed_mbps > 0 ? l->speed_mbps : l->thunderbolt_speed_mbps;
+}
+
+/* The fastest link that is up and is a connection a person would name (not loopback, virtual or a
+ * VPN); ties go to the ring order (Thunderbolt first), then the lower index. */
+static int compute_fastest(Manager *m, SummaryFastestLink *ret) {
+        const Link *best = NULL;
+        Link *l;
+
+        TABLE_FOREACH(l, &m->links) {
+                if (!link_is_up(l) || !connection_type_is_physical(l->connection_type))
+                        continue;
+                if (!best || link_speed(l) > link_speed(best) ||
+                    (link_speed(l) == link_speed(best) &&
+                     rank_type_order(RANK_PURPOSE_RING, l->connection_type) <
+                             rank_type_order(RANK_PURPOSE_RING, best->connection_type)))
+                        best = l;
+        }
+        *ret = (SummaryFastestLink) {};
+        if (!best)
+                return 0;
+        ret->path = strdup(best->bus.path);
+        ret->name = strdup(best->name_utf8);
+        ret->connection_type = connection_type_to_string(best->connection_type);
+        ret->speed_mbps = link_speed(best);
+        return ret->path && ret->name ? 0 : -ENOMEM;
+}
+
+static Link *link_from_path(Manager *m, const char *path) {
+        _cleanup_(freep) char *label = NULL;
+        int ifindex;
+
+        if (!path || sd_bus_path_decode(path, LINK_PATH_PREFIX, &label) <= 0 || parse_int(label, &ifindex) < 0)
+                return NULL;
+        return link_get(m, ifindex);
+}
+
+static int compute_tbt(Manager *m, Summary *s) {
+        TbtObject *o;
+
+        TABLE_FOREACH(o, &m->thunderbolt) {
+                if (!o->published)
+                        continue;
+                if (o->type == TBT_NODE_PEER) {
+                        SummaryTbtPeer *grown = reallocarray(s->tbt_peers, s->n_tbt_peers + 1, sizeof(SummaryTbtPeer));
+                        if (!grown)
+                                return -ENOMEM;
+                        s->tbt_peers = grown;
+                        Link *l = link_from_path(m, o->net_interface_path);
+                        SummaryTbtPeer *p = &s->tbt_peers[s->n_tbt_peers++];
+                        *p = (SummaryTbtPeer) {
+                                .path = strdup(o->bus.path),
+                                .name = utf8_escape_invalid(o->device ? strempty(o->device->device_name) : ""),
+                                .path_rx_gbps = o->path_rx_gbps,
+                                .path_tx_gbps = o->path_tx_gbps,
+                                .link_class = o->has_link ? tbt_link_class_to_string(o->link_class) : "",
+                                .net_interface = strdup(l ? l->name_utf8 : ""),
+                        };
+                        if (!p->path || !p->name || !p->net_interface)
+                                return -ENOMEM;
+                }
+                if (o->degraded) {
+                        SummaryDegraded *grown = reallocarray(s->degraded, s->n_degraded + 1, sizeof(SummaryDegraded));
+                        if (!grown)
+                                return -ENOMEM;
+                        s->degraded = grown;
+                        SummaryDegraded *d = &s->degraded[s->n_degraded++];
+                        *d = (SummaryDegraded) {
+                                .path = strdup(o->bus.path),
+                                .name = strdup(o->sysname_utf8),
+                                .reason = strdup(strempty(o->degraded_reason)),
+                        };
+                        if (!d->path || !d->name || !d->reason)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+static int compute_rdma(Manager *m, Summary *s) {
+        RdmaPort *p;
+
+        TABLE_FOREACH(p, &m->rdma_ports) {
+                bool active = IN_SET(p->status.state, RDMA_PORT_STATE_ACTIVE, RDMA_PORT_STATE_ACTIVE_DEFER);
+                s->rdma_ports_active += active;
+
+                /* Trained but not usable: on InfiniBand, typically no subnet manager has configured it. */
+                if (active || p->status.phys_state != RDMA_PHYS_STATE_LINK_UP)
+                        continue;
+                SummaryDegraded *grown = reallocarray(s->degraded, s->n_degraded + 1, sizeof(SummaryDegraded));
+                if (!grown)
+                        return -ENOMEM;
+                s->degraded = grown;
+                SummaryDegraded *d = &s->degraded[s->n_degraded++];
+                *d = (SummaryDegraded) { .path = strdup(p->bus.path), .name = strdup(p->key) };
+                if (asprintf(&d->reason, "physical link up but port %s%s", rdma_port_state_to_bus(p->status.state),
+                             p->status.link_layer == RDMA_LINK_LAYER_INFINIBAND ? " (no subnet manager?)" : "") < 0)
+                        d->reason = NULL;
+                if (!d->path || !d->name || !d->reason)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int compute_best_paths(Manager *m, Summary *s) {
+        _cleanup_(freep) Peer **best = NULL;
+        size_t n = 0;
+        int r;
+
+        r = peer_best_paths(m, &best, &n);
+        if (r < 0)
+                return r;
+        if (n == 0)
+                return 0;
+        s->best_paths = new0(SummaryPeerPath, n);
+        if (!s->best_paths)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                s->best_paths[i] = (SummaryPeerPath) {
+                        .peer_address = strdup(best[i]->peer_address),
+                        .path = strdup(best[i]->bus.path),
+                        .upload_gbps = best[i]->m.upload_gbps,
+                        .download_gbps = best[i]->m.download_gbps,
+                        .rtt_usec = best[i]->m.rtt_usec,
+                        .stale = best[i]->stale,
+                };
+                s->n_best_paths++;
+                if (!s->best_paths[i].peer_address || !s->best_paths[i].path)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static bool fastest_equal(const SummaryFastestLink *a, const SummaryFastestLink *b) {
+        return streq_ptr(a->path, b->path) && streq_ptr(a->name, b->name) &&
+               streq_ptr(a->connection_type, b->connection_type) && a->speed_mbps == b->speed_mbps;
+}
+
+static bool tbt_peers_equal(const Summary *a, const Summary *b) {
+        if (a->n_tbt_peers != b->n_tbt_peers)
+                return false;
+        for (size_t i = 0; i < a->n_tbt_peers; i++) {
+                const SummaryTbtPeer *x = &a->tbt_peers[i], *y = &b->tbt_peers[i];
+                if (!streq(x->path, y->path) || !streq(x->name, y->name) || x->path_rx_gbps != y->path_rx_gbps ||
+                    x->path_tx_gbps != y->path_tx_gbps || !streq(x->link_class, y->link_class) ||
+                    !streq(x->net_interface, y->net_interface))
+                        return false;
+        }
+        return true;
+}
+
+static bool degraded_equal(const Summary *a, const Summary *b) {
+        if (a->n_degraded != b->n_degraded)
+                return false;
+        for (size_t i = 0; i < a->n_degraded; i++)
+                if (!streq(a->degraded[i].path, b->degraded[i].path) || !streq(a->degraded[i].name, b->degraded[i].name) ||
+                    !streq(a->degraded[i].reason, b->degraded[i].reason))
+                        return false;
+        return true;
+}
+
+static bool best_paths_equal(const Summary *a, const Summary *b) {
+        if (a->n_best_paths != b->n_best_paths)
+                return false;
+        for (size_t i = 0; i < a->n_best_paths; i++) {
+                const SummaryPeerPath *x = &a->best_paths[i], *y = &b->best_paths[i];
+                if (!streq(x->peer_address, y->peer_address) || !streq(x->path, y->path) ||
+                    x->upload_gbps != y->upload_gbps || x->download_gbps != y->download_gbps ||
+                    x->rtt_usec != y->rtt_usec || x->stale != y->stale)
+                        return false;
+        }
+        return true;
+}
+
+void summary_update(Manager *m) {
+        Summary n = {};
+        Summary *s = &m->summary;
+        int r;
+
+        r = compute_fastest(m, &n.fastest);
+        if (r >= 0)
+                r = compute_tbt(m, &n);
+        if (r >= 0)
+                r = compute_rdma(m, &n);
+        if (r >= 0)
+                r = compute_best_paths(m, &n);
+        if (r < 0) {
+                /* Keep what clients last saw rather than publish a partial summary. */
+                log_oom();
+                summary_done(&n);
+                return;
+        }
+
+        if (!fastest_equal(&s->fastest, &n.fastest))
+                bus_object_changed(&m->summary_object, "FastestLink");
+        if (!tbt_peers_equal(s, &n))
+                bus_object_changed(&m->summary_object, "ThunderboltPeers");
+        if (s->rdma_ports_active != n.rdma_ports_active)
+                bus_object_changed(&m->summary_object, "RdmaPortsActive");
+        if (!degraded_equal(s, &n))
+                bus_object_changed(&m->summary_object, "DegradedLinks");
+        if (!best_paths_equal(s, &n))
+                bus_object_changed(&m->summary_object, "BestPeerPaths");
+
+        summary_done(s);
+        *s = n;
+}
