@@ -7,6 +7,10 @@
 #include <libudev.h>
 #include <systemd/sd-daemon.h>
 
+#include "gpu-bus.h"
+#include "gpu-prober.h"
+#include "gpu.h"
+#include "inhibit.h"
 #include "link-bus.h"
 #include "link.h"
 #include "manager-bus.h"
@@ -139,6 +143,9 @@ Manager *manager_free(Manager *m) {
                 return NULL;
 
         m->metrics = metrics_exporter_free(m->metrics);
+        m->gpu_prober = gpu_prober_free(m->gpu_prober);
+        gpus_free(m);
+        m->inhibitors = inhibitors_free(m->inhibitors);
         links_free(m);
         m->netlink = netlink_free(m->netlink);
         m->udev = udev_source_free(m->udev);
@@ -333,6 +340,9 @@ int manager_start(Manager *m) {
 
         /* Sources of facts beyond links register their bus objects and udev subsystems here, before
          * the monitor starts; their enumerate handlers run with udev_source_enumerate() below. */
+        r = gpu_bus_register(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to register GPU objects: %m");
 
         r = udev_source_start(m->udev);
         if (r < 0)
@@ -368,6 +378,9 @@ int manager_start(Manager *m) {
         /* Work that is not part of the picture of the kernel's facts (measurements, persisted results,
          * responders) starts here, after READY=1. */
         r = metrics_exporter_start(m, &m->metrics);
+        if (r < 0)
+                return r;
+        r = gpu_prober_start(m);
         if (r < 0)
                 return r;
         return 0;

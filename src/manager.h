@@ -18,6 +18,8 @@
 typedef struct Netlink Netlink;
 typedef struct UdevSource UdevSource;
 typedef struct MetricsExporter MetricsExporter;
+typedef struct GpuProber GpuProber;
+typedef struct Inhibitors Inhibitors;
 
 typedef enum ManagerState {
         MANAGER_STARTING,
@@ -63,6 +65,10 @@ struct Manager {
         Memory memory;
 
         MetricsExporter *metrics;
+
+        Table gpus;             /* Gpu* by number (gpu.c) */
+        GpuProber *gpu_prober;  /* when linkprobe-probe-gpu runs (gpu-prober.c) */
+        Inhibitors *inhibitors; /* Manager.Inhibit() (inhibit.c; manager_is_inhibited() in inhibit.h) */
         RateLimit read_ratelimit; /* Refresh() and GetMetrics(), per sender */
 
         /* Root-object interfaces, tracked like any other object. */

@@ -9,5 +9,6 @@ const sd_bus_error_map linkprobe_bus_error_map[] = {
         SD_BUS_ERROR_MAP(BUS_ERROR_NOT_SUPPORTED, EOPNOTSUPP),
         SD_BUS_ERROR_MAP(BUS_ERROR_BUSY, EBUSY),
         SD_BUS_ERROR_MAP(BUS_ERROR_FAILED, EIO),
+        SD_BUS_ERROR_MAP(BUS_ERROR_INHIBITED, EAGAIN),
         SD_BUS_ERROR_MAP_END,
 };

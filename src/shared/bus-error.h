@@ -10,6 +10,7 @@
 #define BUS_ERROR_NOT_SUPPORTED BUS_ERROR_PREFIX "NotSupported"
 #define BUS_ERROR_BUSY BUS_ERROR_PREFIX "Busy"
 #define BUS_ERROR_FAILED BUS_ERROR_PREFIX "Failed"
+#define BUS_ERROR_INHIBITED BUS_ERROR_PREFIX "Inhibited"
 
 /* Maps our names to errno values, so sd_bus_error_get_errno() and %m work on either side. */
 extern const sd_bus_error_map linkprobe_bus_error_map[];
