@@ -5,10 +5,15 @@
 
 #include "linkprobectl.h"
 #include "shared/bus-error.h"
+#include "shared/parse-util.h"
 #include "shared/string-util.h"
 
 bool arg_json = false;
 bool arg_legend = true;
+uint64_t arg_timeout_usec = 0;
+const char *arg_what = "gpu";
+const char *arg_who = NULL;
+const char *arg_why = NULL;
 
 typedef enum BusChoice {
         BUS_SYSTEM,
@@ -33,6 +38,10 @@ static const Verb verbs[] = {
         { "monitor", 1, 1, verb_monitor },
         { "metrics", 1, 1, verb_metrics },
         { "snapshot", 1, 1, verb_snapshot },
+        { "gpu", 1, 1, verb_gpu },
+        { "probe", 2, 2, verb_probe },
+        { "inhibit", 2, -1, verb_inhibit },
+        { "inhibitors", 1, 1, verb_inhibitors },
 };
 
 static void help(void) {
@@ -45,6 +54,10 @@ static void help(void) {
                "  monitor             Print changes as they happen, until interrupted\n"
                "  metrics             Everything in the Prometheus text format\n"
                "  snapshot            Everything as one JSON document (for schedulers)\n"
+               "  gpu                 One line per GPU: inventory and measured throughput\n"
+               "  probe gpu           Measure the GPUs now, wait and print the result\n"
+               "  inhibit [--] CMD... Run CMD while holding off GPU/RDMA probes; its exit status\n"
+               "  inhibitors          Who holds off probes now\n"
                "\nOptions:\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n"
@@ -53,6 +66,9 @@ static void help(void) {
                "     --system            Talk to the system bus (default)\n"
                "     --user              Talk to the user's session bus\n"
                "     --bus-address=ADDR  Talk to the bus at ADDR\n"
+               "     --timeout=SECONDS   probe: give up waiting after this long (default 300)\n"
+               "     --what=gpu|rdma|gpu:rdma  inhibit: what to hold off (default gpu)\n"
+               "     --who=TEXT --why=TEXT     inhibit: who holds it and why (shown to others)\n"
                "\nExit status: 0 on success, 1 on failure (daemon not running, no such link),\n"
                "2 on bad usage. See linkprobectl(1).\n");
 }
@@ -110,6 +126,10 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_SYSTEM,
                 ARG_USER,
                 ARG_BUS_ADDRESS,
+                ARG_TIMEOUT,
+                ARG_WHAT,
+                ARG_WHO,
+                ARG_WHY,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -119,6 +139,10 @@ static int parse_argv(int argc, char *argv[]) {
                 { "system", no_argument, NULL, ARG_SYSTEM },
                 { "user", no_argument, NULL, ARG_USER },
                 { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
+                { "timeout", required_argument, NULL, ARG_TIMEOUT },
+                { "what", required_argument, NULL, ARG_WHAT },
+                { "who", required_argument, NULL, ARG_WHO },
+                { "why", required_argument, NULL, ARG_WHY },
                 {},
         };
         int c;
@@ -153,6 +177,21 @@ static int parse_argv(int argc, char *argv[]) {
                         arg_bus = BUS_ADDRESS;
                         arg_bus_address = optarg;
                         break;
+                case ARG_TIMEOUT:
+                        if (parse_duration_usec(optarg, &arg_timeout_usec) < 0 || arg_timeout_usec == 0) {
+                                fprintf(stderr, "--timeout= needs a positive duration, such as 60 or 5min.\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        break;
+                case ARG_WHAT:
+                        arg_what = optarg;
+                        break;
+                case ARG_WHO:
+                        arg_who = optarg;
+                        break;
+                case ARG_WHY:
+                        arg_why = optarg;
+                        break;
                 case ':':
                         fprintf(stderr, "Option %s needs an argument. See --help.\n", argv[optind - 1]);
                         return -CTL_EXIT_USAGE;
@@ -184,8 +223,9 @@ static int hoist_options(int argc, char *argv[]) {
                         continue;
                 }
                 options[n_options++] = argv[i];
-                /* The one option with a separate value: keep the value with it. */
-                if (streq(argv[i], "--bus-address") && i + 1 < argc)
+                /* Options with a separate value: keep the value with them. */
+                if ((streq(argv[i], "--bus-address") || streq(argv[i], "--timeout") || streq(argv[i], "--what") ||
+                     streq(argv[i], "--who") || streq(argv[i], "--why")) && i + 1 < argc)
                         options[n_options++] = argv[++i];
         }
         int n = 1;

@@ -19,6 +19,10 @@
 
 extern bool arg_json;
 extern bool arg_legend;
+extern uint64_t arg_timeout_usec; /* --timeout=, 0 = the verb's default */
+extern const char *arg_what;      /* --what= */
+extern const char *arg_who;       /* --who= */
+extern const char *arg_why;       /* --why= */
 
 /* Prints one sentence for a failed call (the daemon not running is said plainly) and returns the
  * exit code. */
@@ -47,3 +51,7 @@ int verb_show(sd_bus *bus, int argc, char **argv);
 int verb_monitor(sd_bus *bus, int argc, char **argv);
 int verb_metrics(sd_bus *bus, int argc, char **argv);
 int verb_snapshot(sd_bus *bus, int argc, char **argv);
+int verb_gpu(sd_bus *bus, int argc, char **argv);
+int verb_probe(sd_bus *bus, int argc, char **argv);
+int verb_inhibit(sd_bus *bus, int argc, char **argv);
+int verb_inhibitors(sd_bus *bus, int argc, char **argv);

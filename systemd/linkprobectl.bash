@@ -3,8 +3,8 @@
 # Self-contained: it needs nothing from the bash-completion package beyond loading this file.
 
 _linkprobectl() {
-        local verbs='status list show monitor thunderbolt tree rdma gpu peers probe inhibit metrics snapshot'
-        local options='--json --no-legend --system --user --bus-address= --help --version'
+        local verbs='status list show monitor thunderbolt tree rdma gpu peers probe inhibit inhibitors metrics snapshot'
+        local options='--json --no-legend --system --user --bus-address= --help --version --timeout= --what= --who= --why='
         local -a args bus_args=()
         local cur i verb=''
 
@@ -38,6 +38,8 @@ _linkprobectl() {
         # A D-Bus address: nothing sensible to offer.
         if [[ $cur == --bus-address=* || $prev == --bus-address ]]; then
                 COMPREPLY=()
+        elif [[ $verb == probe && $prev == probe ]]; then
+                COMPREPLY=($(compgen -W 'gpu' -- "$cur"))
         elif [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "$options" -- "$cur"))
                 if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then
