@@ -11,10 +11,11 @@
 
 static const char *const device_types[] = { "cpu", "gpu", "accelerator", "custom", "default" };
 
-/* Absent or null is "", a string is cut to max bytes and made valid UTF-8, anything else -EINVAL. */
+/* Absent or null is "", a string is made valid UTF-8 and cut to max bytes, anything else -EINVAL. */
 static int read_text(json_object *o, const char *member, size_t max, char **ret) {
         json_object *v;
         const char *s;
+        char *escaped;
         size_t n;
 
         if (!json_object_object_get_ex(o, member, &v) || json_object_is_type(v, json_type_null))
@@ -24,14 +25,18 @@ static int read_text(json_object *o, const char *member, size_t max, char **ret)
         else
                 return -EINVAL;
 
-        n = strnlen(s, max);
-        _cleanup_(freep) char *cut = strndup(s, n);
-        if (!cut)
-                return -ENOMEM;
-        /* A cut through a multi-byte character leaves invalid bytes, which are escaped here too. */
-        char *escaped = utf8_escape_invalid(cut);
+        /* Escape first, cut second, at a character boundary: the result reads back unchanged, so a
+         * restart does not change what is published. */
+        escaped = utf8_escape_invalid(s);
         if (!escaped)
                 return -ENOMEM;
+        n = strlen(escaped);
+        if (n > max) {
+                n = max;
+                while (n > 0 && ((unsigned char) escaped[n] & 0xc0) == 0x80)
+                        n--;
+                escaped[n] = '\0';
+        }
         free(*ret);
         *ret = escaped;
         return 0;

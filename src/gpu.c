@@ -266,7 +266,7 @@ static void gpu_apply_measurement(Gpu *g, json_object *device, uint64_t started_
                 return;
         }
         if (r == 0) {
-                log_warning("GPU %u (%s): measurement failed: %s", g->number, g->inventory.name, error);
+                log_warning("GPU %u (%s): measurement failed: %s", g->number, strna(g->inventory.name), error);
                 /* A device its driver calls unavailable cannot be measured: that is not a fault. */
                 gpu_set_probe_state(g, g->inventory.available ? GPU_PROBE_FAILED : GPU_PROBE_UNSUPPORTED, error);
                 return;
@@ -277,7 +277,7 @@ static void gpu_apply_measurement(Gpu *g, json_object *device, uint64_t started_
         char fp16[32] = "unsupported";
         if (!isnan(meas.fp16_gflops))
                 snprintf(fp16, sizeof(fp16), "%.3f TFLOPS", meas.fp16_gflops / 1000);
-        log_info("GPU %u (%s): %.1f GB/s, %.3f FP32 TFLOPS, FP16 %s.", g->number, g->inventory.name,
+        log_info("GPU %u (%s): %.1f GB/s, %.3f FP32 TFLOPS, FP16 %s.", g->number, strna(g->inventory.name),
                  meas.memory_bandwidth_gb_s, meas.fp32_gflops / 1000, fp16);
         gpu_set_measurement(g, &meas);
         gpu_set_probe_state(g, GPU_PROBE_OK, NULL);

@@ -10,3 +10,7 @@ fuzz-tbt-parse-regress_SOURCES := tests/fuzz/fuzz-tbt-parse.c tests/fuzz/fuzz-re
 fuzz-tbt-parse-regress_LIBS := sysfs shared
 fuzz-tbt-topology-regress_SOURCES := tests/fuzz/fuzz-tbt-topology.c tests/fuzz/fuzz-regress.c
 fuzz-tbt-topology-regress_LIBS := daemon sysfs shared
+FUZZ_REGRESSION_PROGRAMS += fuzz-gpu-json-regress
+fuzz-gpu-json-regress_SOURCES := tests/fuzz/fuzz-gpu-json.c tests/fuzz/fuzz-regress.c
+fuzz-gpu-json-regress_LIBS := daemon sysfs shared
+fuzz-gpu-json-regress_PKGS := $(PKG_MODULES)
