@@ -111,7 +111,8 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static void gpu_prober_answer(GpuProber *p, const char *error_text) {
+/* Answers the waiting ProbeGpus() calls: with the objects' paths, or error_name and the text. */
+static void gpu_prober_answer(GpuProber *p, const char *error_name, const char *error_text) {
         Manager *m = p->manager;
 
         if (p->n_waiting == 0)
@@ -125,8 +126,8 @@ static void gpu_prober_answer(GpuProber *p, const char *error_text) {
                 sd_bus_message *call = p->waiting[i];
                 int r;
 
-                if (error_text)
-                        r = sd_bus_reply_method_errorf(call, BUS_ERROR_FAILED, "The GPU probe failed: %s", error_text);
+                if (error_name)
+                        r = sd_bus_reply_method_errorf(call, error_name, "%s", error_text);
                 else {
                         Gpu *g;
                         r = sd_bus_message_new_method_return(call, &reply);
@@ -157,10 +158,13 @@ static void gpu_prober_failed(GpuProber *p, GpuRunKind kind, const char *name, c
         log_warning("GPU %s run failed: %s", kind == GPU_RUN_INVENTORY ? "inventory" : "measuring", strna(text));
         TABLE_FOREACH(g, &m->gpus)
                 gpu_set_probe_state(g, GPU_PROBE_FAILED, text ?: "failed");
+        _cleanup_(freep) char *answer = NULL;
+        if (text && asprintf(&answer, "The GPU probe failed: %s", text) < 0)
+                answer = NULL;
         /* No device list means no facts about GPUs: say so where State is. */
         manager_set_degraded(m, "gpu-probe-failed", true);
         p->measure_requested = false;
-        gpu_prober_answer(p, text ?: "failed");
+        gpu_prober_answer(p, BUS_ERROR_FAILED, answer ?: "The GPU probe failed.");
 }
 
 static void gpu_prober_back_off(GpuProber *p, bool failed) {
@@ -207,7 +211,7 @@ static void on_probe_done(ProbeRun *run, const ProbeResult *result, void *userda
                                 TABLE_FOREACH(g, &m->gpus)
                                         gpu_update_stale(g, now, m->config.gpu_ttl_usec);
                                 p->measure_requested = false;
-                                gpu_prober_answer(p, NULL);
+                                gpu_prober_answer(p, NULL, NULL);
                         }
                         if (table_size(&m->gpus) == 0)
                                 log_debug("No OpenCL devices found.");
@@ -219,7 +223,7 @@ static void on_probe_done(ProbeRun *run, const ProbeResult *result, void *userda
                 TABLE_FOREACH(g, &m->gpus)
                         gpu_set_probe_state(g, GPU_PROBE_UNSUPPORTED, result->error_message);
                 p->measure_requested = false;
-                gpu_prober_answer(p, NULL);
+                gpu_prober_answer(p, NULL, NULL);
                 gpu_prober_back_off(p, true);
         } else {
                 gpu_prober_failed(p, kind, result->error_name, result->error_message);
@@ -307,6 +311,8 @@ static void gpu_prober_schedule(GpuProber *p) {
                 log_debug("A GPU %s run is due but inhibited.", kind == GPU_RUN_INVENTORY ? "inventory" : "measuring");
                 TABLE_FOREACH(g, &m->gpus)
                         gpu_set_probe_state(g, GPU_PROBE_SKIPPED_INHIBITED, NULL);
+                /* Callers that asked before the inhibitor came are not kept waiting for it. */
+                gpu_prober_answer(p, BUS_ERROR_INHIBITED, "GPU probes were inhibited before the measurement could start.");
                 return; /* gpu_prober_inhibit_released() comes back here */
         }
         gpu_prober_start_run(p, kind);

@@ -547,6 +547,19 @@ def test_a_running_probe_finishes_under_a_new_inhibitor(fake, client, daemon_fac
         os.close(fd)
 
 
+def test_waiting_callers_hear_of_a_new_inhibitor(fake, client, daemon_factory):
+    fake.set(inventory="slow")
+    start(daemon_factory, fake)
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(call_error, probe_gpus, client)
+        time.sleep(0.3)  # the call waits for the inventory run, which takes 1.5 s
+        fd = inhibit(client.conn)
+        assert waiting.result(timeout=10) == ERROR + "Inhibited"
+    wait_states(client, {0: "skipped-inhibited", 1: "skipped-inhibited"})
+    os.close(fd)
+    wait_states(client, {0: "ok", 1: "ok"})
+
+
 def test_due_runs_wait_for_the_inhibitor(fake, client, daemon_factory):
     start(daemon_factory, fake, config=config(ttl="1s"))
     wait_states(client, {0: "ok", 1: "ok"})
