@@ -160,10 +160,71 @@ void manager_flush_bus_objects(Manager *m) {
                 manager_published(m);
 }
 
+static const BusObject *kind_bus_object(const BusObjectKind *kind, const void *object) {
+        return (const BusObject *) (const void *) ((const uint8_t *) object + kind->bus_offset);
+}
+
+static const Table *kind_table(Manager *m, const BusObjectKind *kind) {
+        return (const Table *) (const void *) ((const uint8_t *) m + kind->table_offset);
+}
+
+static int kind_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
+                     sd_bus_error *error) {
+        const BusKindRegistration *reg = userdata;
+        _cleanup_(freep) char *label = NULL;
+        void *object;
+
+        if (sd_bus_path_decode(path, reg->kind->prefix, &label) <= 0)
+                return 0;
+        object = reg->kind->lookup(reg->manager, label);
+        if (!object)
+                return 0;
+        const BusObject *o = kind_bus_object(reg->kind, object);
+        if (!o->path || !streq(o->path, path))
+                return 0;
+        *found = object;
+        return 1;
+}
+
+static int kind_enumerate(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error) {
+        const BusKindRegistration *reg = userdata;
+        const Table *table = kind_table(reg->manager, reg->kind);
+        _cleanup_(strv_freep) char **l = NULL;
+        size_t n = 0;
+        void *object;
+
+        l = new0(char *, table_size(table) + 1);
+        if (!l)
+                return -ENOMEM;
+        TABLE_FOREACH(object, table) {
+                const BusObject *o = kind_bus_object(reg->kind, object);
+                if (!o->path)
+                        continue;
+                l[n] = strdup(o->path);
+                if (!l[n])
+                        return -ENOMEM;
+                n++;
+        }
+        *nodes = TAKE_PTR(l);
+        return 1;
+}
+
 int manager_add_bus_kind(Manager *m, const BusObjectKind *kind) {
+        BusKindRegistration *reg;
+        int r;
+
         if (m->n_bus_kinds >= ELEMENTSOF(m->bus_kinds))
                 return -E2BIG;
-        m->bus_kinds[m->n_bus_kinds++] = kind;
+        reg = &m->bus_kinds[m->n_bus_kinds];
+        *reg = (BusKindRegistration) { .manager = m, .kind = kind };
+
+        r = sd_bus_add_fallback_vtable(m->bus, NULL, kind->prefix, kind->interface, kind->vtable, kind_find, reg);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_node_enumerator(m->bus, NULL, kind->prefix, kind_enumerate, reg);
+        if (r < 0)
+                return r;
+        m->n_bus_kinds++;
         return 0;
 }
 
@@ -226,12 +287,14 @@ int manager_append_managed_objects(Manager *m, sd_bus_message *reply, sd_bus_err
         if (r < 0)
                 return r;
         for (size_t k = 0; k < m->n_bus_kinds; k++) {
-                const BusObjectKind *kind = m->bus_kinds[k];
-                const Table *table = (const Table *) (const void *) ((const uint8_t *) m + kind->table_offset);
+                const BusObjectKind *kind = m->bus_kinds[k].kind;
+                const Table *table = kind_table(m, kind);
                 void *object;
 
                 TABLE_FOREACH(object, table) {
-                        const BusObject *o = (const BusObject *) (const void *) ((const uint8_t *) object + kind->bus_offset);
+                        const BusObject *o = kind_bus_object(kind, object);
+                        if (!o->path)
+                                continue;
 
                         r = sd_bus_message_open_container(reply, 'e', "oa{sa{sv}}");
                         if (r >= 0)

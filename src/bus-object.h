@@ -56,12 +56,23 @@ int manager_schedule_flush(Manager *m);
  * links costs a loop instead of sd-bus's generic per-path lookups.
  */
 typedef struct BusObjectKind {
+        const char *prefix; /* the objects' paths are sd_bus_path_encode(prefix, label) */
         const char *interface;
         const sd_bus_vtable *vtable;
         size_t table_offset; /* offsetof(Manager, the Table of this kind) */
         size_t bus_offset;   /* offsetof(Object, bus) */
+        /* The object a decoded path label names, or NULL. Only an object whose bus path is exactly the
+         * path asked for is found, so "07" or another spelling of "7" names nothing. */
+        void *(*lookup)(Manager *m, const char *label);
 } BusObjectKind;
 
+typedef struct BusKindRegistration {
+        Manager *manager;
+        const BusObjectKind *kind;
+} BusKindRegistration;
+
+/* Publishes a kind: its fallback vtable with the lookup, a node enumerator over its table, and its
+ * place in GetManagedObjects. Objects whose bus path is not set yet are not published. */
 int manager_add_bus_kind(Manager *m, const BusObjectKind *kind);
 
 /* Appends a{sv} with every property of vtable (as GetAll would list them) for the object userdata. */

@@ -60,6 +60,26 @@ static int parse_percent_field(const char *value, void *field, char *why, size_t
         return 0;
 }
 
+static int parse_bool_field(const char *value, void *field, char *why, size_t n) {
+        int b = parse_boolean(value);
+        if (b < 0) {
+                snprintf(why, n, "expected yes or no");
+                return -EINVAL;
+        }
+        *(bool *) field = b;
+        return 0;
+}
+
+static int parse_deadline_field(const char *value, void *field, char *why, size_t n) {
+        uint64_t v;
+        if (parse_duration_usec(value, &v) < 0 || v < USEC_PER_SEC || v > 3600 * USEC_PER_SEC) {
+                snprintf(why, n, "expected a duration between 1s and 1h");
+                return -EINVAL;
+        }
+        *(uint64_t *) field = v;
+        return 0;
+}
+
 static int parse_group_name(const char *value, void *field, char *why, size_t n) {
         /* What groupadd accepts: no separators, no whitespace, not too long, not a number. */
         bool ok = !isempty(value) && strlen(value) <= 32 && strspn(value, "0123456789") != strlen(value);
@@ -121,6 +141,11 @@ static const ConfigItem config_items[] = {
           offsetof(Config, peers.handshake_timeout_usec) },
         { "Responder", "IdleTimeoutSec", config_parse_positive_duration, offsetof(Config, peers.idle_timeout_usec) },
         { "Responder", "RDMA", config_parse_tristate, offsetof(Config, peers.rdma) },
+        { "Gpu", "Enabled", parse_bool_field, offsetof(Config, gpu_enabled) },
+        { "Gpu", "TTLSec", parse_duration_field, offsetof(Config, gpu_ttl_usec) },
+        { "Gpu", "RandomizedDelaySec", parse_duration_field, offsetof(Config, gpu_randomized_delay_usec) },
+        { "Gpu", "DeadlineSec", parse_deadline_field, offsetof(Config, gpu_deadline_usec) },
+        { "Gpu", "Quick", parse_bool_field, offsetof(Config, gpu_quick) },
 };
 
 void config_init(Config *c) {
@@ -131,6 +156,10 @@ void config_init(Config *c) {
                 .memory_poll_usec = 10 * USEC_PER_SEC,
                 .memory_change_percent = 1,
                 .metrics_textfile_interval_usec = USEC_PER_SEC,
+                .gpu_enabled = true,
+                .gpu_ttl_usec = 3600 * USEC_PER_SEC,
+                .gpu_randomized_delay_usec = 300 * USEC_PER_SEC,
+                .gpu_deadline_usec = 120 * USEC_PER_SEC,
         };
         peers_config_init(&c->peers);
 }

@@ -24,6 +24,12 @@ typedef struct Config {
         unsigned memory_change_percent; /* ChangeThresholdPercent= of TotalBytes */
         /* [Peers], [Reconciler], [Responder] */
         PeersConfig peers;
+        /* [Gpu] */
+        bool gpu_enabled;               /* Enabled= */
+        uint64_t gpu_ttl_usec;          /* TTLSec=, 0 = measure only when nothing is known */
+        uint64_t gpu_randomized_delay_usec; /* RandomizedDelaySec= */
+        uint64_t gpu_deadline_usec;     /* DeadlineSec= */
+        bool gpu_quick;                 /* Quick= (tests: rough figures, fast) */
 } Config;
 
 void config_init(Config *c);

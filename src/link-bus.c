@@ -13,46 +13,6 @@ int link_object_path(int ifindex, char **ret) {
         return sd_bus_path_encode(LINK_PATH_PREFIX, label, ret);
 }
 
-static int link_object_find(sd_bus *bus, const char *path, const char *interface, void *userdata,
-                            void **found, sd_bus_error *error) {
-        _cleanup_(freep) char *label = NULL;
-        Manager *m = userdata;
-        Link *l;
-        int ifindex, r;
-
-        r = sd_bus_path_decode(path, LINK_PATH_PREFIX, &label);
-        if (r <= 0)
-                return 0;
-        /* Only the canonical spelling of a positive index names an object. */
-        if (parse_int(label, &ifindex) < 0 || ifindex <= 0)
-                return 0;
-        l = link_get(m, ifindex);
-        if (!l)
-                return 0;
-        *found = l;
-        return 1;
-}
-
-static int link_node_enumerator(sd_bus *bus, const char *path, void *userdata, char ***nodes,
-                                sd_bus_error *error) {
-        _cleanup_(strv_freep) char **l = NULL;
-        Manager *m = userdata;
-        Link *link;
-        size_t n = 0;
-
-        l = new0(char *, table_size(&m->links) + 1);
-        if (!l)
-                return -ENOMEM;
-        TABLE_FOREACH(link, &m->links) {
-                l[n] = strdup(link->bus.path);
-                if (!l[n])
-                        return -ENOMEM;
-                n++;
-        }
-        *nodes = TAKE_PTR(l);
-        return 1;
-}
-
 static int property_get_name(sd_bus *bus, const char *path, const char *interface, const char *property,
                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Link *l = userdata;
@@ -180,22 +140,20 @@ static const sd_bus_vtable link_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
+static void *link_lookup(Manager *m, const char *label) {
+        int ifindex;
+        return parse_int(label, &ifindex) >= 0 && ifindex > 0 ? link_get(m, ifindex) : NULL;
+}
+
 static const BusObjectKind link_bus_kind = {
+        .prefix = LINK_PATH_PREFIX,
         .interface = LINK_INTERFACE,
         .vtable = link_vtable,
         .table_offset = offsetof(Manager, links),
         .bus_offset = offsetof(Link, bus),
+        .lookup = link_lookup,
 };
 
 int link_bus_register(Manager *m) {
-        int r;
-
-        r = manager_add_bus_kind(m, &link_bus_kind);
-        if (r < 0)
-                return r;
-        r = sd_bus_add_fallback_vtable(m->bus, NULL, LINK_PATH_PREFIX, LINK_INTERFACE, link_vtable,
-                                       link_object_find, m);
-        if (r < 0)
-                return r;
-        return sd_bus_add_node_enumerator(m->bus, NULL, LINK_PATH_PREFIX, link_node_enumerator, m);
+        return manager_add_bus_kind(m, &link_bus_kind);
 }

@@ -10,7 +10,6 @@
 #define PEER_PATH_PREFIX BUS_PATH "/peer/"
 
 char *arg_probe_transport = NULL;
-uint64_t arg_probe_timeout_usec = 60 * USEC_PER_SEC;
 
 static double json_double_or(json_object *o, const char *key, double fallback) {
         json_object *v;
@@ -194,12 +193,13 @@ static int call_probe_peer(sd_bus *bus, const char *address, char **ret_path) {
         return 0;
 }
 
-int verb_probe(sd_bus *bus, int argc, char **argv) {
+int verb_probe_peer(sd_bus *bus, int argc, char **argv) {
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_(json_object_putp) json_object *props = NULL;
         sd_bus_error error = SD_BUS_ERROR_NULL;
         ProbeWait w = {};
-        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + arg_probe_timeout_usec;
+        uint64_t timeout = arg_timeout_usec ?: 60 * USEC_PER_SEC;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
         int r;
 
         /* Listen before asking, so a quick result cannot slip past. */
@@ -217,7 +217,7 @@ int verb_probe(sd_bus *bus, int argc, char **argv) {
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
                 if (now >= deadline) {
                         fprintf(stderr, "No result for %s within %" PRIu64 " s (%s).\n", argv[1],
-                                arg_probe_timeout_usec / USEC_PER_SEC, w.path);
+                                timeout / USEC_PER_SEC, w.path);
                         free(w.path);
                         return CTL_EXIT_FAILURE;
                 }

@@ -10,6 +10,10 @@
 
 bool arg_json = false;
 bool arg_legend = true;
+uint64_t arg_timeout_usec = 0;
+const char *arg_what = "gpu";
+const char *arg_who = NULL;
+const char *arg_why = NULL;
 
 typedef enum BusChoice {
         BUS_SYSTEM,
@@ -19,6 +23,11 @@ typedef enum BusChoice {
 
 static BusChoice arg_bus = BUS_SYSTEM;
 static const char *arg_bus_address = NULL;
+
+/* "probe gpu" measures the GPUs, "probe ADDRESS" a peer. */
+static int verb_probe(sd_bus *bus, int argc, char **argv) {
+        return streq(argv[1], "gpu") ? verb_probe_gpu(bus, argc, argv) : verb_probe_peer(bus, argc, argv);
+}
 
 typedef struct Verb {
         const char *name;
@@ -33,12 +42,15 @@ static const Verb verbs[] = {
         { "show", 2, -1, verb_show },
         { "monitor", 1, 1, verb_monitor },
         { "peers", 1, 1, verb_peers },
-        { "probe", 2, 2, verb_probe },
         { "metrics", 1, 1, verb_metrics },
         { "snapshot", 1, 1, verb_snapshot },
         { "rdma", 1, 1, verb_rdma },
         { "thunderbolt", 1, 1, verb_thunderbolt },
         { "tree", 1, 1, verb_thunderbolt },
+        { "gpu", 1, 1, verb_gpu },
+        { "probe", 2, 2, verb_probe },
+        { "inhibit", 2, -1, verb_inhibit },
+        { "inhibitors", 1, 1, verb_inhibitors },
 };
 
 static void help(void) {
@@ -55,6 +67,10 @@ static void help(void) {
                "  snapshot            Everything as one JSON document (for schedulers)\n"
                "  rdma                One line per RDMA port\n"
                "  thunderbolt, tree   The Thunderbolt/USB4 tree: hosts, docks, devices, peers\n"
+               "  gpu                 One line per GPU: inventory and measured throughput\n"
+               "  probe gpu           Measure the GPUs now, wait and print the result\n"
+               "  inhibit [--] CMD... Run CMD while holding off GPU/RDMA probes; its exit status\n"
+               "  inhibitors          Who holds off probes now\n"
                "\nOptions:\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n"
@@ -63,8 +79,11 @@ static void help(void) {
                "     --system            Talk to the system bus (default)\n"
                "     --user              Talk to the user's session bus\n"
                "     --bus-address=ADDR  Talk to the bus at ADDR\n"
-               "     --transport=tcp|rdma  probe: what to measure (default tcp)\n"
-               "     --timeout=TIME      probe: how long to wait for the result (default 60s)\n"
+               "     --transport=tcp|rdma  probe ADDRESS: what to measure (default tcp)\n"
+               "     --timeout=TIME      probe: how long to wait for the result\n"
+               "                         (default 60s for a peer, 300s for the GPUs)\n"
+               "     --what=gpu|rdma|gpu:rdma  inhibit: what to hold off (default gpu)\n"
+               "     --who=TEXT --why=TEXT     inhibit: who holds it and why (shown to others)\n"
                "\nExit status: 0 on success, 1 on failure (daemon not running, no such link),\n"
                "2 on bad usage. See linkprobectl(1).\n");
 }
@@ -124,6 +143,9 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_BUS_ADDRESS,
                 ARG_TRANSPORT,
                 ARG_TIMEOUT,
+                ARG_WHAT,
+                ARG_WHO,
+                ARG_WHY,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -135,6 +157,9 @@ static int parse_argv(int argc, char *argv[]) {
                 { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
                 { "transport", required_argument, NULL, ARG_TRANSPORT },
                 { "timeout", required_argument, NULL, ARG_TIMEOUT },
+                { "what", required_argument, NULL, ARG_WHAT },
+                { "who", required_argument, NULL, ARG_WHO },
+                { "why", required_argument, NULL, ARG_WHY },
                 {},
         };
         int c;
@@ -177,10 +202,19 @@ static int parse_argv(int argc, char *argv[]) {
                         arg_probe_transport = optarg;
                         break;
                 case ARG_TIMEOUT:
-                        if (parse_duration_usec(optarg, &arg_probe_timeout_usec) < 0 || arg_probe_timeout_usec == 0) {
-                                fprintf(stderr, "--timeout= takes a duration such as 30s.\n");
+                        if (parse_duration_usec(optarg, &arg_timeout_usec) < 0 || arg_timeout_usec == 0) {
+                                fprintf(stderr, "--timeout= needs a positive duration, such as 60 or 5min.\n");
                                 return -CTL_EXIT_USAGE;
                         }
+                        break;
+                case ARG_WHAT:
+                        arg_what = optarg;
+                        break;
+                case ARG_WHO:
+                        arg_who = optarg;
+                        break;
+                case ARG_WHY:
+                        arg_why = optarg;
                         break;
                 case ':':
                         fprintf(stderr, "Option %s needs an argument. See --help.\n", argv[optind - 1]);
@@ -213,9 +247,9 @@ static int hoist_options(int argc, char *argv[]) {
                         continue;
                 }
                 options[n_options++] = argv[i];
-                /* The options with a separate value: keep the value with them. */
-                if ((streq(argv[i], "--bus-address") || streq(argv[i], "--transport") || streq(argv[i], "--timeout")) &&
-                    i + 1 < argc)
+                /* Options with a separate value: keep the value with them. */
+                if ((streq(argv[i], "--bus-address") || streq(argv[i], "--transport") || streq(argv[i], "--timeout") ||
+                     streq(argv[i], "--what") || streq(argv[i], "--who") || streq(argv[i], "--why")) && i + 1 < argc)
                         options[n_options++] = argv[++i];
         }
         int n = 1;

@@ -20,7 +20,10 @@
 extern bool arg_json;
 extern bool arg_legend;
 extern char *arg_probe_transport;       /* probe --transport= */
-extern uint64_t arg_probe_timeout_usec; /* probe --timeout= */
+extern uint64_t arg_timeout_usec; /* --timeout=, 0 = the verb's default */
+extern const char *arg_what;      /* --what= */
+extern const char *arg_who;       /* --who= */
+extern const char *arg_why;       /* --why= */
 
 /* Prints one sentence for a failed call (the daemon not running is said plainly) and returns the
  * exit code. */
@@ -48,8 +51,12 @@ int verb_list(sd_bus *bus, int argc, char **argv);
 int verb_show(sd_bus *bus, int argc, char **argv);
 int verb_monitor(sd_bus *bus, int argc, char **argv);
 int verb_peers(sd_bus *bus, int argc, char **argv);
-int verb_probe(sd_bus *bus, int argc, char **argv);
 int verb_metrics(sd_bus *bus, int argc, char **argv);
 int verb_snapshot(sd_bus *bus, int argc, char **argv);
 int verb_rdma(sd_bus *bus, int argc, char **argv);
 int verb_thunderbolt(sd_bus *bus, int argc, char **argv);
+int verb_gpu(sd_bus *bus, int argc, char **argv);
+int verb_probe_peer(sd_bus *bus, int argc, char **argv);
+int verb_probe_gpu(sd_bus *bus, int argc, char **argv);
+int verb_inhibit(sd_bus *bus, int argc, char **argv);
+int verb_inhibitors(sd_bus *bus, int argc, char **argv);

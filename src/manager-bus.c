@@ -5,6 +5,8 @@
 #include "link.h"
 #include "manager-bus.h"
 #include "bus-access.h"
+#include "gpu-bus.h"
+#include "inhibit-bus.h"
 #include "manager.h"
 #include "metrics.h"
 #include "summary.h"
@@ -167,11 +169,18 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("DegradedReasons", "as", property_get_strv, offsetof(Manager, degraded_reasons),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Inhibited", "as", bus_property_get_inhibited, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD("Refresh", NULL, NULL, method_refresh, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", text), method_get_metrics,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RankAddresses", SD_BUS_ARGS("s", purpose),
                                 SD_BUS_RESULT("a(ssss)", addresses), method_rank_addresses,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Inhibit", SD_BUS_ARGS("s", what, "s", who, "s", why), SD_BUS_RESULT("h", fd),
+                                bus_method_inhibit, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListInhibitors", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssuu)", inhibitors),
+                                bus_method_list_inhibitors, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ProbeGpus", SD_BUS_NO_ARGS, SD_BUS_RESULT("ao", gpus), bus_method_probe_gpus,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };

@@ -7,6 +7,10 @@
 #include <libudev.h>
 #include <systemd/sd-daemon.h>
 
+#include "gpu-bus.h"
+#include "gpu-prober.h"
+#include "gpu.h"
+#include "inhibit.h"
 #include "link-bus.h"
 #include "link.h"
 #include "manager-bus.h"
@@ -162,6 +166,9 @@ Manager *manager_free(Manager *m) {
                 safe_close(m->responder_fds[i]);
         free(m->responder_fds);
         m->metrics = metrics_exporter_free(m->metrics);
+        m->gpu_prober = gpu_prober_free(m->gpu_prober);
+        gpus_free(m);
+        m->inhibitors = inhibitors_free(m->inhibitors);
         links_free(m);
         rdma_free(m);
         tbt_objects_free(m);
@@ -382,6 +389,9 @@ int manager_start(Manager *m) {
         r = reconcile_new(m, &m->reconciler);
         if (r < 0)
                 return log_oom();
+        r = gpu_bus_register(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to register GPU objects: %m");
 
         r = udev_source_start(m->udev);
         if (r < 0)
@@ -427,12 +437,10 @@ int manager_start(Manager *m) {
         r = metrics_exporter_start(m, &m->metrics);
         if (r < 0)
                 return r;
+        r = gpu_prober_start(m);
+        if (r < 0)
+                return r;
         return 0;
-}
-
-bool manager_is_inhibited(Manager *m, const char *what) {
-        /* Inhibit() is not there yet; its implementation answers here. */
-        return false;
 }
 
 int manager_open_state_directory(Manager *m) {

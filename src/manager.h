@@ -21,6 +21,8 @@ typedef struct UdevSource UdevSource;
 typedef struct Reconciler Reconciler;
 typedef struct ResponderSupervisor ResponderSupervisor;
 typedef struct MetricsExporter MetricsExporter;
+typedef struct GpuProber GpuProber;
+typedef struct Inhibitors Inhibitors;
 
 typedef enum ManagerState {
         MANAGER_STARTING,
@@ -80,6 +82,10 @@ struct Manager {
         Memory memory;
 
         MetricsExporter *metrics;
+
+        Table gpus;             /* Gpu* by number (gpu.c) */
+        GpuProber *gpu_prober;  /* when linkprobe-probe-gpu runs (gpu-prober.c) */
+        Inhibitors *inhibitors; /* Manager.Inhibit() (inhibit.c; manager_is_inhibited() in inhibit.h) */
         RateLimit read_ratelimit; /* Refresh() and GetMetrics(), per sender */
 
         /* Root-object interfaces, tracked like any other object. */
@@ -89,7 +95,7 @@ struct Manager {
         BusObject summary_object;
         Summary summary;
 
-        const BusObjectKind *bus_kinds[8];
+        BusKindRegistration bus_kinds[8];
         size_t n_bus_kinds;
 
         BusObject **dirty;
@@ -114,10 +120,6 @@ int manager_refresh(Manager *m);
 int manager_open_state_directory(Manager *m);
 
 void manager_set_degraded(Manager *m, const char *reason, bool on);
-
-/* Whether probes of kind what ("gpu", "rdma") are held back by an Inhibit() caller. A stub until
- * Inhibit() exists: never. */
-bool manager_is_inhibited(Manager *m, const char *what);
 
 /* Called by the flush between preparing and emitting (derived facts across objects). */
 void manager_after_prepare(Manager *m);

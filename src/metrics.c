@@ -10,6 +10,7 @@
 #include "metrics-http.h"
 #include "metrics.h"
 #include "netlink.h"
+#include "gpu.h"
 #include "peer.h"
 #include "rdma-bus.h"
 #include "tbt.h"
@@ -271,12 +272,66 @@ static void render_peers(Manager *m, FILE *f) {
         }
 }
 
+/* Labels as DCGM has them (gpu = our index, UUID, pci_bus_id, modelName), so the two join. Throughput is
+ * in FLOP/s and bytes/s; FP16 of a device without it is left out rather than reported as 0. */
+static void render_gpus(Manager *m, FILE *f) {
+        Gpu *g;
+
+        if (table_size(&m->gpus) == 0)
+                return;
+        family(f, "linkprobe_gpu_info", "gauge", "An OpenCL device and what it is (always 1).");
+        TABLE_FOREACH(g, &m->gpus) {
+                char index[16];
+                snprintf(index, sizeof(index), "%u", g->number);
+                sample(f, "linkprobe_gpu_info", 1, "gpu", index, "UUID", strempty(g->inventory.uuid), "pci_bus_id",
+                       strempty(g->inventory.pci_bus_id), "modelName", strempty(g->inventory.name), "vendor",
+                       strempty(g->inventory.vendor), "type", strempty(g->inventory.device_type), "driver_version",
+                       strempty(g->inventory.driver_version), "probe_state", gpu_probe_state_to_string(g->probe_state),
+                       NULL);
+        }
+        family(f, "linkprobe_gpu_memory_bytes", "gauge", "Global memory of the device.");
+        TABLE_FOREACH(g, &m->gpus) {
+                char index[16];
+                snprintf(index, sizeof(index), "%u", g->number);
+                sample(f, "linkprobe_gpu_memory_bytes", (double) g->inventory.global_memory_bytes, "gpu", index,
+                       "UUID", strempty(g->inventory.uuid), NULL);
+        }
+
+        static const struct {
+                const char *name, *help;
+        } measured[] = {
+                { "linkprobe_gpu_memory_bandwidth_bytes", "Measured memory read bandwidth, bytes per second." },
+                { "linkprobe_gpu_fp32_flops", "Measured FP32 throughput (fused multiply-add counted as two)." },
+                { "linkprobe_gpu_fp16_flops", "Measured FP16 throughput; absent without cl_khr_fp16." },
+                { "linkprobe_gpu_measured_timestamp_seconds", "When the device was last measured (Unix time)." },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(measured); i++) {
+                family(f, measured[i].name, "gauge", measured[i].help);
+                TABLE_FOREACH(g, &m->gpus) {
+                        const GpuMeasurement *gm = &g->measurement;
+                        double v[] = {
+                                gm->memory_bandwidth_gb_s * 1e9,
+                                gm->fp32_gflops * 1e9,
+                                gm->fp16_gflops * 1e9,
+                                (double) gm->measured_at_usec / 1e6,
+                        };
+                        _Static_assert(ELEMENTSOF(v) == ELEMENTSOF(measured), "one value per family");
+                        char index[16];
+                        if (gm->measured_at_usec == 0 || v[i] != v[i]) /* never measured, or NaN */
+                                continue;
+                        snprintf(index, sizeof(index), "%u", g->number);
+                        sample(f, measured[i].name, v[i], "gpu", index, "UUID", strempty(g->inventory.uuid), NULL);
+                }
+        }
+}
+
 int metrics_render(Manager *m, FILE *f) {
         render_daemon(m, f);
         render_node(m, f);
         render_links(m, f);
         render_thunderbolt(m, f);
         render_rdma(m, f);
+        render_gpus(m, f);
         render_peers(m, f);
         return ferror(f) ? -EIO : 0;
 }

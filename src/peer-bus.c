@@ -3,6 +3,7 @@
 #include "link-bus.h"
 #include "link.h"
 #include "manager-bus.h"
+#include "inhibit.h"
 #include "manager.h"
 #include "peer-bus.h"
 #include "peer.h"
@@ -13,40 +14,6 @@
 #include "shared/string-util.h"
 
 /* ---- the Peer objects ---- */
-
-static int peer_object_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
-                            sd_bus_error *error) {
-        _cleanup_(freep) char *key = NULL;
-        Manager *m = userdata;
-        Peer *p;
-
-        if (sd_bus_path_decode(path, PEER_PATH_PREFIX, &key) <= 0)
-                return 0;
-        p = peer_get(m, key);
-        if (!p)
-                return 0;
-        *found = p;
-        return 1;
-}
-
-static int peer_node_enumerator(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error) {
-        _cleanup_(strv_freep) char **l = NULL;
-        Manager *m = userdata;
-        size_t n = 0;
-        Peer *p;
-
-        l = new0(char *, table_size(&m->peers) + 1);
-        if (!l)
-                return -ENOMEM;
-        TABLE_FOREACH(p, &m->peers) {
-                l[n] = strdup(p->bus.path);
-                if (!l[n])
-                        return -ENOMEM;
-                n++;
-        }
-        *nodes = TAKE_PTR(l);
-        return 1;
-}
 
 static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -442,23 +409,23 @@ static const sd_bus_vtable manager_peer_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
+static void *peer_lookup(Manager *m, const char *label) {
+        return peer_get(m, label);
+}
+
 static const BusObjectKind peer_bus_kind = {
+        .prefix = PEER_PATH_PREFIX,
         .interface = PEER_INTERFACE,
         .vtable = peer_vtable,
         .table_offset = offsetof(Manager, peers),
         .bus_offset = offsetof(Peer, bus),
+        .lookup = peer_lookup,
 };
 
 int peer_bus_register(Manager *m) {
         int r;
 
         r = manager_add_bus_kind(m, &peer_bus_kind);
-        if (r < 0)
-                return r;
-        r = sd_bus_add_fallback_vtable(m->bus, NULL, PEER_PATH_PREFIX, PEER_INTERFACE, peer_vtable, peer_object_find, m);
-        if (r < 0)
-                return r;
-        r = sd_bus_add_node_enumerator(m->bus, NULL, PEER_PATH_PREFIX, peer_node_enumerator, m);
         if (r < 0)
                 return r;
         /* A second vtable for the same interface: sd-bus merges them, so Manager's methods stay in one

@@ -104,44 +104,6 @@ int rdma_port_object_path(const char *device, unsigned port, char **ret_key, cha
         return 0;
 }
 
-static int rdma_port_object_find(sd_bus *bus, const char *path, const char *interface, void *userdata,
-                                 void **found, sd_bus_error *error) {
-        _cleanup_(freep) char *label = NULL;
-        Manager *m = userdata;
-        RdmaPort *p;
-        int r;
-
-        r = sd_bus_path_decode(path, RDMA_PATH_PREFIX, &label);
-        if (r <= 0)
-                return 0;
-        p = table_get(&m->rdma_ports, label);
-        /* Only the canonical encoding names an object. */
-        if (!p || !streq(p->bus.path, path))
-                return 0;
-        *found = p;
-        return 1;
-}
-
-static int rdma_port_node_enumerator(sd_bus *bus, const char *path, void *userdata, char ***nodes,
-                                     sd_bus_error *error) {
-        _cleanup_(strv_freep) char **l = NULL;
-        Manager *m = userdata;
-        RdmaPort *p;
-        size_t n = 0;
-
-        l = new0(char *, table_size(&m->rdma_ports) + 1);
-        if (!l)
-                return -ENOMEM;
-        TABLE_FOREACH(p, &m->rdma_ports) {
-                l[n] = strdup(p->bus.path);
-                if (!l[n])
-                        return -ENOMEM;
-                n++;
-        }
-        *nodes = TAKE_PTR(l);
-        return 1;
-}
-
 /* Strings the kernel or a driver chose: published with invalid UTF-8 escaped, "" when unknown. */
 static int append_escaped(sd_bus_message *reply, const char *s) {
         _cleanup_(freep) char *escaped = NULL;
@@ -271,22 +233,19 @@ static const sd_bus_vtable rdma_port_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
+static void *rdma_port_lookup(Manager *m, const char *label) {
+        return table_get(&m->rdma_ports, label);
+}
+
 static const BusObjectKind rdma_port_bus_kind = {
+        .prefix = RDMA_PATH_PREFIX,
         .interface = RDMA_PORT_INTERFACE,
         .vtable = rdma_port_vtable,
         .table_offset = offsetof(Manager, rdma_ports),
         .bus_offset = offsetof(RdmaPort, bus),
+        .lookup = rdma_port_lookup,
 };
 
 int rdma_bus_register(Manager *m) {
-        int r;
-
-        r = manager_add_bus_kind(m, &rdma_port_bus_kind);
-        if (r < 0)
-                return r;
-        r = sd_bus_add_fallback_vtable(m->bus, NULL, RDMA_PATH_PREFIX, RDMA_PORT_INTERFACE, rdma_port_vtable,
-                                       rdma_port_object_find, m);
-        if (r < 0)
-                return r;
-        return sd_bus_add_node_enumerator(m->bus, NULL, RDMA_PATH_PREFIX, rdma_port_node_enumerator, m);
+        return manager_add_bus_kind(m, &rdma_port_bus_kind);
 }

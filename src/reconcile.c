@@ -3,6 +3,7 @@
 #include <sys/random.h>
 
 #include "link.h"
+#include "inhibit.h"
 #include "manager.h"
 #include "peer-discover.h"
 #include "peer.h"

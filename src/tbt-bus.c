@@ -10,43 +10,6 @@ int tbt_object_path(const char *sysname, char **ret) {
         return sd_bus_path_encode(TBT_PATH_PREFIX, sysname, ret);
 }
 
-static int tbt_object_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
-                           sd_bus_error *error) {
-        _cleanup_(freep) char *sysname = NULL;
-        Manager *m = userdata;
-        TbtObject *o;
-        int r;
-
-        r = sd_bus_path_decode(path, TBT_PATH_PREFIX, &sysname);
-        if (r <= 0)
-                return 0;
-        /* Only published objects (services are folded into their peer), by their canonical path. */
-        o = table_get(&m->thunderbolt, sysname);
-        if (!o || !streq(o->bus.path, path))
-                return 0;
-        *found = o;
-        return 1;
-}
-
-static int tbt_node_enumerator(sd_bus *bus, const char *path, void *userdata, char ***nodes, sd_bus_error *error) {
-        _cleanup_(strv_freep) char **l = NULL;
-        Manager *m = userdata;
-        TbtObject *o;
-        size_t n = 0;
-
-        l = new0(char *, table_size(&m->thunderbolt) + 1);
-        if (!l)
-                return -ENOMEM;
-        TABLE_FOREACH(o, &m->thunderbolt) {
-                l[n] = strdup(o->bus.path);
-                if (!l[n])
-                        return -ENOMEM;
-                n++;
-        }
-        *nodes = TAKE_PTR(l);
-        return 1;
-}
-
 #define DEFINE_GETTER(name, signature, expr)                                                                  \
         static int property_get_##name(sd_bus *bus, const char *path, const char *interface,                  \
                                        const char *property, sd_bus_message *reply, void *userdata,           \
@@ -134,21 +97,19 @@ static const sd_bus_vtable tbt_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
+static void *tbt_lookup(Manager *m, const char *label) {
+        return table_get(&m->thunderbolt, label);
+}
+
 static const BusObjectKind tbt_bus_kind = {
+        .prefix = TBT_PATH_PREFIX,
         .interface = TBT_INTERFACE,
         .vtable = tbt_vtable,
         .table_offset = offsetof(Manager, thunderbolt),
         .bus_offset = offsetof(TbtObject, bus),
+        .lookup = tbt_lookup,
 };
 
 int tbt_bus_register(Manager *m) {
-        int r;
-
-        r = manager_add_bus_kind(m, &tbt_bus_kind);
-        if (r < 0)
-                return r;
-        r = sd_bus_add_fallback_vtable(m->bus, NULL, TBT_PATH_PREFIX, TBT_INTERFACE, tbt_vtable, tbt_object_find, m);
-        if (r < 0)
-                return r;
-        return sd_bus_add_node_enumerator(m->bus, NULL, TBT_PATH_PREFIX, tbt_node_enumerator, m);
+        return manager_add_bus_kind(m, &tbt_bus_kind);
 }

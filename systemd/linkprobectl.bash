@@ -3,8 +3,8 @@
 # Self-contained: it needs nothing from the bash-completion package beyond loading this file.
 
 _linkprobectl() {
-        local verbs='status list show monitor thunderbolt tree rdma gpu peers probe inhibit metrics snapshot'
-        local options='--json --no-legend --system --user --bus-address= --transport= --timeout= --help --version'
+        local verbs='status list show monitor thunderbolt tree rdma gpu peers probe inhibit inhibitors metrics snapshot'
+        local options='--json --no-legend --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why='
         local -a args bus_args=()
         local cur i verb=''
 
@@ -43,6 +43,8 @@ _linkprobectl() {
                 COMPREPLY=($(compgen -W "tcp rdma" -- "$cur"))
         elif [[ $cur == --transport=* ]]; then
                 COMPREPLY=($(compgen -W "--transport=tcp --transport=rdma" -- "$cur"))
+        elif [[ $verb == probe && $prev == probe ]]; then
+                COMPREPLY=($(compgen -W 'gpu' -- "$cur"))
         elif [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "$options" -- "$cur"))
                 if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then

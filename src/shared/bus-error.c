@@ -10,5 +10,6 @@ const sd_bus_error_map linkprobe_bus_error_map[] = {
         SD_BUS_ERROR_MAP(BUS_ERROR_BUSY, EBUSY),
         SD_BUS_ERROR_MAP(BUS_ERROR_FAILED, EIO),
         SD_BUS_ERROR_MAP(BUS_ERROR_NO_SUCH_PEER, ENOENT),
+        SD_BUS_ERROR_MAP(BUS_ERROR_INHIBITED, EAGAIN),
         SD_BUS_ERROR_MAP_END,
 };

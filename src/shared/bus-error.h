@@ -11,6 +11,7 @@
 #define BUS_ERROR_BUSY BUS_ERROR_PREFIX "Busy"
 #define BUS_ERROR_FAILED BUS_ERROR_PREFIX "Failed"
 #define BUS_ERROR_NO_SUCH_PEER BUS_ERROR_PREFIX "NoSuchPeer"
+#define BUS_ERROR_INHIBITED BUS_ERROR_PREFIX "Inhibited"
 
 /* Maps our names to errno values, so sd_bus_error_get_errno() and %m work on either side. */
 extern const sd_bus_error_map linkprobe_bus_error_map[];

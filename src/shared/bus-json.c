@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <math.h>
+
 #include "bus-json.h"
 #include "macros.h"
 
@@ -46,6 +48,11 @@ static int read_basic(sd_bus_message *m, char type, json_object **ret) {
                 o = json_object_new_uint64(v.u64);
                 break;
         case SD_BUS_TYPE_DOUBLE:
+                /* JSON has no NaN or infinity (a GPU without FP16 reports NaN): they become null. */
+                if (!isfinite(v.d)) {
+                        *ret = NULL;
+                        return 0;
+                }
                 o = json_object_new_double(v.d);
                 break;
         case SD_BUS_TYPE_BOOLEAN:

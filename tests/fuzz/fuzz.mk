@@ -17,6 +17,9 @@ fuzz-metrics-request_LIBS := daemon sysfs shared
 fuzz-parse-util_LIBS := shared
 fuzz-sysfs-uevent_LIBS := sysfs shared
 
+FUZZ_TARGETS += gpu-json
+fuzz-gpu-json_LIBS := daemon sysfs shared
+
 define fuzz_template
 FUZZ_REGRESSION_PROGRAMS += fuzz-$(1)-regress
 fuzz-$(1)-regress_SOURCES := tests/fuzz/fuzz-$(1).c tests/fuzz/fuzz-regress.c

@@ -349,6 +349,7 @@ ALLOWED = {
     "RankAddresses": call(MANAGER, "RankAddresses", "s", ["ring"]),
     "Refresh": call(MANAGER, "Refresh"),
     "GetMetrics": call(MANAGER, "GetMetrics"),
+    "ListInhibitors": call(MANAGER, "ListInhibitors"),
 }
 # Left to the daemon, which checks the caller's credentials itself.
 PRIVILEGED = {
@@ -356,6 +357,7 @@ PRIVILEGED = {
     "AddPeer": call(MANAGER, "AddPeer", "s", ["192.0.2.1"]),
     "RemovePeer": call(MANAGER, "RemovePeer", "s", ["192.0.2.1"]),
     "Inhibit": call(MANAGER, "Inhibit", "sss", ["gpu", "test", "policy"]),
+    "ProbeGpus": call(MANAGER, "ProbeGpus"),
 }
 DENIED = {
     "Properties.Set": call("org.freedesktop.DBus.Properties", "Set", "ssv",
@@ -447,9 +449,9 @@ def complete(line, path=None):
     return [w for w in proc.stdout.split("\n") if w]
 
 
-VERBS = "status list show monitor thunderbolt tree rdma gpu peers probe inhibit metrics snapshot".split()
-OPTIONS = ["--json", "--no-legend", "--system", "--user", "--bus-address=", "--transport=", "--timeout=", "--help",
-           "--version"]
+VERBS = "status list show monitor thunderbolt tree rdma gpu peers probe inhibit inhibitors metrics snapshot".split()
+OPTIONS = ["--json", "--no-legend", "--system", "--user", "--bus-address=", "--help", "--version", "--transport=",
+           "--timeout=", "--what=", "--who=", "--why="]
 
 
 @pytest.mark.parametrize("line,expected", [
@@ -464,6 +466,9 @@ OPTIONS = ["--json", "--no-legend", "--system", "--user", "--bus-address=", "--t
     ("linkprobectl --bus-address=un", []),
     ("linkprobectl status --j", ["--json"]),
     ("linkprobectl status ", []),
+    ("linkprobectl probe ", ["gpu"]),
+    ("linkprobectl --json probe g", ["gpu"]),
+    ("linkprobectl probe gpu ", []),
 ])
 def test_bash_completion(line, expected):
     assert complete(line) == expected

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "bus-access.h"
+#include "gpu-bus.h"
+#include "gpu-prober.h"
+#include "gpu.h"
+#include "manager.h"
+#include "shared/bus-error.h"
+#include "shared/parse-util.h"
+
+int gpu_object_path(unsigned number, char **ret) {
+        char label[16];
+        snprintf(label, sizeof(label), "%u", number);
+        return sd_bus_path_encode(GPU_PATH_PREFIX, label, ret);
+}
+
+static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        char **s = userdata;
+        return sd_bus_message_append(reply, "s", strempty(*s));
+}
+
+static int property_get_bool(sd_bus *bus, const char *path, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        bool *b = userdata;
+        return sd_bus_message_append(reply, "b", (int) *b);
+}
+
+/* The probe counts in GFLOPS; the API in TFLOPS. NaN (FP16 unsupported) stays NaN. */
+static int property_get_tflops(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        double *gflops = userdata;
+        return sd_bus_message_append(reply, "d", *gflops / 1000.0);
+}
+
+static int property_get_probe_state(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Gpu *g = userdata;
+        return sd_bus_message_append(reply, "s", gpu_probe_state_to_string(g->probe_state));
+}
+
+static int property_get_warnings(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Gpu *g = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "s");
+        if (r < 0)
+                return r;
+        if (g->measurement.measured_at_usec > 0 && g->measurement.quick) {
+                r = sd_bus_message_append(reply, "s",
+                                          "measured with Quick=yes: small buffers and few runs, rough figures");
+                if (r < 0)
+                        return r;
+        }
+        STRV_FOREACH(w, g->measurement.warnings) {
+                r = sd_bus_message_append(reply, "s", *w);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
+#define INVENTORY(field) offsetof(Gpu, inventory.field)
+#define MEASUREMENT(field) offsetof(Gpu, measurement.field)
+#define CHANGES SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
+
+static const sd_bus_vtable gpu_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Index", "u", NULL, offsetof(Gpu, number), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Key", "s", property_get_string, INVENTORY(key), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Name", "s", property_get_string, INVENTORY(name), CHANGES),
+        SD_BUS_PROPERTY("Vendor", "s", property_get_string, INVENTORY(vendor), CHANGES),
+        SD_BUS_PROPERTY("VendorId", "u", NULL, INVENTORY(vendor_id), CHANGES),
+        SD_BUS_PROPERTY("Platform", "s", property_get_string, INVENTORY(platform), CHANGES),
+        SD_BUS_PROPERTY("DeviceType", "s", property_get_string, INVENTORY(device_type), CHANGES),
+        SD_BUS_PROPERTY("Uuid", "s", property_get_string, INVENTORY(uuid), CHANGES),
+        SD_BUS_PROPERTY("PciBusId", "s", property_get_string, INVENTORY(pci_bus_id), CHANGES),
+        SD_BUS_PROPERTY("DriverVersion", "s", property_get_string, INVENTORY(driver_version), CHANGES),
+        SD_BUS_PROPERTY("OpenCLVersion", "s", property_get_string, INVENTORY(opencl_version), CHANGES),
+        SD_BUS_PROPERTY("Available", "b", property_get_bool, INVENTORY(available), CHANGES),
+        SD_BUS_PROPERTY("HostUnifiedMemory", "b", property_get_bool, INVENTORY(host_unified_memory), CHANGES),
+        SD_BUS_PROPERTY("ComputeUnits", "u", NULL, INVENTORY(compute_units), CHANGES),
+        SD_BUS_PROPERTY("ClockMHz", "u", NULL, INVENTORY(clock_mhz), CHANGES),
+        SD_BUS_PROPERTY("GlobalMemoryBytes", "t", NULL, INVENTORY(global_memory_bytes), CHANGES),
+        SD_BUS_PROPERTY("MaxAllocationBytes", "t", NULL, INVENTORY(max_allocation_bytes), CHANGES),
+        SD_BUS_PROPERTY("Fp16Supported", "b", property_get_bool, INVENTORY(fp16_supported), CHANGES),
+        SD_BUS_PROPERTY("Fp32Tflops", "d", property_get_tflops, MEASUREMENT(fp32_gflops), CHANGES),
+        SD_BUS_PROPERTY("Fp16Tflops", "d", property_get_tflops, MEASUREMENT(fp16_gflops), CHANGES),
+        SD_BUS_PROPERTY("MemoryBandwidthGBps", "d", NULL, MEASUREMENT(memory_bandwidth_gb_s), CHANGES),
+        SD_BUS_PROPERTY("MemoryBandwidthSpread", "d", NULL, MEASUREMENT(memory_bandwidth_spread), CHANGES),
+        SD_BUS_PROPERTY("Fp32Spread", "d", NULL, MEASUREMENT(fp32_spread), CHANGES),
+        SD_BUS_PROPERTY("Warnings", "as", property_get_warnings, 0, CHANGES),
+        SD_BUS_PROPERTY("MeasuredAt", "t", NULL, MEASUREMENT(measured_at_usec), CHANGES),
+        SD_BUS_PROPERTY("Stale", "b", property_get_bool, offsetof(Gpu, stale), CHANGES),
+        SD_BUS_PROPERTY("ProbeState", "s", property_get_probe_state, 0, CHANGES),
+        SD_BUS_PROPERTY("LastError", "s", property_get_string, offsetof(Gpu, last_error), CHANGES),
+        SD_BUS_VTABLE_END,
+};
+
+static void *gpu_lookup(Manager *m, const char *label) {
+        uint32_t number;
+        return parse_u32(label, &number) >= 0 ? gpu_get(m, number) : NULL;
+}
+
+static const BusObjectKind gpu_bus_kind = {
+        .prefix = GPU_PATH_PREFIX,
+        .interface = GPU_INTERFACE,
+        .vtable = gpu_vtable,
+        .table_offset = offsetof(Manager, gpus),
+        .bus_offset = offsetof(Gpu, bus),
+        .lookup = gpu_lookup,
+};
+
+int gpu_bus_register(Manager *m) {
+        return manager_add_bus_kind(m, &gpu_bus_kind);
+}
+
+int bus_method_probe_gpus(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        if (m->gpu_prober) {
+                r = bus_verify_rate(&m->gpu_prober->ratelimit, message, error);
+                if (r < 0)
+                        return r;
+        }
+        r = bus_verify_privileged(m, message, "measure GPUs", error);
+        if (r < 0)
+                return r;
+        /* No reply here: gpu_prober_request() keeps the message and answers when the run ends. */
+        return gpu_prober_request(m, message, error);
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* gpu.h — an OpenCL device as we publish it: inventory and measurements from linkprobe-probe-gpu */
+#pragma once
+
+#include <json-c/json.h>
+
+#include "bus-object.h"
+
+typedef struct Manager Manager;
+
+#define GPUS_MAX 64          /* devices taken from one probe document; more are ignored with a warning */
+#define GPU_NUMBER_MAX 1024  /* the n of gpu/<n> */
+#define GPU_RETIRED_MAX 64   /* numbers of departed devices kept reserved */
+#define GPU_KEY_MAX 512      /* bytes */
+#define GPU_TEXT_MAX 256     /* bytes kept of a driver's string */
+#define GPU_WARNINGS_MAX 16
+#define GPU_WARNING_MAX 512  /* bytes */
+
+typedef enum GpuProbeState {
+        GPU_PROBE_NEVER,
+        GPU_PROBE_RUNNING,
+        GPU_PROBE_OK,
+        GPU_PROBE_FAILED,
+        GPU_PROBE_UNSUPPORTED,
+        GPU_PROBE_SKIPPED_INHIBITED,
+        _GPU_PROBE_STATE_MAX,
+        _GPU_PROBE_STATE_INVALID = -EINVAL,
+} GpuProbeState;
+
+/* What the probe's inventory says about a device (linkprobe-probe-gpu(8), "Device objects"). */
+typedef struct GpuInventory {
+        char *key;
+        char *name;
+        char *vendor;
+        char *platform;
+        char *device_type; /* cpu, gpu, accelerator, custom, default or other */
+        char *uuid;
+        char *pci_bus_id;
+        char *driver_version;
+        char *opencl_version;
+        uint32_t vendor_id;
+        uint32_t compute_units;
+        uint32_t clock_mhz;
+        uint64_t global_memory_bytes;
+        uint64_t max_allocation_bytes;
+        bool fp16_supported;
+        bool host_unified_memory;
+        bool available;
+} GpuInventory;
+
+/* The last successful measurement. measured_at_usec 0 = never measured: every figure is then 0. */
+typedef struct GpuMeasurement {
+        uint64_t measured_at_usec; /* CLOCK_REALTIME, when the measuring run started */
+        bool quick;                /* measured with --quick: rough figures */
+        double memory_bandwidth_gb_s;
+        double fp32_gflops;
+        double fp16_gflops; /* NaN: the device has no cl_khr_fp16 */
+        double memory_bandwidth_spread;
+        double fp32_spread;
+        char **warnings;
+} GpuMeasurement;
+
+typedef struct Gpu {
+        unsigned number; /* first: the table's key, and the n of gpu/<n> */
+        Manager *manager;
+        BusObject bus;
+
+        GpuInventory inventory;
+        GpuMeasurement measurement;
+        GpuProbeState probe_state;
+        char *last_error; /* "name: message" of the last failed attempt, NULL after a success */
+        bool stale;       /* the measurement is older than the TTL */
+        bool seen;        /* mark and sweep of a probe document */
+} Gpu;
+
+const char *gpu_probe_state_to_string(GpuProbeState s) _const_;
+GpuProbeState gpu_probe_state_from_string(const char *s) _pure_;
+
+/* gpu-json.c: the probe's documents and our state file, validated field by field. */
+
+/* Reads a device object. -EINVAL when a member has the wrong type or range or the key is missing;
+ * strings are cut to GPU_TEXT_MAX bytes and bytes that are not UTF-8 become "\xNN". */
+int gpu_inventory_from_json(json_object *device, GpuInventory *ret);
+json_object *gpu_inventory_to_json(const GpuInventory *i);
+void gpu_inventory_done(GpuInventory *i);
+
+/*
+ * Reads a measurement object. Returns 1 with *ret filled for status "ok"; 0 with *ret_error set to
+ * "name: message" for status "error"; -EINVAL when malformed. measured_at_usec and quick are read
+ * when present (our state file), else left 0/false for the caller to set.
+ */
+int gpu_measurement_from_json(json_object *measurement, GpuMeasurement *ret, char **ret_error);
+json_object *gpu_measurement_to_json(const GpuMeasurement *m);
+void gpu_measurement_done(GpuMeasurement *m);
+
+/* gpu.c: the table of published devices. */
+
+Gpu *gpu_get(Manager *m, unsigned number);
+Gpu *gpu_find(Manager *m, const char *key);
+
+/* Creates gpu/<number> for key (the number from gpu_number_for_key()). */
+int gpu_new(Manager *m, unsigned number, const char *key, Gpu **ret);
+/* Announces the removal, reserves the number for the key, frees. */
+void gpu_remove(Gpu *g);
+void gpus_free(Manager *m);
+
+/* The number a key had, or the lowest one no present or departed device holds. */
+int gpu_number_for_key(Manager *m, const char *key, unsigned *ret);
+/* Keeps number reserved for key (a departed device), dropping the oldest beyond GPU_RETIRED_MAX. */
+int gpu_number_retire(Manager *m, unsigned number, const char *key);
+
+/* Take the contents of *i / *meas (left zeroed) and mark what changed. */
+void gpu_set_inventory(Gpu *g, GpuInventory *i);
+void gpu_set_measurement(Gpu *g, GpuMeasurement *meas);
+void gpu_set_probe_state(Gpu *g, GpuProbeState state, const char *error);
+/* Recomputes Stale at realtime now for the TTL (0: never stale). */
+void gpu_update_stale(Gpu *g, uint64_t now_realtime, uint64_t ttl_usec);
+
+/*
+ * Publishes a probe document: devices are matched by key, new ones created, departed ones removed.
+ * With measured, each device's measurement member sets its figures and state. Returns the number of
+ * devices whose measurement did not succeed, or -EINVAL when the document has no device list.
+ */
+int gpus_apply_document(Manager *m, json_object *doc, bool measured, uint64_t started_realtime, bool quick);
+
+/* gpu-state.c: the state file, gpus.json in the state directory. */
+int gpus_save(Manager *m);
+int gpus_load(Manager *m);
+/* Parses a state file into the table (exported for tests). -EINVAL for a file that is not ours. */
+int gpus_load_from_string(Manager *m, const char *text);

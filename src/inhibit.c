@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <sys/epoll.h>
+
+#include "gpu-prober.h"
+#include "inhibit.h"
+#include "reconcile.h"
+#include "manager.h"
+#include "shared/log.h"
+#include "shared/string-util.h"
+#include "shared/time-util.h"
+
+typedef struct Inhibitor {
+        Inhibitors *owner;
+        unsigned what;
+        char *who;
+        char *why;
+        char *sender;
+        uint32_t uid;
+        uint32_t pid;
+        int fd; /* our read end of the pipe; hangs up when the client's copies are all closed */
+        sd_event_source *hangup_source;
+        sd_bus_track *track; /* the sender, so leaving the bus releases too */
+} Inhibitor;
+
+struct Inhibitors {
+        Manager *manager;
+        Inhibitor **items; /* oldest first */
+        size_t n_items;
+        RateLimit ratelimit;
+};
+
+static const char *const inhibit_kinds[] = { "gpu", "rdma" };
+
+int inhibit_what_from_string(const char *s) {
+        unsigned mask = 0;
+
+        if (isempty(s))
+                return -EINVAL;
+        for (const char *p = s;;) {
+                size_t n = strcspn(p, ":");
+                bool known = false;
+
+                for (size_t k = 0; k < ELEMENTSOF(inhibit_kinds); k++)
+                        if (n == strlen(inhibit_kinds[k]) && strneq(p, inhibit_kinds[k], n)) {
+                                mask |= 1U << k;
+                                known = true;
+                        }
+                if (!known)
+                        return -EINVAL;
+                if (p[n] == '\0')
+                        break;
+                p += n + 1;
+        }
+        return (int) mask;
+}
+
+const char *inhibit_what_to_string(unsigned what, char buf[static INHIBIT_WHAT_STRING_MAX]) {
+        size_t n = 0;
+
+        buf[0] = '\0';
+        for (size_t k = 0; k < ELEMENTSOF(inhibit_kinds); k++)
+                if (what & (1U << k))
+                        n += (size_t) snprintf(buf + n, INHIBIT_WHAT_STRING_MAX - n, "%s%s", n > 0 ? ":" : "",
+                                               inhibit_kinds[k]);
+        return buf;
+}
+
+bool inhibit_text_is_valid(const char *s, size_t max, bool allow_empty) {
+        size_t n;
+
+        if (!s)
+                return false;
+        n = strlen(s);
+        if (n == 0)
+                return allow_empty;
+        if (n > max)
+                return false;
+        /* The bus has already refused invalid UTF-8 (sd-bus checks every string it reads); checking
+         * again costs nothing and keeps this function honest on its own. */
+        if (!utf8_is_valid_n(s, n))
+                return false;
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+                if (*p < 0x20 || *p == 0x7f)
+                        return false;
+        return true;
+}
+
+static Inhibitors *inhibitors_get_or_new(Manager *m) {
+        if (m->inhibitors)
+                return m->inhibitors;
+        m->inhibitors = new0(Inhibitors, 1);
+        if (!m->inhibitors)
+                return NULL;
+        m->inhibitors->manager = m;
+        /* Ten in a row, then one a second per sender: enough for any script, not for a flood. */
+        ratelimit_init(&m->inhibitors->ratelimit, 1, 10, 1024);
+        return m->inhibitors;
+}
+
+RateLimit *inhibitors_ratelimit(Manager *m) {
+        Inhibitors *s = inhibitors_get_or_new(m);
+        return s ? &s->ratelimit : NULL;
+}
+
+unsigned inhibitors_mask(Manager *m) {
+        unsigned mask = 0;
+
+        if (!m->inhibitors)
+                return 0;
+        for (size_t i = 0; i < m->inhibitors->n_items; i++)
+                mask |= m->inhibitors->items[i]->what;
+        return mask;
+}
+
+bool inhibitors_get(Manager *m, size_t i, InhibitorInfo *ret) {
+        if (!m->inhibitors || i >= m->inhibitors->n_items)
+                return false;
+        const Inhibitor *h = m->inhibitors->items[i];
+        *ret = (InhibitorInfo) {
+                .what = h->what,
+                .who = h->who,
+                .why = h->why,
+                .uid = h->uid,
+                .pid = h->pid,
+        };
+        return true;
+}
+
+bool manager_is_inhibited(Manager *m, const char *what) {
+        int mask = inhibit_what_from_string(what);
+
+        if (mask < 0) {
+                log_debug("manager_is_inhibited(\"%s\"): unknown kind, answering yes.", strna(what));
+                return true;
+        }
+        return (inhibitors_mask(m) & (unsigned) mask) != 0;
+}
+
+static Inhibitor *inhibitor_free(Inhibitor *h) {
+        if (!h)
+                return NULL;
+        h->hangup_source = sd_event_source_disable_unref(h->hangup_source);
+        h->track = sd_bus_track_unref(h->track);
+        safe_close(h->fd);
+        free(h->who);
+        free(h->why);
+        free(h->sender);
+        return mfree(h);
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Inhibitor *, inhibitor_free);
+
+/* Announces a change of the inhibited kinds and lets the probes that were held off catch up. */
+static void inhibitors_changed(Manager *m, unsigned old_mask) {
+        unsigned mask = inhibitors_mask(m);
+
+        if (mask == old_mask)
+                return;
+        bus_object_changed(&m->manager_object, "Inhibited");
+        if ((old_mask & INHIBIT_GPU) && !(mask & INHIBIT_GPU))
+                gpu_prober_inhibit_released(m);
+        /* RDMA paths held back while inhibited are due now. */
+        if ((old_mask & INHIBIT_RDMA) && !(mask & INHIBIT_RDMA))
+                reconcile_schedule(m);
+}
+
+static void inhibitor_release(Inhibitor *h, const char *how) {
+        Inhibitors *s = h->owner;
+        Manager *m = s->manager;
+        unsigned old_mask = inhibitors_mask(m);
+        char what[INHIBIT_WHAT_STRING_MAX];
+
+        for (size_t i = 0; i < s->n_items; i++)
+                if (s->items[i] == h) {
+                        memmove(s->items + i, s->items + i + 1, (s->n_items - i - 1) * sizeof(Inhibitor *));
+                        s->n_items--;
+                        break;
+                }
+        log_info("Released inhibitor of %s by \"%s\" (uid %" PRIu32 ", pid %" PRIu32 "): %s.",
+                 inhibit_what_to_string(h->what, what), h->who, h->uid, h->pid, how);
+        inhibitor_free(h);
+        inhibitors_changed(m, old_mask);
+}
+
+static int on_hangup(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        inhibitor_release(userdata, "descriptor closed");
+        return 0;
+}
+
+static int on_sender_gone(sd_bus_track *track, void *userdata) {
+        inhibitor_release(userdata, "client left the bus");
+        return 0;
+}
+
+int inhibitor_add(Manager *m, sd_bus_message *message, unsigned what, const char *who, const char *why,
+                  uint32_t uid, uint32_t pid, int *ret_fd) {
+        _cleanup_(inhibitor_freep) Inhibitor *h = NULL;
+        _cleanup_(closep) int write_fd = -EBADF;
+        const char *sender = sd_bus_message_get_sender(message);
+        Inhibitors *s = inhibitors_get_or_new(m);
+        unsigned old_mask = inhibitors_mask(m);
+        size_t from_sender = 0;
+        int pipefd[2], r;
+
+        if (!s)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_items; i++)
+                if (streq(s->items[i]->sender, strempty(sender)))
+                        from_sender++;
+        if (from_sender >= INHIBITORS_PER_SENDER_MAX)
+                return -EUSERS;
+        if (s->n_items >= INHIBITORS_MAX)
+                return -ENFILE;
+
+        h = new0(Inhibitor, 1);
+        if (!h)
+                return -ENOMEM;
+        h->fd = -EBADF;
+        h->owner = s;
+        h->what = what;
+        h->uid = uid;
+        h->pid = pid;
+        h->who = strdup(who);
+        h->why = strdup(why);
+        h->sender = strdup(strempty(sender));
+        if (!h->who || !h->why || !h->sender)
+                return -ENOMEM;
+
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return -errno;
+        h->fd = pipefd[0];
+        write_fd = pipefd[1];
+
+        /* Only the hang-up matters; whatever a client writes into the pipe is never read. */
+        r = sd_event_add_io(m->event, &h->hangup_source, h->fd, EPOLLHUP, on_hangup, h);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(h->hangup_source, "inhibitor");
+
+        if (sender) {
+                r = sd_bus_track_new(sd_bus_message_get_bus(message), &h->track, on_sender_gone, h);
+                if (r < 0)
+                        return r;
+                r = sd_bus_track_add_sender(h->track, message);
+                if (r < 0)
+                        return r;
+        }
+
+        Inhibitor **grown = reallocarray(s->items, s->n_items + 1, sizeof(Inhibitor *));
+        if (!grown)
+                return -ENOMEM;
+        s->items = grown;
+        s->items[s->n_items++] = TAKE_PTR(h);
+
+        char what_text[INHIBIT_WHAT_STRING_MAX];
+        log_info("Inhibitor of %s taken by \"%s\" (uid %" PRIu32 ", pid %" PRIu32 "): %s",
+                 inhibit_what_to_string(what, what_text), who, uid, pid, isempty(why) ? "no reason given" : why);
+        inhibitors_changed(m, old_mask);
+        *ret_fd = TAKE_FD(write_fd);
+        return 0;
+}
+
+Inhibitors *inhibitors_free(Inhibitors *s) {
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->n_items; i++)
+                inhibitor_free(s->items[i]);
+        free(s->items);
+        ratelimit_done(&s->ratelimit);
+        return mfree(s);
+}
