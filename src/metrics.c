@@ -272,7 +272,8 @@ static void render_peers(Manager *m, FILE *f) {
         }
 }
 
-/* Labels as DCGM has them (gpu = our index, UUID, pci_bus_id, modelName), so the two join. Throughput is
+/* Labels that join with DCGM's (UUID, pci_bus_id; gpu = our index; DCGM's camelCase modelName is
+ * spelled model, as Prometheus' naming rules and promtool want). Throughput is
  * in FLOP/s and bytes/s; FP16 of a device without it is left out rather than reported as 0. */
 static void render_gpus(Manager *m, FILE *f) {
         Gpu *g;
@@ -284,7 +285,7 @@ static void render_gpus(Manager *m, FILE *f) {
                 char index[16];
                 snprintf(index, sizeof(index), "%u", g->number);
                 sample(f, "linkprobe_gpu_info", 1, "gpu", index, "UUID", strempty(g->inventory.uuid), "pci_bus_id",
-                       strempty(g->inventory.pci_bus_id), "modelName", strempty(g->inventory.name), "vendor",
+                       strempty(g->inventory.pci_bus_id), "model", strempty(g->inventory.name), "vendor",
                        strempty(g->inventory.vendor), "type", strempty(g->inventory.device_type), "driver_version",
                        strempty(g->inventory.driver_version), "probe_state", gpu_probe_state_to_string(g->probe_state),
                        NULL);

@@ -509,7 +509,9 @@ def test_linkprobectl_gpu_and_probe_gpu(fake, client, daemon_factory):
     timed_out = lp.ctl(client.bus, "probe", "gpu", "--timeout=1")
     assert timed_out.returncode == 1 and "No result within 1 s" in timed_out.stderr
 
-    assert lp.ctl(client.bus, "probe", "cpu").returncode == 2
+    # Anything but "gpu" is a peer address to probe; "cpu" is none, and the daemon says so.
+    not_a_peer = lp.ctl(client.bus, "probe", "cpu")
+    assert not_a_peer.returncode == 1 and 'Invalid peer address "cpu"' in not_a_peer.stderr
     assert lp.ctl(client.bus, "probe", "gpu", "--timeout=soon").returncode == 2
 
 

@@ -62,7 +62,7 @@ def test_every_fixture_is_valid_json(testbed, fixture):
 def test_all_fixtures_together(testbed):
     doc = dump(load(testbed, *ALL))
     assert [d["name"] for d in doc["devices"]] == [
-        "broken0", "broken1", "iwp3s0f4", "mlx4_0", "mlx5_0", "mlx5_1", "mthca0", "rocep59s0f0", "rxe0"]
+        "broken0", "broken1", "iwp3s0f4", "mlx4_0", "mlx5_0", "mlx5_1", "mlx5_2", "mthca0", "rocep59s0f0", "rxe0"]
 
     p = port(doc, "mlx5_0", 1)
     assert (p["transport"], p["state"], p["phys_state"], p["rate_gbps"], p["width"], p["speed"]) == \
