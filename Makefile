@@ -218,6 +218,13 @@ endif
 # make check gives every fuzz target a few seconds; `make fuzz FUZZ_SECONDS=N` as long as you like.
 CHECK_FUZZ_SECONDS ?= 5
 
+.PHONY: update-interfaces
+# Rewrites systemd/interfaces/*.xml (installed to share/dbus-1/interfaces) from the running daemon;
+# make check fails while they differ.
+update-interfaces: all
+	$(Q)LINKPROBE_UPDATE_INTERFACES=1 LINKPROBE_BUILD=$(abspath $(BUILD)) /usr/bin/python3 -m pytest -q \
+		-p no:cacheprovider tests/integration/test_introspection.py
+
 .PHONY: fuzz fuzz-programs
 fuzz-programs: $(addprefix $(BUILD)/,$(FUZZ_PROGRAMS))
 
