@@ -115,29 +115,11 @@ static void parse_option(int c, const char *arg) {
 }
 
 static int rdma_request(NetClient *c, const ProtoRdmaTest *t, ProtoType expect, ProtoTestResult *ret, uint64_t deadline) {
-        uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX], reply[PROTO_CONTROL_MAX];
-        uint32_t length;
-        ssize_t n;
-        int r;
-
-        n = proto_encode_rdma_test(buf, sizeof(buf), t);
+        uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
+        ssize_t n = proto_encode_rdma_test(buf, sizeof(buf), t);
         if (n < 0)
                 return (int) n;
-        r = net_client_request(c, buf, (size_t) n, expect, reply, &length, deadline);
-        if (r < 0)
-                return r;
-        if (ret && proto_decode_test_result(reply, length, ret) < 0)
-                return -EPROTO;
-        return 0;
-}
-
-static int read_result(NetClient *c, ProtoTestResult *ret, uint64_t deadline) {
-        uint8_t reply[PROTO_CONTROL_MAX];
-        uint32_t length;
-        int r = net_client_read_reply(c, PROTO_RDMA_RESULT, reply, &length, deadline);
-        if (r < 0)
-                return r;
-        return proto_decode_test_result(reply, length, ret) < 0 ? -EPROTO : 0;
+        return net_client_request_result(c, buf, (size_t) n, expect, ret, deadline);
 }
 
 int main(int argc, char *argv[]) {
@@ -231,7 +213,7 @@ int main(int argc, char *argv[]) {
                         r = rdma_endpoint_pingpong(e, true, (uint32_t) arg_iterations, (uint32_t) arg_latency_size,
                                                    soft_deadline, NULL, samples);
                 if (r >= 0)
-                        r = read_result(&client, &done, soft_deadline);
+                        r = net_client_read_result(&client, PROTO_RDMA_RESULT, &done, soft_deadline);
                 if (r >= 0)
                         r = rtt_stats_compute(samples, (size_t) arg_iterations, &st);
                 if (r < 0)
