@@ -104,12 +104,7 @@ int bus_method_probe_gpus(sd_bus_message *message, void *userdata, sd_bus_error 
         Manager *m = userdata;
         int r;
 
-        if (m->gpu_prober) {
-                r = bus_verify_rate(&m->gpu_prober->ratelimit, message, error);
-                if (r < 0)
-                        return r;
-        }
-        r = bus_verify_privileged(m, message, "measure GPUs", error);
+        r = bus_verify_caller(m, m->gpu_prober ? &m->gpu_prober->ratelimit : NULL, message, "measure GPUs", error);
         if (r < 0)
                 return r;
         /* No reply here: gpu_prober_request() keeps the message and answers when the run ends. */

@@ -125,14 +125,10 @@ static int parse_method_address(Manager *m, const char *address, PeerAddress *re
 
 static int check_caller(Manager *m, sd_bus_message *message, const char *action, sd_bus_error *error) {
         RateLimit *rl = reconcile_rate_limit(m);
-        int r;
 
         if (!rl)
                 return sd_bus_error_set(error, BUS_ERROR_FAILED, "Peers are not set up yet; try again.");
-        r = bus_verify_rate(rl, message, error);
-        if (r < 0)
-                return r;
-        return bus_verify_privileged(m, message, action, error);
+        return bus_verify_caller(m, rl, message, action, error);
 }
 
 typedef struct ProbeOptions {
