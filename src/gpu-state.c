@@ -10,7 +10,7 @@
 #include "gpu-prober.h"
 #include "gpu.h"
 #include "manager.h"
-#include "shared/bus-json.h"
+#include "shared/json-util.h"
 #include "shared/fileio.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
@@ -85,13 +85,6 @@ static int read_number(json_object *o, unsigned *ret) {
         return 0;
 }
 
-static const char *read_string(json_object *o, const char *member) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, member, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
 static int load_gpu(Manager *m, json_object *entry) {
         _cleanup_(gpu_inventory_done) GpuInventory inv = {};
         _cleanup_(gpu_measurement_done) GpuMeasurement meas = {};
@@ -114,8 +107,8 @@ static int load_gpu(Manager *m, json_object *entry) {
                 gpu_measurement_done(&meas);
         }
 
-        state = gpu_probe_state_from_string(read_string(entry, "probe_state"));
-        const char *last_error = read_string(entry, "last_error");
+        state = gpu_probe_state_from_string(json_string_or(entry, "probe_state", NULL));
+        const char *last_error = json_string_or(entry, "last_error", NULL);
         if (state == GPU_PROBE_RUNNING) {
                 /* The daemon stopped during a run. */
                 state = GPU_PROBE_FAILED;
@@ -141,7 +134,7 @@ static void load_retired(Manager *m, json_object *retired) {
 
         for (size_t k = 0; k < n && k < GPU_RETIRED_MAX; k++) {
                 json_object *slot = json_object_array_get_idx(retired, k);
-                const char *key = read_string(slot, "key");
+                const char *key = json_string_or(slot, "key", NULL);
                 unsigned number;
 
                 if (read_number(slot, &number) < 0 || isempty(key) || strlen(key) > GPU_KEY_MAX ||

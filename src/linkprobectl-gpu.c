@@ -14,14 +14,6 @@ static bool json_is_null_member(json_object *o, const char *key) {
         return json_object_object_get_ex(o, key, &v) && !v;
 }
 
-static double json_double_or(json_object *o, const char *key, double fallback) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) ||
-            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-                return fallback;
-        return json_object_get_double(v);
-}
-
 static bool gpu_measured(json_object *g) {
         return json_int_or(g, "MeasuredAt", 0) > 0;
 }

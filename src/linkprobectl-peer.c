@@ -11,14 +11,6 @@
 
 char *arg_probe_transport = NULL;
 
-static double json_double_or(json_object *o, const char *key, double fallback) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) ||
-            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-                return fallback;
-        return json_object_get_double(v);
-}
-
 static char *format_gbps(char buf[static 32], json_object *p, const char *key) {
         double v = json_double_or(p, key, 0);
         if (json_int_or(p, "MeasuredAt", 0) == 0 || !isfinite(v))

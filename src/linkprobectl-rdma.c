@@ -16,14 +16,6 @@ static int compare_ports(const void *a, const void *b) {
         return (px > py) - (px < py);
 }
 
-static double json_double_or(json_object *o, const char *key, double fallback) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) ||
-            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-                return fallback;
-        return json_object_get_double(v);
-}
-
 /* "fe80::1 ::ffff:10.0.0.1 +3": the first distinct GIDs (RoCE lists each address once per type). */
 static char *format_gids(json_object *port, size_t max) {
         json_object *gids;

@@ -95,27 +95,6 @@ int ctl_print_json(json_object *o) {
         return fflush(stdout) == EOF ? -errno : 0;
 }
 
-const char *json_string_or(json_object *o, const char *key, const char *fallback) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return fallback;
-        return json_object_get_string(v);
-}
-
-int64_t json_int_or(json_object *o, const char *key, int64_t fallback) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-                return fallback;
-        return json_object_get_int64(v);
-}
-
-bool json_bool_or(json_object *o, const char *key, bool fallback) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_boolean))
-                return fallback;
-        return json_object_get_boolean(v);
-}
-
 char *format_speed_mbps(char buf[static 32], uint64_t mbps) {
         if (mbps == 0)
                 snprintf(buf, 32, "-");

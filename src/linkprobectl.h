@@ -6,6 +6,7 @@
 #include <systemd/sd-bus.h>
 
 #include "shared/bus-json.h"
+#include "shared/json-util.h"
 #include "shared/macros.h"
 #include "shared/string-util.h"
 
@@ -40,9 +41,6 @@ void ctl_normalize_properties(const char *kind, json_object *props);
 /* Prints a JSON document on stdout (pretty when stdout is a terminal). */
 int ctl_print_json(json_object *o);
 
-const char *json_string_or(json_object *o, const char *key, const char *fallback);
-int64_t json_int_or(json_object *o, const char *key, int64_t fallback);
-bool json_bool_or(json_object *o, const char *key, bool fallback);
 char *format_speed_mbps(char buf[static 32], uint64_t mbps);
 char *format_bytes(char buf[static 32], uint64_t bytes);
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <math.h>
 
 #include "link.h"
 #include "manager.h"
 #include "peer-bus.h"
 #include "peer.h"
 #include "reconcile.h"
+#include "shared/json-util.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
 
@@ -203,25 +203,6 @@ void peer_update_origins(Peer *p) {
         bus_object_set(&p->bus, p->origins, p->wanted | (p->adhoc ? PEER_ORIGIN_PROBED : 0u), "Origins");
 }
 
-static double json_number(json_object *doc, const char *key) {
-        json_object *v;
-        double d;
-
-        if (!json_object_object_get_ex(doc, key, &v) ||
-            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-                return 0;
-        d = json_object_get_double(v);
-        /* A probe is a separate program: believe only what makes sense. */
-        return isfinite(d) && d >= 0 && d < 1e12 ? d : 0;
-}
-
-static const char *json_string(json_object *doc, const char *key) {
-        json_object *v;
-        if (!json_object_object_get_ex(doc, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
 static bool link_has_address(const Link *l, const PeerAddress *a) {
         size_t len = a->family == AF_INET ? 4 : 16;
         for (size_t i = 0; i < l->n_addresses; i++)
@@ -275,15 +256,15 @@ void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_real
         switch (result->outcome) {
         case PROBE_OUTCOME_OK: {
                 json_object *doc = result->document;
-                const char *source = json_string(doc, "source");
+                const char *source = json_string_or(doc, "source", NULL);
                 Link *l = peer_find_source_link(p, source);
                 _cleanup_(freep) char *escaped = source ? utf8_escape_invalid(source) : NULL;
                 PeerMeasurement n = {
-                        .upload_gbps = json_number(doc, "upload_gbps"),
-                        .download_gbps = json_number(doc, "download_gbps"),
-                        .rtt_usec = json_number(doc, "rtt_usec"),
-                        .jitter_usec = json_number(doc, "jitter_usec"),
-                        .jitter_rfc3550_usec = json_number(doc, "jitter_rfc3550_usec"),
+                        .upload_gbps = json_figure(doc, "upload_gbps"),
+                        .download_gbps = json_figure(doc, "download_gbps"),
+                        .rtt_usec = json_figure(doc, "rtt_usec"),
+                        .jitter_usec = json_figure(doc, "jitter_usec"),
+                        .jitter_rfc3550_usec = json_figure(doc, "jitter_rfc3550_usec"),
                         .measured_at = started_realtime,
                         .probe_duration_usec = result->duration_usec,
                         .source_address = escaped,

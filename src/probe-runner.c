@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "probe-runner.h"
+#include "shared/json-util.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
 #include "shared/string-util.h"
@@ -78,13 +79,6 @@ static void result_fail(ProbeResult *r, ProbeOutcome outcome, const char *name, 
         va_end(ap);
 }
 
-static const char *json_string_member(json_object *o, const char *key) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
 void probe_result_from_output(ProbeResult *r, const char *output, size_t size, bool exited, int status) {
         _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
         json_object *doc = NULL;
@@ -120,14 +114,14 @@ void probe_result_from_output(ProbeResult *r, const char *output, size_t size, b
         }
         r->document = doc;
 
-        const char *s = json_string_member(doc, "status");
+        const char *s = json_string_or(doc, "status", NULL);
         if (s && streq(s, "ok") && status == 0) {
                 r->outcome = PROBE_OUTCOME_OK;
                 return;
         }
         if (s && streq(s, "unsupported") && status == 0) {
                 r->outcome = PROBE_OUTCOME_UNSUPPORTED;
-                const char *reason = json_string_member(doc, "reason");
+                const char *reason = json_string_or(doc, "reason", NULL);
                 r->error_message = strdup(reason ?: "not supported here");
                 return;
         }
@@ -135,8 +129,8 @@ void probe_result_from_output(ProbeResult *r, const char *output, size_t size, b
                 json_object *e = NULL;
                 const char *name = NULL, *message = NULL;
                 if (json_object_object_get_ex(doc, "error", &e)) {
-                        name = json_string_member(e, "name");
-                        message = json_string_member(e, "message");
+                        name = json_string_or(e, "name", NULL);
+                        message = json_string_or(e, "message", NULL);
                 }
                 /* The name is an identifier for machines; refuse anything that is not one. */
                 bool name_ok = name && strlen(name) <= 64 && strspn(name, "abcdefghijklmnopqrstuvwxyz"
