@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobectl rdma: RDMA ports. */
 #include "linkprobectl.h"
-#include "shared/format-table.h"
 #include "shared/string-util.h"
 
 #define GIDS_SHOWN 2
@@ -62,20 +61,17 @@ static void format_link(char *buf, size_t size, json_object *port) {
 }
 
 int verb_rdma(sd_bus *bus, int argc, char **argv) {
-        _cleanup_(json_object_putp) json_object *objects = NULL, *ports = NULL;
+        _cleanup_(json_object_putp) json_object *ports = NULL;
         _cleanup_(text_table_freep) TextTable *t = NULL;
         int r;
 
-        r = ctl_get_objects(bus, &objects);
+        r = ctl_get_children(bus, "RdmaPort", &ports);
         if (r != 0)
                 return r;
-        ports = ctl_children(objects, "RdmaPort");
-        if (!ports)
-                return CTL_EXIT_FAILURE;
         json_object_array_sort(ports, compare_ports);
 
         if (arg_json)
-                return ctl_print_json(ports) < 0 ? CTL_EXIT_FAILURE : 0;
+                return ctl_print_json(ports);
 
         t = text_table_new("DEVICE", ">PORT", "STATE", "PHYS STATE", "TRANSPORT", ">RATE", "LINK", "NETDEV", "GIDS",
                            NULL);
@@ -103,8 +99,6 @@ int verb_rdma(sd_bus *bus, int argc, char **argv) {
                 if (r < 0)
                         return CTL_EXIT_FAILURE;
         }
-        text_table_print(t, stdout, arg_legend);
-        if (arg_legend)
-                printf("\n%zu RDMA ports listed.\n", text_table_rows(t));
+        ctl_print_table(t, "RDMA ports");
         return 0;
 }
