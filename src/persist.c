@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <fcntl.h>
-
 #include "manager.h"
 #include "peer.h"
 #include "persist.h"
-#include "shared/fileio.h"
 #include "shared/json-util.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
+#include "state-file.h"
 
 #define PERSIST_VERSION 1
 #define PERSIST_RETRY_USEC (60 * USEC_PER_SEC)
+
+static const StateFile persist_file = {
+        .name = PERSIST_FILE,
+        .bad_suffix = ".corrupt",
+        .size_max = PERSIST_FILE_MAX,
+        .what = "peer results",
+};
 
 static int open_state_directory(Manager *m) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -63,7 +68,6 @@ int persist_save(Manager *m) {
         json_object *added, *paths;
         PeerTarget *t;
         Peer *p;
-        const char *text;
         int fd, r;
 
         doc = json_object_new_object();
@@ -92,8 +96,7 @@ int persist_save(Manager *m) {
                 log_debug_errno(fd, "Keeping peer results in memory only: %m");
                 return fd;
         }
-        text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-        r = write_file_atomic_at(fd, PERSIST_FILE, text, strlen(text), 0644);
+        r = state_file_write(fd, &persist_file, doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
         if (r < 0) {
                 if (!m->persist_failing)
                         log_warning_errno(r, "Cannot save peer results to %s in the state directory, keeping them "
@@ -170,34 +173,9 @@ static int restore_path(Manager *m, json_object *o) {
                 .source_interface = (char *) sane(json_string_or(o, "source_interface", NULL), 64),
                 .connection_type = (char *) sane(json_string_or(o, "connection_type", NULL), 64),
         };
-        peer_restore(p, &measured, state, sane(json_string_or(o, "error", NULL), 64), sane(json_string_or(o, "error_message", NULL), 512),
-                     get_u64(o, "last_attempt_at"));
+        peer_restore(p, &measured, state, sane(json_string_or(o, "error", NULL), 64),
+                     sane(json_string_or(o, "error_message", NULL), 512), get_u64(o, "last_attempt_at"));
         return 0;
-}
-
-static void move_aside(int fd, const char *why) {
-        if (renameat(fd, PERSIST_FILE, fd, PERSIST_FILE ".corrupt") < 0)
-                log_warning_errno(errno, "Ignoring %s (%s), and cannot move it aside: %m", PERSIST_FILE, why);
-        else
-                log_warning("Ignoring %s (%s); moved it to %s.corrupt.", PERSIST_FILE, why, PERSIST_FILE);
-}
-
-/* A save interrupted by a crash leaves ".#peers.json.XXXXXXXX"; the real file is intact. */
-static void remove_leftovers(int fd) {
-        _cleanup_(closedirp) DIR *d = NULL;
-        int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        struct dirent *de;
-
-        if (dfd < 0)
-                return;
-        d = fdopendir(dfd);
-        if (!d) {
-                safe_close(dfd);
-                return;
-        }
-        while ((de = readdir(d)))
-                if (startswith(de->d_name, ".#" PERSIST_FILE ".") && unlinkat(fd, de->d_name, 0) >= 0)
-                        log_debug("Removed %s, left by an interrupted save.", de->d_name);
 }
 
 int persist_load(Manager *m) {
@@ -211,26 +189,18 @@ int persist_load(Manager *m) {
         fd = open_state_directory(m);
         if (fd < 0)
                 return fd;
-        remove_leftovers(fd);
-
-        r = read_file_at(fd, PERSIST_FILE, PERSIST_FILE_MAX, &text, &size);
-        if (r == -ENOENT)
-                return 0;
-        if (r == -EFBIG) {
-                move_aside(fd, "larger than 4M");
+        r = state_file_read(fd, &persist_file, &text, &size);
+        if (r <= 0)
                 return r;
-        }
-        if (r < 0)
-                return log_warning_errno(r, "Cannot read %s, starting without saved peer results: %m", PERSIST_FILE);
 
         doc = json_tokener_parse_verbose(text, &jerr);
         if (!doc || strlen(text) != size || !json_object_is_type(doc, json_type_object)) {
-                move_aside(fd, doc ? "not a JSON object" : json_tokener_error_desc(jerr));
+                state_file_set_aside(fd, &persist_file, doc ? "not a JSON object" : json_tokener_error_desc(jerr));
                 return -EBADMSG;
         }
         if (!json_object_object_get_ex(doc, "version", &v) || !json_object_is_type(v, json_type_int) ||
             json_object_get_int(v) != PERSIST_VERSION) {
-                move_aside(fd, "unknown version");
+                state_file_set_aside(fd, &persist_file, "unknown version");
                 return -EBADMSG;
         }
         (void) json_object_object_get_ex(doc, "added", &added);
