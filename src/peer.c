@@ -6,6 +6,7 @@
 #include "peer.h"
 #include "reconcile.h"
 #include "shared/json-util.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
 
@@ -23,27 +24,8 @@ static const char *const peer_probe_state_table[_PEER_PROBE_STATE_MAX] = {
         [PEER_PROBE_UNSUPPORTED] = "unsupported",
 };
 
-const char *peer_transport_to_string(PeerTransport t) {
-        return t >= 0 && t < _PEER_TRANSPORT_MAX ? peer_transport_table[t] : NULL;
-}
-
-PeerTransport peer_transport_from_string(const char *s) {
-        for (int i = 0; s && i < _PEER_TRANSPORT_MAX; i++)
-                if (streq(peer_transport_table[i], s))
-                        return (PeerTransport) i;
-        return _PEER_TRANSPORT_INVALID;
-}
-
-const char *peer_probe_state_to_string(PeerProbeState s) {
-        return s >= 0 && s < _PEER_PROBE_STATE_MAX ? peer_probe_state_table[s] : NULL;
-}
-
-PeerProbeState peer_probe_state_from_string(const char *s) {
-        for (int i = 0; s && i < _PEER_PROBE_STATE_MAX; i++)
-                if (streq(peer_probe_state_table[i], s))
-                        return (PeerProbeState) i;
-        return _PEER_PROBE_STATE_INVALID;
-}
+DEFINE_STRING_TABLE_LOOKUP(peer_transport, PeerTransport, peer_transport_table)
+DEFINE_STRING_TABLE_LOOKUP(peer_probe_state, PeerProbeState, peer_probe_state_table)
 
 static const BusObjectType peer_bus_type = {
         .interface = PEER_INTERFACE,

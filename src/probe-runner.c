@@ -10,6 +10,7 @@
 #include "shared/json-util.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
 
@@ -47,9 +48,7 @@ static const char *const probe_outcome_table[_PROBE_OUTCOME_MAX] = {
         [PROBE_OUTCOME_CRASHED] = "crashed",
 };
 
-const char *probe_outcome_to_string(ProbeOutcome o) {
-        return o >= 0 && o < _PROBE_OUTCOME_MAX ? probe_outcome_table[o] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(probe_outcome, ProbeOutcome, probe_outcome_table)
 
 const char *probe_directory(void) {
         const char *e = getenv("LINKPROBE_PROBE_DIR");

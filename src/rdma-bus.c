@@ -3,6 +3,7 @@
 #include "manager.h"
 #include "rdma-bus.h"
 #include "rdma.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 
 /* D-Bus spellings: lower-case words for states (as a Link's OperState), the kernel's own words where
@@ -44,7 +45,7 @@ static const char *const transport_bus[_RDMA_TRANSPORT_MAX] = {
         [RDMA_TRANSPORT_USNIC] = "usNIC",
 };
 
-#define LOOKUP(table, v, fallback) ((v) >= 0 && (size_t) (v) < ELEMENTSOF(table) && (table)[v] ? (table)[v] : (fallback))
+#define LOOKUP(table, v, fallback) (string_table_lookup_to_string(table, ELEMENTSOF(table), (int) (v)) ?: (fallback))
 
 const char *rdma_port_state_to_bus(RdmaPortState s) {
         return LOOKUP(port_state_bus, s, "unknown");
