@@ -114,6 +114,13 @@ void net_client_done(NetClient *c) {
         c->data = NULL;
 }
 
+/* An ERROR frame in place of the reply: -EREMOTEIO with c->remote_error set, or -EPROTO. */
+static int remote_error(NetClient *c, const uint8_t *payload, uint32_t length) {
+        if (proto_decode_error(payload, length, &c->remote_error) < 0)
+                return -EPROTO;
+        return -EREMOTEIO;
+}
+
 int net_client_read_reply(NetClient *c, ProtoType expect, uint8_t reply[static PROTO_CONTROL_MAX], uint32_t *ret_length,
                       uint64_t deadline) {
         ProtoHeader h;
@@ -124,11 +131,8 @@ int net_client_read_reply(NetClient *c, ProtoType expect, uint8_t reply[static P
                 return -EPROTO;
         if (r < 0)
                 return r;
-        if (h.type == PROTO_ERROR) {
-                if (proto_decode_error(reply, h.length, &c->remote_error) < 0)
-                        return -EPROTO;
-                return -EREMOTEIO;
-        }
+        if (h.type == PROTO_ERROR)
+                return remote_error(c, reply, h.length);
         if (h.type != expect)
                 return -EPROTO;
         if (ret_length)
@@ -142,6 +146,27 @@ int net_client_request(NetClient *c, const uint8_t *buf, size_t n, ProtoType exp
         if (r < 0)
                 return r;
         return net_client_read_reply(c, expect, reply, ret_length, deadline);
+}
+
+int net_client_read_result(NetClient *c, ProtoType expect, ProtoTestResult *ret, uint64_t deadline) {
+        uint8_t reply[PROTO_CONTROL_MAX];
+        uint32_t length;
+        int r;
+
+        r = net_client_read_reply(c, expect, reply, &length, deadline);
+        if (r < 0)
+                return r;
+        if (ret && proto_decode_test_result(reply, length, ret) < 0)
+                return -EPROTO;
+        return 0;
+}
+
+int net_client_request_result(NetClient *c, const uint8_t *buf, size_t n, ProtoType expect, ProtoTestResult *ret,
+                              uint64_t deadline) {
+        int r = fio_write_all(c->fd, buf, n, deadline);
+        if (r < 0)
+                return r;
+        return net_client_read_result(c, expect, ret, deadline);
 }
 
 static int connect_socket(const NetTarget *t, uint64_t deadline, int *ret) {
@@ -279,11 +304,8 @@ static int echo_one(NetClient *c, const uint8_t *frame, size_t n, const uint8_t 
         r = recv_blocking(c->fd, reply, h.length);
         if (r < 0)
                 return r;
-        if (h.type == PROTO_ERROR) {
-                if (proto_decode_error(reply, h.length, &c->remote_error) < 0)
-                        return -EPROTO;
-                return -EREMOTEIO;
-        }
+        if (h.type == PROTO_ERROR)
+                return remote_error(c, reply, h.length);
         if (h.type != PROTO_ECHO_REPLY || h.length != payload_size || memcmp(reply, payload, payload_size) != 0)
                 return -EPROTO;
         return 0;
@@ -335,23 +357,36 @@ static uint32_t data_frame_size(const NetClient *c) {
         return MIN(MIN((uint32_t) PROTO_DATA_FRAME_DEFAULT, c->max_frame), (uint32_t) PROTO_FRAME_MAX_DEFAULT);
 }
 
-int net_client_upload(NetClient *c, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline, ProtoTestResult *ret) {
-        uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX], reply[PROTO_CONTROL_MAX];
-        ProtoTestRequest req = { .max_bytes = max_bytes, .max_usec = max_usec, .frame_size = data_frame_size(c) };
-        ProtoTestResult granted, result;
-        uint32_t length;
+/* Asks for a bulk test (start) and reads what the responder grants (ready): at most what was asked. */
+static int test_start(NetClient *c, ProtoType start, ProtoType ready, const ProtoTestRequest *req,
+                      ProtoTestResult *ret_granted, uint64_t deadline) {
+        uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
+        ProtoTestResult granted;
         ssize_t n;
         int r;
 
-        n = proto_encode_test_request(buf, sizeof(buf), PROTO_UPLOAD_START, &req);
+        n = proto_encode_test_request(buf, sizeof(buf), start, req);
         if (n < 0)
                 return (int) n;
-        r = net_client_request(c, buf, (size_t) n, PROTO_UPLOAD_READY, reply, &length, deadline);
+        r = net_client_request_result(c, buf, (size_t) n, ready, &granted, deadline);
         if (r < 0)
                 return r;
-        if (proto_decode_test_result(reply, length, &granted) < 0 || granted.bytes == 0 || granted.usec == 0 ||
-            granted.bytes > max_bytes || granted.usec > max_usec)
+        if (granted.bytes == 0 || granted.usec == 0 || granted.bytes > req->max_bytes || granted.usec > req->max_usec)
                 return -EPROTO;
+        *ret_granted = granted;
+        return 0;
+}
+
+int net_client_upload(NetClient *c, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline, ProtoTestResult *ret) {
+        uint8_t buf[PROTO_HEADER_SIZE];
+        ProtoTestRequest req = { .max_bytes = max_bytes, .max_usec = max_usec, .frame_size = data_frame_size(c) };
+        ProtoTestResult granted, result;
+        ssize_t n;
+        int r;
+
+        r = test_start(c, PROTO_UPLOAD_START, PROTO_UPLOAD_READY, &req, &granted, deadline);
+        if (r < 0)
+                return r;
 
         uint64_t start = now_usec(CLOCK_MONOTONIC), sent = 0;
         while (sent < granted.bytes && now_usec(CLOCK_MONOTONIC) - start < granted.usec) {
@@ -369,10 +404,10 @@ int net_client_upload(NetClient *c, uint64_t max_bytes, uint64_t max_usec, uint6
         }
 
         n = proto_encode_empty(buf, sizeof(buf), PROTO_UPLOAD_END);
-        r = net_client_request(c, buf, (size_t) n, PROTO_UPLOAD_RESULT, reply, &length, deadline);
+        r = net_client_request_result(c, buf, (size_t) n, PROTO_UPLOAD_RESULT, &result, deadline);
         if (r < 0)
                 return r;
-        if (proto_decode_test_result(reply, length, &result) < 0 || result.bytes != sent)
+        if (result.bytes != sent)
                 return -EPROTO;
         *ret = result;
         return 0;
@@ -380,22 +415,14 @@ int net_client_upload(NetClient *c, uint64_t max_bytes, uint64_t max_usec, uint6
 
 int net_client_download(NetClient *c, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline, ProtoTestResult *ret,
                         ProtoTestResult *ret_remote) {
-        uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX], reply[PROTO_CONTROL_MAX];
+        uint8_t reply[PROTO_CONTROL_MAX];
         ProtoTestRequest req = { .max_bytes = max_bytes, .max_usec = max_usec, .frame_size = PROTO_FRAME_MAX_DEFAULT };
         ProtoTestResult granted, remote;
-        uint32_t length;
-        ssize_t n;
         int r;
 
-        n = proto_encode_test_request(buf, sizeof(buf), PROTO_DOWNLOAD_START, &req);
-        if (n < 0)
-                return (int) n;
-        r = net_client_request(c, buf, (size_t) n, PROTO_DOWNLOAD_READY, reply, &length, deadline);
+        r = test_start(c, PROTO_DOWNLOAD_START, PROTO_DOWNLOAD_READY, &req, &granted, deadline);
         if (r < 0)
                 return r;
-        if (proto_decode_test_result(reply, length, &granted) < 0 || granted.bytes == 0 || granted.usec == 0 ||
-            granted.bytes > max_bytes || granted.usec > max_usec)
-                return -EPROTO;
 
         /* Timed from the READY frame: the responder starts sending right after it. */
         uint64_t start = now_usec(CLOCK_MONOTONIC), last = start, received = 0;
@@ -412,33 +439,17 @@ int net_client_download(NetClient *c, uint64_t max_bytes, uint64_t max_usec, uin
                                 return -EPROTO;
                         break;
                 }
-                if (h.type == PROTO_ERROR) {
-                        if (proto_decode_error(reply, h.length, &c->remote_error) < 0)
-                                return -EPROTO;
-                        return -EREMOTEIO;
-                }
+                if (h.type == PROTO_ERROR)
+                        return remote_error(c, reply, h.length);
                 if (h.type != PROTO_DATA)
                         return -EPROTO;
                 if (received + h.length > granted.bytes)
                         return -EPROTO;
 
-                uint32_t left = h.length;
-                while (left > 0) {
-                        ssize_t k = recv(c->fd, c->data, left, MSG_DONTWAIT);
-                        if (k < 0) {
-                                if (errno == EINTR)
-                                        continue;
-                                if (errno != EAGAIN)
-                                        return -errno;
-                                r = fio_wait(c->fd, POLLIN, deadline);
-                                if (r < 0)
-                                        return r;
-                                continue;
-                        }
-                        if (k == 0)
-                                return -ECONNRESET;
-                        left -= (uint32_t) k;
-                }
+                /* The payload only needs reading: it lands in the bulk buffer and is overwritten. */
+                r = fio_read_all(c->fd, c->data, h.length, deadline);
+                if (r < 0)
+                        return r;
                 received += h.length;
                 last = now_usec(CLOCK_MONOTONIC);
         }

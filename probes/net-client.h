@@ -73,5 +73,11 @@ int net_client_request(NetClient *c, const uint8_t *buf, size_t n, ProtoType exp
 int net_client_read_reply(NetClient *c, ProtoType expect, uint8_t reply[static PROTO_CONTROL_MAX], uint32_t *ret_length,
                           uint64_t deadline);
 
+/* The same for replies that carry a test result (READY, RESULT, END frames): -EPROTO when it is
+ * malformed. ret may be NULL when only the arrival counts. */
+int net_client_request_result(NetClient *c, const uint8_t *buf, size_t n, ProtoType expect, ProtoTestResult *ret,
+                              uint64_t deadline);
+int net_client_read_result(NetClient *c, ProtoType expect, ProtoTestResult *ret, uint64_t deadline);
+
 /* The stable error name of a failed call: "ECONNREFUSED", "deadline", "protocol", "busy", ... */
 const char *net_client_error_name(const NetClient *c, int r);

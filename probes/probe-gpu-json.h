@@ -5,24 +5,8 @@
 #include <json-c/json.h>
 #include <math.h>
 
+#include "shared/json-util.h"
 #include "shared/macros.h"
-#include "shared/string-util.h"
-
-static inline void json_object_putp(json_object **o) {
-        if (*o)
-                json_object_put(*o);
-}
-
-/* A JSON string, or null for NULL. Driver strings are not always UTF-8; the daemon publishes them on
- * D-Bus, which requires it, so invalid bytes are escaped here. */
-static inline json_object *json_string_or_null(const char *s) {
-        if (!s)
-                return NULL; /* json-c serialises a NULL member as null */
-        if (utf8_is_valid(s))
-                return json_object_new_string(s);
-        _cleanup_(freep) char *escaped = utf8_escape_invalid(s);
-        return escaped ? json_object_new_string(escaped) : NULL;
-}
 
 /* {"name": ..., "message": ...}, the shape of probe-util's error member. */
 static inline json_object *json_error_new(const char *name, const char *message) {

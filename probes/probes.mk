@@ -17,12 +17,12 @@ linkprobe-responder_LIBS := netprobe shared
 linkprobe-responder_PKGS := $(NETPROBE_PKGS)
 linkprobe-responder_LDLIBS := $(NETPROBE_LDLIBS)
 
-linkprobe-probe-tcp_SOURCES := probes/linkprobe-probe-tcp.c
+linkprobe-probe-tcp_SOURCES := probes/linkprobe-probe-tcp.c probes/net-probe-cli.c
 linkprobe-probe-tcp_LIBS := probe netprobe shared
 linkprobe-probe-tcp_PKGS := $(NETPROBE_PKGS)
 linkprobe-probe-tcp_LDLIBS := $(NETPROBE_LDLIBS)
 
-linkprobe-probe-rdma_SOURCES := probes/linkprobe-probe-rdma.c
+linkprobe-probe-rdma_SOURCES := probes/linkprobe-probe-rdma.c probes/net-probe-cli.c
 linkprobe-probe-rdma_LIBS := probe netprobe shared
 linkprobe-probe-rdma_PKGS := $(NETPROBE_PKGS)
 linkprobe-probe-rdma_LDLIBS := $(NETPROBE_LDLIBS)

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "proto-auth.h"
+#include "shared/fileio.h"
 
 #define AUTH_CONTEXT "linkprobe-auth-v1"
 
@@ -29,17 +30,10 @@ int proto_key_load(int dir_fd, const char *path, ProtoKey *ret) {
 
         /* One byte more than allowed tells a too long key from one that fits exactly. */
         uint8_t buf[PROTO_KEY_MAX + 2];
-        size_t total = 0;
-        for (;;) {
-                n = read(fd, buf + total, sizeof(buf) - total);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0 || (total += (size_t) n) == sizeof(buf))
-                        break;
-        }
+        n = loop_read(fd, buf, sizeof(buf));
+        if (n < 0)
+                return (int) n;
+        size_t total = (size_t) n;
         while (total > 0 && (buf[total - 1] == '\n' || buf[total - 1] == '\r'))
                 total--;
         if (total < PROTO_KEY_MIN || total > PROTO_KEY_MAX) {

@@ -3,6 +3,8 @@
 
 #include "proto.h"
 
+#include "shared/string-table.h"
+
 #define HELLO_SIZE 24
 #define HELLO_MAX 256           /* later versions may append fields; version 1 ignores them */
 #define HELLO_REPLY_SIZE 64
@@ -49,23 +51,13 @@ static const char *const error_names[_PROTO_ERROR_MAX] = {
         [PROTO_ERROR_INTERNAL] = "internal",
 };
 
-const char *proto_type_to_string(ProtoType t) {
-        if ((int) t <= 0 || t >= _PROTO_TYPE_MAX)
-                return NULL;
-        return type_names[t];
-}
-
-const char *proto_error_code_to_string(ProtoErrorCode c) {
-        if ((int) c <= 0 || c >= _PROTO_ERROR_MAX)
-                return NULL;
-        return error_names[c];
-}
+/* 0 is neither a type nor an error code: the tables leave it NULL. */
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(proto_type, ProtoType, type_names)
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(proto_error_code, ProtoErrorCode, error_names)
 
 ProtoErrorCode proto_error_code_from_string(const char *s) {
-        for (int i = 1; i < _PROTO_ERROR_MAX; i++)
-                if (s && streq(s, error_names[i]))
-                        return (ProtoErrorCode) i;
-        return 0;
+        int i = string_table_lookup_from_string(error_names, ELEMENTSOF(error_names), s);
+        return i < 0 ? 0 : (ProtoErrorCode) i;
 }
 
 int proto_type_payload_limits(ProtoType type, uint32_t max_frame, uint32_t *ret_min, uint32_t *ret_max) {

@@ -120,3 +120,14 @@ int bus_verify_rate(RateLimit *rl, sd_bus_message *message, sd_bus_error *error)
                           (ratelimit_wait_usec(rl, sender, now) + 999) / 1000);
         return -EBUSY;
 }
+
+int bus_verify_caller(Manager *m, RateLimit *rl, sd_bus_message *message, const char *action, sd_bus_error *error) {
+        int r;
+
+        if (rl) {
+                r = bus_verify_rate(rl, message, error);
+                if (r < 0)
+                        return r;
+        }
+        return bus_verify_privileged(m, message, action, error);
+}

@@ -22,3 +22,7 @@ int bus_verify_privileged(Manager *m, sd_bus_message *message, const char *actio
 /* Takes a token from rl for the message's sender; otherwise sets Error.RateLimited (saying when to
  * try again) and returns -EBUSY. */
 int bus_verify_rate(RateLimit *rl, sd_bus_message *message, sd_bus_error *error);
+
+/* A privileged method's checks in their order: the rate limit rl first (cheap, and it shields the
+ * credential lookup from floods; NULL for none), then bus_verify_privileged(). */
+int bus_verify_caller(Manager *m, RateLimit *rl, sd_bus_message *message, const char *action, sd_bus_error *error);

@@ -245,6 +245,15 @@ static int append_field(sd_bus_message *reply, const char *signature, void *fiel
         return sd_bus_message_append_basic(reply, signature[0], field);
 }
 
+/* Closes the n innermost open containers, stopping at the first error. */
+static int close_containers(sd_bus_message *m, unsigned n) {
+        int r = 0;
+
+        while (r >= 0 && n-- > 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
 int bus_append_all_properties(sd_bus_message *reply, const char *path, const char *interface,
                               const sd_bus_vtable *vtable, void *userdata, sd_bus_error *error) {
         sd_bus *bus = sd_bus_message_get_bus(reply);
@@ -271,9 +280,7 @@ int bus_append_all_properties(sd_bus_message *reply, const char *path, const cha
                                                                   field, error)
                                               : append_field(reply, v->x.property.signature, field);
                 if (r >= 0)
-                        r = sd_bus_message_close_container(reply);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(reply);
+                        r = close_containers(reply, 2); /* the variant, the dict entry */
                 if (r < 0)
                         return r;
         }
@@ -309,11 +316,7 @@ int manager_append_managed_objects(Manager *m, sd_bus_message *reply, sd_bus_err
                                 r = bus_append_all_properties(reply, o->path, kind->interface, kind->vtable, object,
                                                               error);
                         if (r >= 0)
-                                r = sd_bus_message_close_container(reply);
-                        if (r >= 0)
-                                r = sd_bus_message_close_container(reply);
-                        if (r >= 0)
-                                r = sd_bus_message_close_container(reply);
+                                r = close_containers(reply, 3); /* interface entry, its array, path entry */
                         if (r < 0)
                                 return r;
                 }

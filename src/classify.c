@@ -2,6 +2,7 @@
 #include <net/if_arp.h>
 
 #include "classify.h"
+#include "shared/string-table.h"
 
 static const char *const address_class_table[_ADDRESS_CLASS_MAX] = {
         [ADDRESS_CLASS_LOOPBACK] = "loopback", [ADDRESS_CLASS_LINK_LOCAL] = "link-local",
@@ -30,27 +31,10 @@ static const char *const rank_purpose_table[_RANK_PURPOSE_MAX] = {
         [RANK_PURPOSE_COORDINATOR] = "coordinator",
 };
 
-static int lookup(const char *const *table, size_t n, const char *s) {
-        if (!s)
-                return -EINVAL;
-        for (size_t i = 0; i < n; i++)
-                if (table[i] && streq(table[i], s))
-                        return (int) i;
-        return -EINVAL;
-}
-
-#define DEFINE_STRING_TABLE(name, type, table, max)                                   \
-        const char *name##_to_string(type v) {                                        \
-                return (v >= 0 && (size_t) v < (size_t) (max)) ? table[v] : NULL;      \
-        }                                                                             \
-        type name##_from_string(const char *s) {                                      \
-                return (type) lookup(table, (size_t) (max), s);                       \
-        }
-
-DEFINE_STRING_TABLE(address_class, AddressClass, address_class_table, _ADDRESS_CLASS_MAX)
-DEFINE_STRING_TABLE(link_kind, LinkKind, link_kind_table, _LINK_KIND_MAX)
-DEFINE_STRING_TABLE(connection_type, ConnectionType, connection_type_table, _CONNECTION_TYPE_MAX)
-DEFINE_STRING_TABLE(rank_purpose, RankPurpose, rank_purpose_table, _RANK_PURPOSE_MAX)
+DEFINE_STRING_TABLE_LOOKUP(address_class, AddressClass, address_class_table)
+DEFINE_STRING_TABLE_LOOKUP(link_kind, LinkKind, link_kind_table)
+DEFINE_STRING_TABLE_LOOKUP(connection_type, ConnectionType, connection_type_table)
+DEFINE_STRING_TABLE_LOOKUP(rank_purpose, RankPurpose, rank_purpose_table)
 
 static bool in_prefix(const uint8_t *a, const uint8_t *prefix, unsigned bits) {
         unsigned bytes = bits / 8, rest = bits % 8;

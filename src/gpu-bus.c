@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-access.h"
+#include "bus-util.h"
 #include "gpu-bus.h"
 #include "gpu-prober.h"
 #include "gpu.h"
@@ -13,18 +14,6 @@ int gpu_object_path(unsigned number, char **ret) {
         return sd_bus_path_encode(GPU_PATH_PREFIX, label, ret);
 }
 
-static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
-                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        char **s = userdata;
-        return sd_bus_message_append(reply, "s", strempty(*s));
-}
-
-static int property_get_bool(sd_bus *bus, const char *path, const char *interface, const char *property,
-                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        bool *b = userdata;
-        return sd_bus_message_append(reply, "b", (int) *b);
-}
-
 /* The probe counts in GFLOPS; the API in TFLOPS. NaN (FP16 unsupported) stays NaN. */
 static int property_get_tflops(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -32,11 +21,7 @@ static int property_get_tflops(sd_bus *bus, const char *path, const char *interf
         return sd_bus_message_append(reply, "d", *gflops / 1000.0);
 }
 
-static int property_get_probe_state(sd_bus *bus, const char *path, const char *interface, const char *property,
-                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Gpu *g = userdata;
-        return sd_bus_message_append(reply, "s", gpu_probe_state_to_string(g->probe_state));
-}
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_probe_state, GpuProbeState, gpu_probe_state_to_string)
 
 static int property_get_warnings(sd_bus *bus, const char *path, const char *interface, const char *property,
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -67,23 +52,23 @@ static int property_get_warnings(sd_bus *bus, const char *path, const char *inte
 static const sd_bus_vtable gpu_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Index", "u", NULL, offsetof(Gpu, number), SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Key", "s", property_get_string, INVENTORY(key), SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Name", "s", property_get_string, INVENTORY(name), CHANGES),
-        SD_BUS_PROPERTY("Vendor", "s", property_get_string, INVENTORY(vendor), CHANGES),
+        SD_BUS_PROPERTY("Key", "s", bus_property_get_string, INVENTORY(key), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Name", "s", bus_property_get_string, INVENTORY(name), CHANGES),
+        SD_BUS_PROPERTY("Vendor", "s", bus_property_get_string, INVENTORY(vendor), CHANGES),
         SD_BUS_PROPERTY("VendorId", "u", NULL, INVENTORY(vendor_id), CHANGES),
-        SD_BUS_PROPERTY("Platform", "s", property_get_string, INVENTORY(platform), CHANGES),
-        SD_BUS_PROPERTY("DeviceType", "s", property_get_string, INVENTORY(device_type), CHANGES),
-        SD_BUS_PROPERTY("Uuid", "s", property_get_string, INVENTORY(uuid), CHANGES),
-        SD_BUS_PROPERTY("PciBusId", "s", property_get_string, INVENTORY(pci_bus_id), CHANGES),
-        SD_BUS_PROPERTY("DriverVersion", "s", property_get_string, INVENTORY(driver_version), CHANGES),
-        SD_BUS_PROPERTY("OpenCLVersion", "s", property_get_string, INVENTORY(opencl_version), CHANGES),
-        SD_BUS_PROPERTY("Available", "b", property_get_bool, INVENTORY(available), CHANGES),
-        SD_BUS_PROPERTY("HostUnifiedMemory", "b", property_get_bool, INVENTORY(host_unified_memory), CHANGES),
+        SD_BUS_PROPERTY("Platform", "s", bus_property_get_string, INVENTORY(platform), CHANGES),
+        SD_BUS_PROPERTY("DeviceType", "s", bus_property_get_string, INVENTORY(device_type), CHANGES),
+        SD_BUS_PROPERTY("Uuid", "s", bus_property_get_string, INVENTORY(uuid), CHANGES),
+        SD_BUS_PROPERTY("PciBusId", "s", bus_property_get_string, INVENTORY(pci_bus_id), CHANGES),
+        SD_BUS_PROPERTY("DriverVersion", "s", bus_property_get_string, INVENTORY(driver_version), CHANGES),
+        SD_BUS_PROPERTY("OpenCLVersion", "s", bus_property_get_string, INVENTORY(opencl_version), CHANGES),
+        SD_BUS_PROPERTY("Available", "b", bus_property_get_bool, INVENTORY(available), CHANGES),
+        SD_BUS_PROPERTY("HostUnifiedMemory", "b", bus_property_get_bool, INVENTORY(host_unified_memory), CHANGES),
         SD_BUS_PROPERTY("ComputeUnits", "u", NULL, INVENTORY(compute_units), CHANGES),
         SD_BUS_PROPERTY("ClockMHz", "u", NULL, INVENTORY(clock_mhz), CHANGES),
         SD_BUS_PROPERTY("GlobalMemoryBytes", "t", NULL, INVENTORY(global_memory_bytes), CHANGES),
         SD_BUS_PROPERTY("MaxAllocationBytes", "t", NULL, INVENTORY(max_allocation_bytes), CHANGES),
-        SD_BUS_PROPERTY("Fp16Supported", "b", property_get_bool, INVENTORY(fp16_supported), CHANGES),
+        SD_BUS_PROPERTY("Fp16Supported", "b", bus_property_get_bool, INVENTORY(fp16_supported), CHANGES),
         SD_BUS_PROPERTY("Fp32Tflops", "d", property_get_tflops, MEASUREMENT(fp32_gflops), CHANGES),
         SD_BUS_PROPERTY("Fp16Tflops", "d", property_get_tflops, MEASUREMENT(fp16_gflops), CHANGES),
         SD_BUS_PROPERTY("MemoryBandwidthGBps", "d", NULL, MEASUREMENT(memory_bandwidth_gb_s), CHANGES),
@@ -91,9 +76,9 @@ static const sd_bus_vtable gpu_vtable[] = {
         SD_BUS_PROPERTY("Fp32Spread", "d", NULL, MEASUREMENT(fp32_spread), CHANGES),
         SD_BUS_PROPERTY("Warnings", "as", property_get_warnings, 0, CHANGES),
         SD_BUS_PROPERTY("MeasuredAt", "t", NULL, MEASUREMENT(measured_at_usec), CHANGES),
-        SD_BUS_PROPERTY("Stale", "b", property_get_bool, offsetof(Gpu, stale), CHANGES),
-        SD_BUS_PROPERTY("ProbeState", "s", property_get_probe_state, 0, CHANGES),
-        SD_BUS_PROPERTY("LastError", "s", property_get_string, offsetof(Gpu, last_error), CHANGES),
+        SD_BUS_PROPERTY("Stale", "b", bus_property_get_bool, offsetof(Gpu, stale), CHANGES),
+        SD_BUS_PROPERTY("ProbeState", "s", property_get_probe_state, offsetof(Gpu, probe_state), CHANGES),
+        SD_BUS_PROPERTY("LastError", "s", bus_property_get_string, offsetof(Gpu, last_error), CHANGES),
         SD_BUS_VTABLE_END,
 };
 
@@ -119,12 +104,7 @@ int bus_method_probe_gpus(sd_bus_message *message, void *userdata, sd_bus_error 
         Manager *m = userdata;
         int r;
 
-        if (m->gpu_prober) {
-                r = bus_verify_rate(&m->gpu_prober->ratelimit, message, error);
-                if (r < 0)
-                        return r;
-        }
-        r = bus_verify_privileged(m, message, "measure GPUs", error);
+        r = bus_verify_caller(m, m->gpu_prober ? &m->gpu_prober->ratelimit : NULL, message, "measure GPUs", error);
         if (r < 0)
                 return r;
         /* No reply here: gpu_prober_request() keeps the message and answers when the run ends. */

@@ -4,20 +4,25 @@
  * measurement and probe state, and the numbers held for departed devices. Written atomically after
  * each probe run, read once at start so a restart republishes at once (Stale tells the age).
  */
-#include <fcntl.h>
-#include <stdio.h>
 
 #include "gpu-prober.h"
 #include "gpu.h"
 #include "manager.h"
-#include "shared/bus-json.h"
-#include "shared/fileio.h"
+#include "shared/json-util.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
+#include "state-file.h"
 
 #define GPU_STATE_FILE "gpus.json"
 #define GPU_STATE_VERSION 1
 #define GPU_STATE_SIZE_MAX (4U << 20)
+
+static const StateFile gpu_state_file = {
+        .name = GPU_STATE_FILE,
+        .bad_suffix = ".bad",
+        .size_max = GPU_STATE_SIZE_MAX,
+        .what = "GPU results",
+};
 
 static json_object *gpu_to_state(const Gpu *g) {
         json_object *o = json_object_new_object();
@@ -37,7 +42,6 @@ int gpus_save(Manager *m) {
         _cleanup_(json_object_putp) json_object *root = json_object_new_object();
         json_object *gpus = json_object_new_array(), *retired = json_object_new_array();
         GpuProber *p = m->gpu_prober;
-        const char *text;
         Gpu *g;
         int dir, r;
 
@@ -63,10 +67,9 @@ int gpus_save(Manager *m) {
         dir = manager_open_state_directory(m);
         if (dir < 0)
                 return dir; /* logged; the results stay in memory */
-        text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-        if (!text)
+        r = state_file_write(dir, &gpu_state_file, root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (r == -ENOMEM)
                 return log_oom();
-        r = write_file_atomic_at(dir, GPU_STATE_FILE, text, strlen(text), 0644);
         if (r < 0)
                 return log_warning_errno(r, "Cannot save GPU results to %s: %m", GPU_STATE_FILE);
         return 0;
@@ -83,13 +86,6 @@ static int read_number(json_object *o, unsigned *ret) {
                 return -EINVAL;
         *ret = (unsigned) n;
         return 0;
-}
-
-static const char *read_string(json_object *o, const char *member) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, member, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
 }
 
 static int load_gpu(Manager *m, json_object *entry) {
@@ -114,8 +110,8 @@ static int load_gpu(Manager *m, json_object *entry) {
                 gpu_measurement_done(&meas);
         }
 
-        state = gpu_probe_state_from_string(read_string(entry, "probe_state"));
-        const char *last_error = read_string(entry, "last_error");
+        state = gpu_probe_state_from_string(json_string_or(entry, "probe_state", NULL));
+        const char *last_error = json_string_or(entry, "last_error", NULL);
         if (state == GPU_PROBE_RUNNING) {
                 /* The daemon stopped during a run. */
                 state = GPU_PROBE_FAILED;
@@ -141,7 +137,7 @@ static void load_retired(Manager *m, json_object *retired) {
 
         for (size_t k = 0; k < n && k < GPU_RETIRED_MAX; k++) {
                 json_object *slot = json_object_array_get_idx(retired, k);
-                const char *key = read_string(slot, "key");
+                const char *key = json_string_or(slot, "key", NULL);
                 unsigned number;
 
                 if (read_number(slot, &number) < 0 || isempty(key) || strlen(key) > GPU_KEY_MAX ||
@@ -186,18 +182,13 @@ int gpus_load(Manager *m) {
         dir = manager_open_state_directory(m);
         if (dir < 0)
                 return dir;
-        r = read_file_at(dir, GPU_STATE_FILE, GPU_STATE_SIZE_MAX, &text, NULL);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return log_warning_errno(r, "Cannot read %s, starting without saved GPU results: %m", GPU_STATE_FILE);
+        r = state_file_read(dir, &gpu_state_file, &text, NULL);
+        if (r <= 0)
+                return r;
 
         r = gpus_load_from_string(m, text);
         if (r == -EINVAL) {
-                /* Kept for whoever wants to look; the next run writes a good file. */
-                log_warning("%s is not a GPU state file of this version; moved to %s.bad.", GPU_STATE_FILE,
-                            GPU_STATE_FILE);
-                (void) renameat(dir, GPU_STATE_FILE, dir, GPU_STATE_FILE ".bad");
+                state_file_set_aside(dir, &gpu_state_file, "not a GPU state file of this version");
                 return 0;
         }
         if (r > 0)

@@ -6,6 +6,7 @@
 #include "gpu.h"
 #include "manager.h"
 #include "shared/log.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 
 static const BusObjectType gpu_bus_type = {
@@ -21,16 +22,7 @@ static const char *const gpu_probe_state_table[_GPU_PROBE_STATE_MAX] = {
         [GPU_PROBE_SKIPPED_INHIBITED] = "skipped-inhibited",
 };
 
-const char *gpu_probe_state_to_string(GpuProbeState s) {
-        return s >= 0 && s < _GPU_PROBE_STATE_MAX ? gpu_probe_state_table[s] : NULL;
-}
-
-GpuProbeState gpu_probe_state_from_string(const char *s) {
-        for (GpuProbeState i = 0; i < _GPU_PROBE_STATE_MAX; i++)
-                if (s && streq(s, gpu_probe_state_table[i]))
-                        return i;
-        return _GPU_PROBE_STATE_INVALID;
-}
+DEFINE_STRING_TABLE_LOOKUP(gpu_probe_state, GpuProbeState, gpu_probe_state_table)
 
 Gpu *gpu_get(Manager *m, unsigned number) {
         return table_get(&m->gpus, &number);

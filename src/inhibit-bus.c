@@ -33,11 +33,7 @@ int bus_method_inhibit(sd_bus_message *message, void *userdata, sd_bus_error *er
 
         if (!rl)
                 return -ENOMEM;
-        /* The limit first: it is cheap, and it protects the credential lookup below from floods. */
-        r = bus_verify_rate(rl, message, error);
-        if (r < 0)
-                return r;
-        r = bus_verify_privileged(m, message, "inhibit GPU and RDMA probes", error);
+        r = bus_verify_caller(m, rl, message, "inhibit GPU and RDMA probes", error);
         if (r < 0)
                 return r;
 

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <linux/if.h>
 
+#include "bus-util.h"
 #include "link-bus.h"
 #include "link.h"
 #include "manager.h"
@@ -13,12 +14,6 @@ int link_object_path(int ifindex, char **ret) {
         return sd_bus_path_encode(LINK_PATH_PREFIX, label, ret);
 }
 
-static int property_get_name(sd_bus *bus, const char *path, const char *interface, const char *property,
-                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Link *l = userdata;
-        return sd_bus_message_append(reply, "s", strempty(l->name_utf8));
-}
-
 static int property_get_name_bytes(sd_bus *bus, const char *path, const char *interface,
                                    const char *property, sd_bus_message *reply, void *userdata,
                                    sd_bus_error *error) {
@@ -26,25 +21,9 @@ static int property_get_name_bytes(sd_bus *bus, const char *path, const char *in
         return sd_bus_message_append_array(reply, 'y', strempty(l->name), strlen(strempty(l->name)));
 }
 
-static int property_get_kind(sd_bus *bus, const char *path, const char *interface, const char *property,
-                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Link *l = userdata;
-        return sd_bus_message_append(reply, "s", link_kind_to_string(l->kind));
-}
-
-static int property_get_connection_type(sd_bus *bus, const char *path, const char *interface,
-                                        const char *property, sd_bus_message *reply, void *userdata,
-                                        sd_bus_error *error) {
-        Link *l = userdata;
-        return sd_bus_message_append(reply, "s", connection_type_to_string(l->connection_type));
-}
-
-static int property_get_operstate(sd_bus *bus, const char *path, const char *interface,
-                                  const char *property, sd_bus_message *reply, void *userdata,
-                                  sd_bus_error *error) {
-        Link *l = userdata;
-        return sd_bus_message_append(reply, "s", link_operstate_to_string(l->operstate));
-}
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_kind, LinkKind, link_kind_to_string)
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_connection_type, ConnectionType, connection_type_to_string)
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_operstate, uint8_t, link_operstate_to_string)
 
 static int property_get_admin_state(sd_bus *bus, const char *path, const char *interface,
                                     const char *property, sd_bus_message *reply, void *userdata,
@@ -59,14 +38,6 @@ static int property_get_carrier(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append(reply, "b", (int) !!(l->flags & IFF_LOWER_UP));
 }
 
-static int property_get_string_or_empty(sd_bus *bus, const char *path, const char *interface,
-                                        const char *property, sd_bus_message *reply, void *userdata,
-                                        sd_bus_error *error) {
-        /* userdata points at the char* field (offsetof in the vtable). */
-        char **s = userdata;
-        return sd_bus_message_append(reply, "s", strempty(*s));
-}
-
 static int property_get_duplex(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Link *l = userdata;
@@ -79,13 +50,6 @@ static int property_get_speed(sd_bus *bus, const char *path, const char *interfa
         /* thunderbolt-net reports no speed of its own; the negotiated Thunderbolt rate is the truth. */
         uint32_t speed = l->speed_mbps > 0 ? l->speed_mbps : l->thunderbolt_speed_mbps;
         return sd_bus_message_append(reply, "u", speed);
-}
-
-static int property_get_object_path(sd_bus *bus, const char *path, const char *interface,
-                                    const char *property, sd_bus_message *reply, void *userdata,
-                                    sd_bus_error *error) {
-        char **p = userdata;
-        return sd_bus_message_append(reply, "o", *p ?: "/");
 }
 
 static int property_get_addresses(sd_bus *bus, const char *path, const char *interface,
@@ -115,27 +79,30 @@ static int property_get_addresses(sd_bus *bus, const char *path, const char *int
 static const sd_bus_vtable link_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Index", "i", NULL, offsetof(Link, ifindex), SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Name", "s", property_get_name, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("NameBytes", "ay", property_get_name_bytes, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("Kind", "s", property_get_kind, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("ConnectionType", "s", property_get_connection_type, 0,
+        SD_BUS_PROPERTY("Name", "s", bus_property_get_string, offsetof(Link, name_utf8),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("OperState", "s", property_get_operstate, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("NameBytes", "ay", property_get_name_bytes, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Kind", "s", property_get_kind, offsetof(Link, kind),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ConnectionType", "s", property_get_connection_type, offsetof(Link, connection_type),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("OperState", "s", property_get_operstate, offsetof(Link, operstate),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("AdminState", "s", property_get_admin_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Carrier", "b", property_get_carrier, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("CarrierChanges", "u", NULL, offsetof(Link, carrier_changes),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Mtu", "u", NULL, offsetof(Link, mtu), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("HardwareAddress", "s", property_get_string_or_empty, offsetof(Link, hw_address),
+        SD_BUS_PROPERTY("HardwareAddress", "s", bus_property_get_string, offsetof(Link, hw_address),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("SpeedMbps", "u", property_get_speed, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Duplex", "s", property_get_duplex, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("Driver", "s", property_get_string_or_empty, offsetof(Link, driver),
+        SD_BUS_PROPERTY("Driver", "s", bus_property_get_string, offsetof(Link, driver),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Addresses", "a(suss)", property_get_addresses, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("ThunderboltPeer", "o", property_get_object_path, offsetof(Link, thunderbolt_peer_path),
-                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("RdmaPort", "o", property_get_object_path, offsetof(Link, rdma_port_path),
+        SD_BUS_PROPERTY("ThunderboltPeer", "o", bus_property_get_object_path,
+                        offsetof(Link, thunderbolt_peer_path), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RdmaPort", "o", bus_property_get_object_path, offsetof(Link, rdma_port_path),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_VTABLE_END,
 };

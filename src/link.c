@@ -11,6 +11,7 @@
 #include "manager.h"
 #include "rdma.h"
 #include "shared/parse-util.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 #include "sysfs/net.h"
 
@@ -124,7 +125,7 @@ const char *link_operstate_to_string(uint8_t operstate) {
                 [IF_OPER_LOWERLAYERDOWN] = "lowerlayerdown", [IF_OPER_TESTING] = "testing",
                 [IF_OPER_DORMANT] = "dormant", [IF_OPER_UP] = "up",
         };
-        return operstate < ELEMENTSOF(table) ? table[operstate] : "unknown";
+        return string_table_lookup_to_string(table, ELEMENTSOF(table), operstate) ?: "unknown";
 }
 
 const char *link_scope_to_string(uint8_t scope, char buf[static 4]) {

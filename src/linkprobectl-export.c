@@ -29,23 +29,12 @@ int verb_metrics(sd_bus *bus, int argc, char **argv) {
 /* The root object's interfaces are not part of GetManagedObjects (the ObjectManager lists what is
  * below it), so they are read one by one; interfaces the daemon does not have are left out. */
 static int add_root_interface(sd_bus *bus, json_object *doc, const char *name) {
-        char interface[128];
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        json_object *props = NULL;
+        json_object *props;
         int r;
 
-        snprintf(interface, sizeof(interface), IFACE_PREFIX "%s", name);
-        r = bus_get_all_json(bus, BUS_NAME, BUS_PATH, interface, &props, &error);
-        if (r >= 0) {
+        r = ctl_get_root_interface(bus, name, true, &props);
+        if (r == 0 && props)
                 json_object_object_add(doc, name, props);
-                return 0;
-        }
-        if (sd_bus_error_has_names(&error, SD_BUS_ERROR_UNKNOWN_INTERFACE, SD_BUS_ERROR_INVALID_ARGS)) {
-                sd_bus_error_free(&error);
-                return 0;
-        }
-        r = ctl_log_bus_error(r, &error, "Failed to read the daemon's state");
-        sd_bus_error_free(&error);
         return r;
 }
 
@@ -85,5 +74,5 @@ int verb_snapshot(sd_bus *bus, int argc, char **argv) {
                                 json_object_object_add(kinds, kind, list);
                 }
         }
-        return ctl_print_json(doc) < 0 ? CTL_EXIT_FAILURE : 0;
+        return ctl_print_json(doc);
 }

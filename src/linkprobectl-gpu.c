@@ -2,7 +2,6 @@
 /* linkprobectl gpu / probe gpu: OpenCL devices, their inventory and measured throughput. */
 #include "linkprobectl.h"
 #include "shared/bus-error.h"
-#include "shared/format-table.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
 
@@ -12,14 +11,6 @@
 static bool json_is_null_member(json_object *o, const char *key) {
         json_object *v;
         return json_object_object_get_ex(o, key, &v) && !v;
-}
-
-static double json_double_or(json_object *o, const char *key, double fallback) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) ||
-            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-                return fallback;
-        return json_object_get_double(v);
 }
 
 static bool gpu_measured(json_object *g) {
@@ -33,23 +24,6 @@ static const char *format_tflops(char buf[static 32], json_object *g, const char
                 return "-";
         double v = json_double_or(g, key, 0);
         snprintf(buf, 32, v < 10 ? "%.3f TFLOPS" : "%.1f TFLOPS", v);
-        return buf;
-}
-
-static const char *format_age(char buf[static 32], uint64_t at_usec) {
-        uint64_t now = now_usec(CLOCK_REALTIME), s;
-
-        if (at_usec == 0)
-                return "-";
-        s = now > at_usec ? (now - at_usec) / USEC_PER_SEC : 0;
-        if (s < 120)
-                snprintf(buf, 32, "%" PRIu64 "s ago", s);
-        else if (s < 120 * 60)
-                snprintf(buf, 32, "%" PRIu64 "min ago", s / 60);
-        else if (s < 48 * 3600)
-                snprintf(buf, 32, "%" PRIu64 "h ago", s / 3600);
-        else
-                snprintf(buf, 32, "%" PRIu64 "d ago", s / 86400);
         return buf;
 }
 
@@ -84,7 +58,7 @@ static int print_gpus(json_object *gpus) {
                 if (text_table_add_row(t, index, json_string_or(g, "Name", NULL), json_string_or(g, "DeviceType", NULL),
                                        cu, clock, memory, format_tflops(fp32, g, "Fp32Tflops"),
                                        format_tflops(fp16, g, "Fp16Tflops"), bandwidth, state,
-                                       format_age(age, (uint64_t) json_int_or(g, "MeasuredAt", 0))) < 0)
+                                       format_age(age, (uint64_t) json_int_or(g, "MeasuredAt", 0), "-")) < 0)
                         return -ENOMEM;
         }
         text_table_print(t, stdout, arg_legend);
@@ -101,26 +75,15 @@ static int print_gpus(json_object *gpus) {
         return not_ok;
 }
 
-static int get_gpus(sd_bus *bus, json_object **ret) {
-        _cleanup_(json_object_putp) json_object *objects = NULL;
-        int r;
-
-        r = ctl_get_objects(bus, &objects);
-        if (r != 0)
-                return r;
-        *ret = ctl_children(objects, "Gpu");
-        return *ret ? 0 : CTL_EXIT_FAILURE;
-}
-
 int verb_gpu(sd_bus *bus, int argc, char **argv) {
         _cleanup_(json_object_putp) json_object *gpus = NULL;
         int r;
 
-        r = get_gpus(bus, &gpus);
+        r = ctl_get_children(bus, "Gpu", &gpus);
         if (r != 0)
                 return r;
         if (arg_json)
-                return ctl_print_json(gpus) < 0 ? CTL_EXIT_FAILURE : 0;
+                return ctl_print_json(gpus);
         if (json_object_array_length(gpus) == 0) {
                 printf("No GPUs (no OpenCL device found, or GPU probing is off).\n");
                 return 0;
@@ -153,14 +116,14 @@ int verb_probe_gpu(sd_bus *bus, int argc, char **argv) {
         }
         sd_bus_error_free(&error);
 
-        r = get_gpus(bus, &gpus);
+        r = ctl_get_children(bus, "Gpu", &gpus);
         if (r != 0)
                 return r;
         if (arg_json) {
                 for (size_t i = 0; i < json_object_array_length(gpus); i++)
                         if (!streq(json_string_or(json_object_array_get_idx(gpus, i), "ProbeState", ""), "ok"))
                                 failed = 1;
-                return ctl_print_json(gpus) < 0 || failed ? CTL_EXIT_FAILURE : 0;
+                return ctl_print_json(gpus) != 0 || failed ? CTL_EXIT_FAILURE : 0;
         }
         if (json_object_array_length(gpus) == 0) {
                 printf("No GPUs found.\n");

@@ -169,9 +169,7 @@ int verb_inhibitors(sd_bus *bus, int argc, char **argv) {
                 return CTL_EXIT_FAILURE;
         }
         if (arg_json)
-                return ctl_print_json(list) < 0 ? CTL_EXIT_FAILURE : 0;
-        text_table_print(t, stdout, arg_legend);
-        if (arg_legend)
-                printf("\n%zu inhibitors listed.\n", text_table_rows(t));
+                return ctl_print_json(list);
+        ctl_print_table(t, "inhibitors");
         return 0;
 }

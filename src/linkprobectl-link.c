@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobectl list / show: network links. */
 #include "linkprobectl.h"
-#include "shared/format-table.h"
 #include "shared/string-util.h"
 
 /* "192.0.2.2/24 fd00::2/64 +1": the first few, so a line stays a line. */
@@ -32,19 +31,15 @@ static const char *yes_no(bool b) {
 }
 
 int verb_list(sd_bus *bus, int argc, char **argv) {
-        _cleanup_(json_object_putp) json_object *objects = NULL, *links = NULL;
+        _cleanup_(json_object_putp) json_object *links = NULL;
         _cleanup_(text_table_freep) TextTable *t = NULL;
         int r;
 
-        r = ctl_get_objects(bus, &objects);
+        r = ctl_get_children(bus, "Link", &links);
         if (r != 0)
                 return r;
-        links = ctl_children(objects, "Link");
-        if (!links)
-                return CTL_EXIT_FAILURE;
-
         if (arg_json)
-                return ctl_print_json(links) < 0 ? CTL_EXIT_FAILURE : 0;
+                return ctl_print_json(links);
 
         t = text_table_new(">IDX", "NAME", "KIND", "TYPE", "STATE", "CARRIER", ">SPEED", ">MTU", "ADDRESSES", NULL);
         if (!t)
@@ -64,9 +59,7 @@ int verb_list(sd_bus *bus, int argc, char **argv) {
                 if (r < 0)
                         return CTL_EXIT_FAILURE;
         }
-        text_table_print(t, stdout, arg_legend);
-        if (arg_legend)
-                printf("\n%zu links listed.\n", text_table_rows(t));
+        ctl_print_table(t, "links");
         return 0;
 }
 
@@ -87,38 +80,32 @@ static json_object *find_link(json_object *links, const char *which) {
         return NULL;
 }
 
-static void print_field(const char *key, const char *value) {
-        _cleanup_(freep) char *escaped = escape_for_terminal(value ?: "-");
-        /* An empty key continues the previous field's list. */
-        printf("%18s%s %s\n", key, isempty(key) ? " " : ":", strna(escaped));
-}
-
 static void show_link(json_object *l) {
         char speed[32], buf[64];
         json_object *addresses;
         _cleanup_(freep) char *name = escape_for_terminal(json_string_or(l, "Name", "?"));
 
         printf("%" PRId64 ": %s\n", json_int_or(l, "Index", 0), strna(name));
-        print_field("Kind", json_string_or(l, "Kind", NULL));
-        print_field("Connection type", json_string_or(l, "ConnectionType", NULL));
+        ctl_print_field("Kind", json_string_or(l, "Kind", NULL));
+        ctl_print_field("Connection type", json_string_or(l, "ConnectionType", NULL));
         snprintf(buf, sizeof(buf), "%s (admin %s, carrier %s)", json_string_or(l, "OperState", "?"),
                  json_string_or(l, "AdminState", "?"), yes_no(json_bool_or(l, "Carrier", false)));
-        print_field("State", buf);
+        ctl_print_field("State", buf);
         snprintf(buf, sizeof(buf), "%" PRId64, json_int_or(l, "CarrierChanges", 0));
-        print_field("Carrier changes", buf);
+        ctl_print_field("Carrier changes", buf);
         snprintf(buf, sizeof(buf), "%" PRId64, json_int_or(l, "Mtu", 0));
-        print_field("MTU", buf);
-        print_field("Hardware address", isempty(json_string_or(l, "HardwareAddress", "")) ? NULL :
+        ctl_print_field("MTU", buf);
+        ctl_print_field("Hardware address", isempty(json_string_or(l, "HardwareAddress", "")) ? NULL :
                                         json_string_or(l, "HardwareAddress", NULL));
         uint64_t mbps = (uint64_t) json_int_or(l, "SpeedMbps", 0);
         snprintf(buf, sizeof(buf), "%s, %s duplex", mbps > 0 ? format_speed_mbps(speed, mbps) : "unknown",
                  json_string_or(l, "Duplex", "unknown"));
-        print_field("Speed", buf);
-        print_field("Driver", isempty(json_string_or(l, "Driver", "")) ? NULL : json_string_or(l, "Driver", NULL));
+        ctl_print_field("Speed", buf);
+        ctl_print_field("Driver", isempty(json_string_or(l, "Driver", "")) ? NULL : json_string_or(l, "Driver", NULL));
         if (!streq(json_string_or(l, "ThunderboltPeer", "/"), "/"))
-                print_field("Thunderbolt peer", json_string_or(l, "ThunderboltPeer", NULL));
+                ctl_print_field("Thunderbolt peer", json_string_or(l, "ThunderboltPeer", NULL));
         if (!streq(json_string_or(l, "RdmaPort", "/"), "/"))
-                print_field("RDMA port", json_string_or(l, "RdmaPort", NULL));
+                ctl_print_field("RDMA port", json_string_or(l, "RdmaPort", NULL));
 
         if (json_object_object_get_ex(l, "Addresses", &addresses) && json_object_array_length(addresses) > 0) {
                 for (size_t i = 0; i < json_object_array_length(addresses); i++) {
@@ -126,23 +113,22 @@ static void show_link(json_object *l) {
                         snprintf(buf, sizeof(buf), "%s/%" PRId64 " (%s, scope %s)", json_string_or(a, "Address", "?"),
                                  json_int_or(a, "PrefixLength", 0), json_string_or(a, "Class", "?"),
                                  json_string_or(a, "Scope", "?"));
-                        print_field(i == 0 ? "Addresses" : "", buf);
+                        ctl_print_field(i == 0 ? "Addresses" : "", buf);
                 }
         } else
-                print_field("Addresses", NULL);
-        print_field("Object", json_string_or(l, "Path", NULL));
+                ctl_print_field("Addresses", NULL);
+        ctl_print_field("Object", json_string_or(l, "Path", NULL));
 }
 
 int verb_show(sd_bus *bus, int argc, char **argv) {
-        _cleanup_(json_object_putp) json_object *objects = NULL, *links = NULL, *selected = NULL;
+        _cleanup_(json_object_putp) json_object *links = NULL, *selected = NULL;
         int r;
 
-        r = ctl_get_objects(bus, &objects);
+        r = ctl_get_children(bus, "Link", &links);
         if (r != 0)
                 return r;
-        links = ctl_children(objects, "Link");
         selected = json_object_new_array();
-        if (!links || !selected)
+        if (!selected)
                 return CTL_EXIT_FAILURE;
 
         for (int i = 1; i < argc; i++) {
@@ -156,7 +142,7 @@ int verb_show(sd_bus *bus, int argc, char **argv) {
         }
 
         if (arg_json)
-                return ctl_print_json(selected) < 0 ? CTL_EXIT_FAILURE : 0;
+                return ctl_print_json(selected);
         for (size_t i = 0; i < json_object_array_length(selected); i++) {
                 if (i > 0)
                         putchar('\n');

@@ -3,21 +3,12 @@
 #include <math.h>
 
 #include "linkprobectl.h"
-#include "shared/format-table.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
 
 #define PEER_PATH_PREFIX BUS_PATH "/peer/"
 
 char *arg_probe_transport = NULL;
-
-static double json_double_or(json_object *o, const char *key, double fallback) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) ||
-            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-                return fallback;
-        return json_object_get_double(v);
-}
 
 static char *format_gbps(char buf[static 32], json_object *p, const char *key) {
         double v = json_double_or(p, key, 0);
@@ -39,26 +30,6 @@ static char *format_usec(char buf[static 32], json_object *p, const char *key) {
         return buf;
 }
 
-/* "42s ago", "3min ago", "never": how old a measurement is, for people. */
-static char *format_age(char buf[static 32], uint64_t realtime_usec) {
-        uint64_t now = now_usec(CLOCK_REALTIME), age;
-
-        if (realtime_usec == 0) {
-                snprintf(buf, 32, "never");
-                return buf;
-        }
-        age = now > realtime_usec ? (now - realtime_usec) / USEC_PER_SEC : 0;
-        if (age < 120)
-                snprintf(buf, 32, "%" PRIu64 "s ago", age);
-        else if (age < 2 * 3600)
-                snprintf(buf, 32, "%" PRIu64 "min ago", age / 60);
-        else if (age < 2 * 86400)
-                snprintf(buf, 32, "%" PRIu64 "h ago", age / 3600);
-        else
-                snprintf(buf, 32, "%" PRIu64 "d ago", age / 86400);
-        return buf;
-}
-
 static const char *peer_via(json_object *p) {
         const char *device = json_string_or(p, "SourceDevice", "");
         const char *name = json_string_or(p, "SourceInterfaceName", "");
@@ -66,18 +37,15 @@ static const char *peer_via(json_object *p) {
 }
 
 int verb_peers(sd_bus *bus, int argc, char **argv) {
-        _cleanup_(json_object_putp) json_object *objects = NULL, *peers = NULL;
+        _cleanup_(json_object_putp) json_object *peers = NULL;
         _cleanup_(text_table_freep) TextTable *t = NULL;
         int r;
 
-        r = ctl_get_objects(bus, &objects);
+        r = ctl_get_children(bus, "Peer", &peers);
         if (r != 0)
                 return r;
-        peers = ctl_children(objects, "Peer");
-        if (!peers)
-                return CTL_EXIT_FAILURE;
         if (arg_json)
-                return ctl_print_json(peers) < 0 ? CTL_EXIT_FAILURE : 0;
+                return ctl_print_json(peers);
 
         t = text_table_new("ADDRESS", "TRANSPORT", "VIA", "TYPE", ">UPLOAD", ">DOWNLOAD", ">RTT", ">JITTER", "MEASURED",
                            "STATE", NULL);
@@ -88,7 +56,7 @@ int verb_peers(sd_bus *bus, int argc, char **argv) {
                 char up[32], down[32], rtt[32], jitter[32], age[32], measured[48];
 
                 snprintf(measured, sizeof(measured), "%s%s",
-                         format_age(age, (uint64_t) json_int_or(p, "MeasuredAt", 0)),
+                         format_age(age, (uint64_t) json_int_or(p, "MeasuredAt", 0), "never"),
                          json_bool_or(p, "Stale", false) && json_int_or(p, "MeasuredAt", 0) > 0 ? " (stale)" : "");
                 r = text_table_add_row(t, json_string_or(p, "Address", NULL), json_string_or(p, "Transport", NULL),
                                        peer_via(p), json_string_or(p, "ConnectionType", NULL),
@@ -98,41 +66,34 @@ int verb_peers(sd_bus *bus, int argc, char **argv) {
                 if (r < 0)
                         return CTL_EXIT_FAILURE;
         }
-        text_table_print(t, stdout, arg_legend);
-        if (arg_legend)
-                printf("\n%zu peer paths listed.\n", text_table_rows(t));
+        ctl_print_table(t, "peer paths");
         return 0;
-}
-
-static void print_field(const char *key, const char *value) {
-        _cleanup_(freep) char *escaped = escape_for_terminal(value ?: "-");
-        printf("%18s: %s\n", key, strna(escaped));
 }
 
 static void show_peer(json_object *p) {
         char a[32], b[32], buf[160];
         const char *error = json_string_or(p, "LastError", "");
 
-        print_field("Address", json_string_or(p, "Address", NULL));
-        print_field("Transport", json_string_or(p, "Transport", NULL));
+        ctl_print_field("Address", json_string_or(p, "Address", NULL));
+        ctl_print_field("Transport", json_string_or(p, "Transport", NULL));
         snprintf(buf, sizeof(buf), "%s%s%s", strna(peer_via(p)),
                  isempty(json_string_or(p, "SourceAddress", "")) ? "" : " from ",
                  json_string_or(p, "SourceAddress", ""));
-        print_field("Via", buf);
-        print_field("Connection type", json_string_or(p, "ConnectionType", NULL));
-        print_field("Upload", format_gbps(a, p, "UploadGbps"));
-        print_field("Download", format_gbps(a, p, "DownloadGbps"));
+        ctl_print_field("Via", buf);
+        ctl_print_field("Connection type", json_string_or(p, "ConnectionType", NULL));
+        ctl_print_field("Upload", format_gbps(a, p, "UploadGbps"));
+        ctl_print_field("Download", format_gbps(a, p, "DownloadGbps"));
         snprintf(buf, sizeof(buf), "%s (jitter %s)", format_usec(a, p, "RttUsec"), format_usec(b, p, "JitterUsec"));
-        print_field("RTT", buf);
-        snprintf(buf, sizeof(buf), "%s%s", format_age(a, (uint64_t) json_int_or(p, "MeasuredAt", 0)),
+        ctl_print_field("RTT", buf);
+        snprintf(buf, sizeof(buf), "%s%s", format_age(a, (uint64_t) json_int_or(p, "MeasuredAt", 0), "never"),
                  json_bool_or(p, "Stale", false) ? ", stale" : "");
-        print_field("Measured", buf);
-        print_field("State", json_string_or(p, "ProbeState", NULL));
+        ctl_print_field("Measured", buf);
+        ctl_print_field("State", json_string_or(p, "ProbeState", NULL));
         if (!isempty(error)) {
                 snprintf(buf, sizeof(buf), "%s: %s", error, json_string_or(p, "LastErrorMessage", ""));
-                print_field("Last error", buf);
+                ctl_print_field("Last error", buf);
         }
-        print_field("Object", json_string_or(p, "Path", NULL));
+        ctl_print_field("Object", json_string_or(p, "Path", NULL));
 }
 
 typedef struct ProbeWait {
@@ -242,7 +203,7 @@ int verb_probe_peer(sd_bus *bus, int argc, char **argv) {
         free(w.path);
 
         if (arg_json)
-                r = ctl_print_json(props) < 0 ? CTL_EXIT_FAILURE : 0;
+                r = ctl_print_json(props);
         else
                 show_peer(props);
         if (!streq(w.state, "ok")) {

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobectl rdma: RDMA ports. */
 #include "linkprobectl.h"
-#include "shared/format-table.h"
 #include "shared/string-util.h"
 
 #define GIDS_SHOWN 2
@@ -14,14 +13,6 @@ static int compare_ports(const void *a, const void *b) {
                 return c;
         int64_t px = json_int_or(x, "Port", 0), py = json_int_or(y, "Port", 0);
         return (px > py) - (px < py);
-}
-
-static double json_double_or(json_object *o, const char *key, double fallback) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) ||
-            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-                return fallback;
-        return json_object_get_double(v);
 }
 
 /* "fe80::1 ::ffff:10.0.0.1 +3": the first distinct GIDs (RoCE lists each address once per type). */
@@ -70,20 +61,17 @@ static void format_link(char *buf, size_t size, json_object *port) {
 }
 
 int verb_rdma(sd_bus *bus, int argc, char **argv) {
-        _cleanup_(json_object_putp) json_object *objects = NULL, *ports = NULL;
+        _cleanup_(json_object_putp) json_object *ports = NULL;
         _cleanup_(text_table_freep) TextTable *t = NULL;
         int r;
 
-        r = ctl_get_objects(bus, &objects);
+        r = ctl_get_children(bus, "RdmaPort", &ports);
         if (r != 0)
                 return r;
-        ports = ctl_children(objects, "RdmaPort");
-        if (!ports)
-                return CTL_EXIT_FAILURE;
         json_object_array_sort(ports, compare_ports);
 
         if (arg_json)
-                return ctl_print_json(ports) < 0 ? CTL_EXIT_FAILURE : 0;
+                return ctl_print_json(ports);
 
         t = text_table_new("DEVICE", ">PORT", "STATE", "PHYS STATE", "TRANSPORT", ">RATE", "LINK", "NETDEV", "GIDS",
                            NULL);
@@ -111,8 +99,6 @@ int verb_rdma(sd_bus *bus, int argc, char **argv) {
                 if (r < 0)
                         return CTL_EXIT_FAILURE;
         }
-        text_table_print(t, stdout, arg_legend);
-        if (arg_legend)
-                printf("\n%zu RDMA ports listed.\n", text_table_rows(t));
+        ctl_print_table(t, "RDMA ports");
         return 0;
 }

@@ -3,21 +3,6 @@
 #include "linkprobectl.h"
 #include "shared/string-util.h"
 
-static int get_interface(sd_bus *bus, const char *name, json_object **ret) {
-        char interface[128];
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        int r;
-
-        snprintf(interface, sizeof(interface), IFACE_PREFIX "%s", name);
-        r = bus_get_all_json(bus, BUS_NAME, BUS_PATH, interface, ret, &error);
-        if (r < 0) {
-                r = ctl_log_bus_error(r, &error, "Failed to read the daemon's state");
-                sd_bus_error_free(&error);
-                return r;
-        }
-        return 0;
-}
-
 static void print_line(const char *key, const char *value) {
         _cleanup_(freep) char *escaped = escape_for_terminal(value ?: "-");
         printf("%14s: %s\n", key, strna(escaped));
@@ -29,16 +14,16 @@ int verb_status(sd_bus *bus, int argc, char **argv) {
         size_t up = 0;
         int r;
 
-        r = get_interface(bus, "Manager", &manager);
+        r = ctl_get_root_interface(bus, "Manager", false, &manager);
         if (r != 0)
                 return r;
         status = json_object_new_object();
         json_object_object_add(status, "Manager", manager);
-        r = get_interface(bus, "Node", &node);
+        r = ctl_get_root_interface(bus, "Node", false, &node);
         if (r != 0)
                 return r;
         json_object_object_add(status, "Node", node);
-        r = get_interface(bus, "Memory", &memory);
+        r = ctl_get_root_interface(bus, "Memory", false, &memory);
         if (r != 0)
                 return r;
         json_object_object_add(status, "Memory", memory);
@@ -56,7 +41,7 @@ int verb_status(sd_bus *bus, int argc, char **argv) {
         json_object_object_add(status, "Counts", counts);
 
         if (arg_json)
-                return ctl_print_json(status) < 0 ? CTL_EXIT_FAILURE : 0;
+                return ctl_print_json(status);
 
         char buf[256], a[32], b[32];
         json_object *reasons;

@@ -129,7 +129,7 @@ static int print_json(Tree *t) {
                 if (node)
                         json_object_array_add(roots, node);
         }
-        return ctl_print_json(roots) < 0 ? CTL_EXIT_FAILURE : 0;
+        return ctl_print_json(roots);
 }
 
 /* ---- text ---- */

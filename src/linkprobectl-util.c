@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include "linkprobectl.h"
+#include "shared/time-util.h"
 
 /* D-Bus structs arrive as arrays; JSON readers deserve names. One row per struct-typed property. */
 static const struct {
@@ -55,6 +56,36 @@ int ctl_get_objects(sd_bus *bus, json_object **ret) {
         return 0;
 }
 
+int ctl_get_children(sd_bus *bus, const char *kind, json_object **ret) {
+        _cleanup_(json_object_putp) json_object *objects = NULL;
+        int r;
+
+        r = ctl_get_objects(bus, &objects);
+        if (r != 0)
+                return r;
+        *ret = ctl_children(objects, kind);
+        return *ret ? 0 : CTL_EXIT_FAILURE;
+}
+
+int ctl_get_root_interface(sd_bus *bus, const char *name, bool optional, json_object **ret) {
+        char interface[128];
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        snprintf(interface, sizeof(interface), IFACE_PREFIX "%s", name);
+        r = bus_get_all_json(bus, BUS_NAME, BUS_PATH, interface, ret, &error);
+        if (r >= 0)
+                return 0;
+        if (optional && sd_bus_error_has_names(&error, SD_BUS_ERROR_UNKNOWN_INTERFACE, SD_BUS_ERROR_INVALID_ARGS)) {
+                sd_bus_error_free(&error);
+                *ret = NULL;
+                return 0;
+        }
+        r = ctl_log_bus_error(r, &error, "Failed to read the daemon's state");
+        sd_bus_error_free(&error);
+        return r;
+}
+
 static int compare_by_index(const void *a, const void *b) {
         json_object *x = *(json_object *const *) a, *y = *(json_object *const *) b;
         int64_t ix = json_int_or(x, "Index", INT64_MAX), iy = json_int_or(y, "Index", INT64_MAX);
@@ -90,30 +121,20 @@ json_object *ctl_children(json_object *objects, const char *kind) {
 int ctl_print_json(json_object *o) {
         int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
         flags |= isatty(STDOUT_FILENO) ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN;
-        if (puts(json_object_to_json_string_ext(o, flags)) == EOF)
-                return -EIO;
-        return fflush(stdout) == EOF ? -errno : 0;
+        if (puts(json_object_to_json_string_ext(o, flags)) == EOF || fflush(stdout) == EOF)
+                return CTL_EXIT_FAILURE;
+        return 0;
 }
 
-const char *json_string_or(json_object *o, const char *key, const char *fallback) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return fallback;
-        return json_object_get_string(v);
+void ctl_print_table(TextTable *t, const char *what) {
+        text_table_print(t, stdout, arg_legend);
+        if (arg_legend)
+                printf("\n%zu %s listed.\n", text_table_rows(t), what);
 }
 
-int64_t json_int_or(json_object *o, const char *key, int64_t fallback) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-                return fallback;
-        return json_object_get_int64(v);
-}
-
-bool json_bool_or(json_object *o, const char *key, bool fallback) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_boolean))
-                return fallback;
-        return json_object_get_boolean(v);
+void ctl_print_field(const char *key, const char *value) {
+        _cleanup_(freep) char *escaped = escape_for_terminal(value ?: "-");
+        printf("%18s%s %s\n", key, isempty(key) ? " " : ":", strna(escaped));
 }
 
 char *format_speed_mbps(char buf[static 32], uint64_t mbps) {
@@ -141,5 +162,22 @@ char *format_bytes(char buf[static 32], uint64_t bytes) {
                 snprintf(buf, 32, "%" PRIu64 " B", bytes);
         else
                 snprintf(buf, 32, "%.1f %s", v, units[u]);
+        return buf;
+}
+
+const char *format_age(char buf[static 32], uint64_t realtime_usec, const char *never) {
+        uint64_t now = now_usec(CLOCK_REALTIME), age;
+
+        if (realtime_usec == 0)
+                return never;
+        age = now > realtime_usec ? (now - realtime_usec) / USEC_PER_SEC : 0;
+        if (age < 120)
+                snprintf(buf, 32, "%" PRIu64 "s ago", age);
+        else if (age < 2 * 3600)
+                snprintf(buf, 32, "%" PRIu64 "min ago", age / 60);
+        else if (age < 2 * 86400)
+                snprintf(buf, 32, "%" PRIu64 "h ago", age / 3600);
+        else
+                snprintf(buf, 32, "%" PRIu64 "d ago", age / 86400);
         return buf;
 }

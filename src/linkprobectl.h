@@ -6,6 +6,8 @@
 #include <systemd/sd-bus.h>
 
 #include "shared/bus-json.h"
+#include "shared/format-table.h"
+#include "shared/json-util.h"
 #include "shared/macros.h"
 #include "shared/string-util.h"
 
@@ -31,20 +33,29 @@ int ctl_log_bus_error(int r, const sd_bus_error *error, const char *what);
 
 /* The whole picture: GetManagedObjects, or an exit code (>0) after printing why not. */
 int ctl_get_objects(sd_bus *bus, json_object **ret);
+/* ctl_children() of one kind straight from the daemon: 0, or an exit code after printing why not. */
+int ctl_get_children(sd_bus *bus, const char *kind, json_object **ret);
+/* One interface of the root object (e.g. "Node") as {property: value}: 0, or an exit code after
+ * printing why not. An optional interface the daemon does not have gives NULL. */
+int ctl_get_root_interface(sd_bus *bus, const char *name, bool optional, json_object **ret);
 /* The children of kind (e.g. "Link") as an array of property objects in path order, each with
  * "Path" added and structs named (see ctl_normalize_properties). */
 json_object *ctl_children(json_object *objects, const char *kind);
 /* Turns a(suss) Addresses and similar struct arrays into arrays of objects with named members. */
 void ctl_normalize_properties(const char *kind, json_object *props);
 
-/* Prints a JSON document on stdout (pretty when stdout is a terminal). */
+/* Prints a JSON document on stdout (pretty when stdout is a terminal); 0 or CTL_EXIT_FAILURE. */
 int ctl_print_json(json_object *o);
+/* Prints a table and, with the legend, "N <what> listed." under it. */
+void ctl_print_table(TextTable *t, const char *what);
+/* "         Key: value" for `show`-style detail, escaped for the terminal, "-" for NULL; an empty key
+ * continues the previous field's list. */
+void ctl_print_field(const char *key, const char *value);
 
-const char *json_string_or(json_object *o, const char *key, const char *fallback);
-int64_t json_int_or(json_object *o, const char *key, int64_t fallback);
-bool json_bool_or(json_object *o, const char *key, bool fallback);
 char *format_speed_mbps(char buf[static 32], uint64_t mbps);
 char *format_bytes(char buf[static 32], uint64_t bytes);
+/* "42s ago", "3min ago", "5h ago", "2d ago": how old a CLOCK_REALTIME time is; never for 0. */
+const char *format_age(char buf[static 32], uint64_t realtime_usec, const char *never);
 
 int verb_status(sd_bus *bus, int argc, char **argv);
 int verb_list(sd_bus *bus, int argc, char **argv);

@@ -5,6 +5,7 @@
 #include "link.h"
 #include "manager-bus.h"
 #include "bus-access.h"
+#include "bus-util.h"
 #include "gpu-bus.h"
 #include "inhibit-bus.h"
 #include "manager.h"
@@ -17,23 +18,7 @@ static int property_get_version(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append(reply, "s", VERSION);
 }
 
-static int property_get_state(sd_bus *bus, const char *path, const char *interface, const char *property,
-                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        return sd_bus_message_append(reply, "s", manager_state_to_string(m->state));
-}
-
-static int property_get_strv(sd_bus *bus, const char *path, const char *interface, const char *property,
-                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        char ***l = userdata;
-        return sd_bus_message_append_strv(reply, *l);
-}
-
-static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
-                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        char **s = userdata;
-        return sd_bus_message_append(reply, "s", strempty(*s));
-}
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_state, ManagerState, manager_state_to_string)
 
 static int method_refresh(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
@@ -166,8 +151,9 @@ static int method_rank_addresses(sd_bus_message *message, void *userdata, sd_bus
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("DegradedReasons", "as", property_get_strv, offsetof(Manager, degraded_reasons),
+        SD_BUS_PROPERTY("State", "s", property_get_state, offsetof(Manager, state),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("DegradedReasons", "as", bus_property_get_strv, offsetof(Manager, degraded_reasons),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Inhibited", "as", bus_property_get_inhibited, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD("Refresh", NULL, NULL, method_refresh, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -187,17 +173,17 @@ static const sd_bus_vtable manager_vtable[] = {
 
 static const sd_bus_vtable node_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Hostname", "s", property_get_string, offsetof(Manager, node.hostname),
+        SD_BUS_PROPERTY("Hostname", "s", bus_property_get_string, offsetof(Manager, node.hostname),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("MachineId", "s", property_get_string, offsetof(Manager, node.machine_id),
+        SD_BUS_PROPERTY("MachineId", "s", bus_property_get_string, offsetof(Manager, node.machine_id),
                         SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("BootId", "s", property_get_string, offsetof(Manager, node.boot_id),
+        SD_BUS_PROPERTY("BootId", "s", bus_property_get_string, offsetof(Manager, node.boot_id),
                         SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("KernelRelease", "s", property_get_string, offsetof(Manager, node.kernel_release),
+        SD_BUS_PROPERTY("KernelRelease", "s", bus_property_get_string, offsetof(Manager, node.kernel_release),
                         SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Architecture", "s", property_get_string, offsetof(Manager, node.architecture),
+        SD_BUS_PROPERTY("Architecture", "s", bus_property_get_string, offsetof(Manager, node.architecture),
                         SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("CpuModel", "s", property_get_string, offsetof(Manager, node.cpu_model),
+        SD_BUS_PROPERTY("CpuModel", "s", bus_property_get_string, offsetof(Manager, node.cpu_model),
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("CpuCount", "u", NULL, offsetof(Manager, node.cpu_count), SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_VTABLE_END,

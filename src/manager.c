@@ -27,6 +27,7 @@
 #include "tbt.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
 #include "udev.h"
@@ -37,9 +38,7 @@ static const char *const manager_state_table[_MANAGER_STATE_MAX] = {
         [MANAGER_DEGRADED] = "degraded",
 };
 
-const char *manager_state_to_string(ManagerState s) {
-        return s >= 0 && s < _MANAGER_STATE_MAX ? manager_state_table[s] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manager_state, ManagerState, manager_state_table)
 
 static int link_compare(const void *key, const void *object) {
         return compare_int_key(key, ((const Link *) object)->ifindex);

@@ -6,6 +6,7 @@
 
 #include "manager.h"
 #include "node.h"
+#include "shared/fileio.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
 #include "shared/string-util.h"
@@ -14,21 +15,14 @@
  * cpuinfo_model() needs. */
 static int read_proc_file(const char *path, char *buf, size_t size) {
         _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        size_t n = 0;
+        ssize_t n;
 
         if (fd < 0)
                 return -errno;
-        while (n < size - 1) {
-                ssize_t k = read(fd, buf + n, size - 1 - n);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-        }
+        /* Only the beginning is read when the file is larger: it is all the parsers need. */
+        n = loop_read(fd, buf, size - 1);
+        if (n < 0)
+                return (int) n;
         buf[n] = '\0';
         return (int) n;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-access.h"
+#include "bus-util.h"
 #include "link-bus.h"
 #include "link.h"
 #include "manager-bus.h"
@@ -15,29 +16,8 @@
 
 /* ---- the Peer objects ---- */
 
-static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
-                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        char **s = userdata;
-        return sd_bus_message_append(reply, "s", strempty(*s));
-}
-
-static int property_get_bool(sd_bus *bus, const char *path, const char *interface, const char *property,
-                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        bool *b = userdata;
-        return sd_bus_message_append(reply, "b", (int) *b);
-}
-
-static int property_get_transport(sd_bus *bus, const char *path, const char *interface, const char *property,
-                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Peer *p = userdata;
-        return sd_bus_message_append(reply, "s", peer_transport_to_string(p->transport));
-}
-
-static int property_get_state(sd_bus *bus, const char *path, const char *interface, const char *property,
-                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Peer *p = userdata;
-        return sd_bus_message_append(reply, "s", peer_probe_state_to_string(p->state));
-}
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_transport, PeerTransport, peer_transport_to_string)
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_state, PeerProbeState, peer_probe_state_to_string)
 
 static int property_get_source_interface(sd_bus *bus, const char *path, const char *interface,
                                          const char *property, sd_bus_message *reply, void *userdata,
@@ -92,14 +72,14 @@ static int property_get_origins(sd_bus *bus, const char *path, const char *inter
 
 static const sd_bus_vtable peer_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Address", "s", property_get_string, offsetof(Peer, address), CONST),
-        SD_BUS_PROPERTY("Transport", "s", property_get_transport, 0, CONST),
-        SD_BUS_PROPERTY("PeerAddress", "s", property_get_string, offsetof(Peer, peer_address), CONST),
-        SD_BUS_PROPERTY("SourceDevice", "s", property_get_string, offsetof(Peer, source_device), CONST),
+        SD_BUS_PROPERTY("Address", "s", bus_property_get_string, offsetof(Peer, address), CONST),
+        SD_BUS_PROPERTY("Transport", "s", property_get_transport, offsetof(Peer, transport), CONST),
+        SD_BUS_PROPERTY("PeerAddress", "s", bus_property_get_string, offsetof(Peer, peer_address), CONST),
+        SD_BUS_PROPERTY("SourceDevice", "s", bus_property_get_string, offsetof(Peer, source_device), CONST),
         SD_BUS_PROPERTY("SourcePort", "u", NULL, offsetof(Peer, source_port), CONST),
         SD_BUS_PROPERTY("SourceInterface", "o", property_get_source_interface, 0, EMITS),
-        SD_BUS_PROPERTY("SourceInterfaceName", "s", property_get_string, offsetof(Peer, m.source_interface), EMITS),
-        SD_BUS_PROPERTY("SourceAddress", "s", property_get_string, offsetof(Peer, m.source_address), EMITS),
+        SD_BUS_PROPERTY("SourceInterfaceName", "s", bus_property_get_string, offsetof(Peer, m.source_interface), EMITS),
+        SD_BUS_PROPERTY("SourceAddress", "s", bus_property_get_string, offsetof(Peer, m.source_address), EMITS),
         SD_BUS_PROPERTY("UploadGbps", "d", NULL, offsetof(Peer, m.upload_gbps), EMITS),
         SD_BUS_PROPERTY("DownloadGbps", "d", NULL, offsetof(Peer, m.download_gbps), EMITS),
         SD_BUS_PROPERTY("RttUsec", "d", NULL, offsetof(Peer, m.rtt_usec), EMITS),
@@ -108,13 +88,13 @@ static const sd_bus_vtable peer_vtable[] = {
         SD_BUS_PROPERTY("ConnectionType", "s", property_get_connection_type, 0, EMITS),
         SD_BUS_PROPERTY("MeasuredAt", "t", NULL, offsetof(Peer, m.measured_at), EMITS),
         SD_BUS_PROPERTY("ProbeDurationUsec", "t", NULL, offsetof(Peer, m.probe_duration_usec), EMITS),
-        SD_BUS_PROPERTY("Stale", "b", property_get_bool, offsetof(Peer, stale), EMITS),
+        SD_BUS_PROPERTY("Stale", "b", bus_property_get_bool, offsetof(Peer, stale), EMITS),
         SD_BUS_PROPERTY("TtlSec", "u", property_get_ttl, 0, CONST),
         SD_BUS_PROPERTY("NextProbeAt", "t", NULL, offsetof(Peer, next_probe_at), EMITS),
         SD_BUS_PROPERTY("LastAttemptAt", "t", NULL, offsetof(Peer, last_attempt_at), EMITS),
-        SD_BUS_PROPERTY("ProbeState", "s", property_get_state, 0, EMITS),
-        SD_BUS_PROPERTY("LastError", "s", property_get_string, offsetof(Peer, last_error), EMITS),
-        SD_BUS_PROPERTY("LastErrorMessage", "s", property_get_string, offsetof(Peer, last_error_message), EMITS),
+        SD_BUS_PROPERTY("ProbeState", "s", property_get_state, offsetof(Peer, state), EMITS),
+        SD_BUS_PROPERTY("LastError", "s", bus_property_get_string, offsetof(Peer, last_error), EMITS),
+        SD_BUS_PROPERTY("LastErrorMessage", "s", bus_property_get_string, offsetof(Peer, last_error_message), EMITS),
         SD_BUS_PROPERTY("Origins", "as", property_get_origins, 0, EMITS),
         SD_BUS_VTABLE_END,
 };
@@ -145,14 +125,10 @@ static int parse_method_address(Manager *m, const char *address, PeerAddress *re
 
 static int check_caller(Manager *m, sd_bus_message *message, const char *action, sd_bus_error *error) {
         RateLimit *rl = reconcile_rate_limit(m);
-        int r;
 
         if (!rl)
                 return sd_bus_error_set(error, BUS_ERROR_FAILED, "Peers are not set up yet; try again.");
-        r = bus_verify_rate(rl, message, error);
-        if (r < 0)
-                return r;
-        return bus_verify_privileged(m, message, action, error);
+        return bus_verify_caller(m, rl, message, action, error);
 }
 
 typedef struct ProbeOptions {

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <math.h>
 
 #include "link.h"
 #include "manager.h"
 #include "peer-bus.h"
 #include "peer.h"
 #include "reconcile.h"
+#include "shared/json-util.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
 
@@ -23,27 +24,8 @@ static const char *const peer_probe_state_table[_PEER_PROBE_STATE_MAX] = {
         [PEER_PROBE_UNSUPPORTED] = "unsupported",
 };
 
-const char *peer_transport_to_string(PeerTransport t) {
-        return t >= 0 && t < _PEER_TRANSPORT_MAX ? peer_transport_table[t] : NULL;
-}
-
-PeerTransport peer_transport_from_string(const char *s) {
-        for (int i = 0; s && i < _PEER_TRANSPORT_MAX; i++)
-                if (streq(peer_transport_table[i], s))
-                        return (PeerTransport) i;
-        return _PEER_TRANSPORT_INVALID;
-}
-
-const char *peer_probe_state_to_string(PeerProbeState s) {
-        return s >= 0 && s < _PEER_PROBE_STATE_MAX ? peer_probe_state_table[s] : NULL;
-}
-
-PeerProbeState peer_probe_state_from_string(const char *s) {
-        for (int i = 0; s && i < _PEER_PROBE_STATE_MAX; i++)
-                if (streq(peer_probe_state_table[i], s))
-                        return (PeerProbeState) i;
-        return _PEER_PROBE_STATE_INVALID;
-}
+DEFINE_STRING_TABLE_LOOKUP(peer_transport, PeerTransport, peer_transport_table)
+DEFINE_STRING_TABLE_LOOKUP(peer_probe_state, PeerProbeState, peer_probe_state_table)
 
 static const BusObjectType peer_bus_type = {
         .interface = PEER_INTERFACE,
@@ -203,25 +185,6 @@ void peer_update_origins(Peer *p) {
         bus_object_set(&p->bus, p->origins, p->wanted | (p->adhoc ? PEER_ORIGIN_PROBED : 0u), "Origins");
 }
 
-static double json_number(json_object *doc, const char *key) {
-        json_object *v;
-        double d;
-
-        if (!json_object_object_get_ex(doc, key, &v) ||
-            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-                return 0;
-        d = json_object_get_double(v);
-        /* A probe is a separate program: believe only what makes sense. */
-        return isfinite(d) && d >= 0 && d < 1e12 ? d : 0;
-}
-
-static const char *json_string(json_object *doc, const char *key) {
-        json_object *v;
-        if (!json_object_object_get_ex(doc, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
 static bool link_has_address(const Link *l, const PeerAddress *a) {
         size_t len = a->family == AF_INET ? 4 : 16;
         for (size_t i = 0; i < l->n_addresses; i++)
@@ -275,15 +238,15 @@ void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_real
         switch (result->outcome) {
         case PROBE_OUTCOME_OK: {
                 json_object *doc = result->document;
-                const char *source = json_string(doc, "source");
+                const char *source = json_string_or(doc, "source", NULL);
                 Link *l = peer_find_source_link(p, source);
                 _cleanup_(freep) char *escaped = source ? utf8_escape_invalid(source) : NULL;
                 PeerMeasurement n = {
-                        .upload_gbps = json_number(doc, "upload_gbps"),
-                        .download_gbps = json_number(doc, "download_gbps"),
-                        .rtt_usec = json_number(doc, "rtt_usec"),
-                        .jitter_usec = json_number(doc, "jitter_usec"),
-                        .jitter_rfc3550_usec = json_number(doc, "jitter_rfc3550_usec"),
+                        .upload_gbps = json_figure(doc, "upload_gbps"),
+                        .download_gbps = json_figure(doc, "download_gbps"),
+                        .rtt_usec = json_figure(doc, "rtt_usec"),
+                        .jitter_usec = json_figure(doc, "jitter_usec"),
+                        .jitter_rfc3550_usec = json_figure(doc, "jitter_rfc3550_usec"),
                         .measured_at = started_realtime,
                         .probe_duration_usec = result->duration_usec,
                         .source_address = escaped,

@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <fcntl.h>
-#include <math.h>
-
 #include "manager.h"
 #include "peer.h"
 #include "persist.h"
-#include "shared/fileio.h"
+#include "shared/json-util.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
+#include "state-file.h"
 
 #define PERSIST_VERSION 1
 #define PERSIST_RETRY_USEC (60 * USEC_PER_SEC)
 
-static inline void json_object_unrefp(json_object **o) {
-        if (*o)
-                json_object_put(*o);
-}
+static const StateFile persist_file = {
+        .name = PERSIST_FILE,
+        .bad_suffix = ".corrupt",
+        .size_max = PERSIST_FILE_MAX,
+        .what = "peer results",
+};
 
 static int open_state_directory(Manager *m) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -33,10 +33,6 @@ static int open_state_directory(Manager *m) {
 
 /* ---- save ---- */
 
-static json_object *string_or_null(const char *s) {
-        return s ? json_object_new_string(s) : NULL;
-}
-
 static json_object *path_to_json(const Peer *p) {
         json_object *o = json_object_new_object();
 
@@ -51,8 +47,8 @@ static json_object *path_to_json(const Peer *p) {
         }
         json_object_object_add(o, "adhoc", json_object_new_boolean(p->adhoc));
         json_object_object_add(o, "state", json_object_new_string(peer_probe_state_to_string(p->state)));
-        json_object_object_add(o, "error", string_or_null(p->last_error));
-        json_object_object_add(o, "error_message", string_or_null(p->last_error_message));
+        json_object_object_add(o, "error", json_string_or_null(p->last_error));
+        json_object_object_add(o, "error_message", json_string_or_null(p->last_error_message));
         json_object_object_add(o, "last_attempt_at", json_object_new_uint64(p->last_attempt_at));
         json_object_object_add(o, "measured_at", json_object_new_uint64(p->m.measured_at));
         json_object_object_add(o, "upload_gbps", json_object_new_double(p->m.upload_gbps));
@@ -61,18 +57,17 @@ static json_object *path_to_json(const Peer *p) {
         json_object_object_add(o, "jitter_usec", json_object_new_double(p->m.jitter_usec));
         json_object_object_add(o, "jitter_rfc3550_usec", json_object_new_double(p->m.jitter_rfc3550_usec));
         json_object_object_add(o, "probe_duration_usec", json_object_new_uint64(p->m.probe_duration_usec));
-        json_object_object_add(o, "source_address", string_or_null(p->m.source_address));
-        json_object_object_add(o, "source_interface", string_or_null(p->m.source_interface));
-        json_object_object_add(o, "connection_type", string_or_null(p->m.connection_type));
+        json_object_object_add(o, "source_address", json_string_or_null(p->m.source_address));
+        json_object_object_add(o, "source_interface", json_string_or_null(p->m.source_interface));
+        json_object_object_add(o, "connection_type", json_string_or_null(p->m.connection_type));
         return o;
 }
 
 int persist_save(Manager *m) {
-        _cleanup_(json_object_unrefp) json_object *doc = NULL;
+        _cleanup_(json_object_putp) json_object *doc = NULL;
         json_object *added, *paths;
         PeerTarget *t;
         Peer *p;
-        const char *text;
         int fd, r;
 
         doc = json_object_new_object();
@@ -101,8 +96,7 @@ int persist_save(Manager *m) {
                 log_debug_errno(fd, "Keeping peer results in memory only: %m");
                 return fd;
         }
-        text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-        r = write_file_atomic_at(fd, PERSIST_FILE, text, strlen(text), 0644);
+        r = state_file_write(fd, &persist_file, doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
         if (r < 0) {
                 if (!m->persist_failing)
                         log_warning_errno(r, "Cannot save peer results to %s in the state directory, keeping them "
@@ -119,34 +113,9 @@ int persist_save(Manager *m) {
 
 /* ---- load ---- */
 
-static const char *get_string(json_object *o, const char *key) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
-static double get_number(json_object *o, const char *key) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) ||
-            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-                return 0;
-        double d = json_object_get_double(v);
-        return isfinite(d) && d >= 0 && d < 1e12 ? d : 0;
-}
-
 static uint64_t get_u64(json_object *o, const char *key) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-                return 0;
-        int64_t i = json_object_get_int64(v);
+        int64_t i = json_int_or(o, key, 0);
         return i > 0 ? (uint64_t) i : 0;
-}
-
-static bool get_bool(json_object *o, const char *key) {
-        json_object *v;
-        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_boolean) &&
-               json_object_get_boolean(v);
 }
 
 /* A bounded, printable copy of a stored string, or NULL. */
@@ -170,10 +139,10 @@ static bool is_device_name(const char *s) {
 }
 
 static int restore_path(Manager *m, json_object *o) {
-        const char *address = get_string(o, "address"), *peer = get_string(o, "peer");
-        const char *device = get_string(o, "source_device");
-        PeerTransport transport = peer_transport_from_string(get_string(o, "transport"));
-        PeerProbeState state = peer_probe_state_from_string(get_string(o, "state"));
+        const char *address = json_string_or(o, "address", NULL), *peer = json_string_or(o, "peer", NULL);
+        const char *device = json_string_or(o, "source_device", NULL);
+        PeerTransport transport = peer_transport_from_string(json_string_or(o, "transport", NULL));
+        PeerProbeState state = peer_probe_state_from_string(json_string_or(o, "state", NULL));
         uint64_t port = get_u64(o, "source_port");
         PeerAddress sink, group;
         Peer *p;
@@ -191,51 +160,26 @@ static int restore_path(Manager *m, json_object *o) {
         r = peer_ensure(m, transport, transport == PEER_TRANSPORT_RDMA ? device : NULL, (unsigned) port, &sink, peer, &p);
         if (r < 0)
                 return r;
-        p->adhoc = get_bool(o, "adhoc");
+        p->adhoc = json_bool_or(o, "adhoc", false);
         PeerMeasurement measured = {
-                .upload_gbps = get_number(o, "upload_gbps"),
-                .download_gbps = get_number(o, "download_gbps"),
-                .rtt_usec = get_number(o, "rtt_usec"),
-                .jitter_usec = get_number(o, "jitter_usec"),
-                .jitter_rfc3550_usec = get_number(o, "jitter_rfc3550_usec"),
+                .upload_gbps = json_figure(o, "upload_gbps"),
+                .download_gbps = json_figure(o, "download_gbps"),
+                .rtt_usec = json_figure(o, "rtt_usec"),
+                .jitter_usec = json_figure(o, "jitter_usec"),
+                .jitter_rfc3550_usec = json_figure(o, "jitter_rfc3550_usec"),
                 .measured_at = get_u64(o, "measured_at"),
                 .probe_duration_usec = get_u64(o, "probe_duration_usec"),
-                .source_address = (char *) sane(get_string(o, "source_address"), PEER_ADDRESS_STRING_MAX),
-                .source_interface = (char *) sane(get_string(o, "source_interface"), 64),
-                .connection_type = (char *) sane(get_string(o, "connection_type"), 64),
+                .source_address = (char *) sane(json_string_or(o, "source_address", NULL), PEER_ADDRESS_STRING_MAX),
+                .source_interface = (char *) sane(json_string_or(o, "source_interface", NULL), 64),
+                .connection_type = (char *) sane(json_string_or(o, "connection_type", NULL), 64),
         };
-        peer_restore(p, &measured, state, sane(get_string(o, "error"), 64), sane(get_string(o, "error_message"), 512),
-                     get_u64(o, "last_attempt_at"));
+        peer_restore(p, &measured, state, sane(json_string_or(o, "error", NULL), 64),
+                     sane(json_string_or(o, "error_message", NULL), 512), get_u64(o, "last_attempt_at"));
         return 0;
 }
 
-static void move_aside(int fd, const char *why) {
-        if (renameat(fd, PERSIST_FILE, fd, PERSIST_FILE ".corrupt") < 0)
-                log_warning_errno(errno, "Ignoring %s (%s), and cannot move it aside: %m", PERSIST_FILE, why);
-        else
-                log_warning("Ignoring %s (%s); moved it to %s.corrupt.", PERSIST_FILE, why, PERSIST_FILE);
-}
-
-/* A save interrupted by a crash leaves ".#peers.json.XXXXXXXX"; the real file is intact. */
-static void remove_leftovers(int fd) {
-        _cleanup_(closedirp) DIR *d = NULL;
-        int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        struct dirent *de;
-
-        if (dfd < 0)
-                return;
-        d = fdopendir(dfd);
-        if (!d) {
-                safe_close(dfd);
-                return;
-        }
-        while ((de = readdir(d)))
-                if (startswith(de->d_name, ".#" PERSIST_FILE ".") && unlinkat(fd, de->d_name, 0) >= 0)
-                        log_debug("Removed %s, left by an interrupted save.", de->d_name);
-}
-
 int persist_load(Manager *m) {
-        _cleanup_(json_object_unrefp) json_object *doc = NULL;
+        _cleanup_(json_object_putp) json_object *doc = NULL;
         _cleanup_(freep) char *text = NULL;
         json_object *v, *added = NULL, *paths = NULL;
         enum json_tokener_error jerr;
@@ -245,26 +189,18 @@ int persist_load(Manager *m) {
         fd = open_state_directory(m);
         if (fd < 0)
                 return fd;
-        remove_leftovers(fd);
-
-        r = read_file_at(fd, PERSIST_FILE, PERSIST_FILE_MAX, &text, &size);
-        if (r == -ENOENT)
-                return 0;
-        if (r == -EFBIG) {
-                move_aside(fd, "larger than 4M");
+        r = state_file_read(fd, &persist_file, &text, &size);
+        if (r <= 0)
                 return r;
-        }
-        if (r < 0)
-                return log_warning_errno(r, "Cannot read %s, starting without saved peer results: %m", PERSIST_FILE);
 
         doc = json_tokener_parse_verbose(text, &jerr);
         if (!doc || strlen(text) != size || !json_object_is_type(doc, json_type_object)) {
-                move_aside(fd, doc ? "not a JSON object" : json_tokener_error_desc(jerr));
+                state_file_set_aside(fd, &persist_file, doc ? "not a JSON object" : json_tokener_error_desc(jerr));
                 return -EBADMSG;
         }
         if (!json_object_object_get_ex(doc, "version", &v) || !json_object_is_type(v, json_type_int) ||
             json_object_get_int(v) != PERSIST_VERSION) {
-                move_aside(fd, "unknown version");
+                state_file_set_aside(fd, &persist_file, "unknown version");
                 return -EBADMSG;
         }
         (void) json_object_object_get_ex(doc, "added", &added);

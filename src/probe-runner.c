@@ -7,8 +7,10 @@
 #include <sys/wait.h>
 
 #include "probe-runner.h"
+#include "shared/json-util.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
 
@@ -46,9 +48,7 @@ static const char *const probe_outcome_table[_PROBE_OUTCOME_MAX] = {
         [PROBE_OUTCOME_CRASHED] = "crashed",
 };
 
-const char *probe_outcome_to_string(ProbeOutcome o) {
-        return o >= 0 && o < _PROBE_OUTCOME_MAX ? probe_outcome_table[o] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(probe_outcome, ProbeOutcome, probe_outcome_table)
 
 const char *probe_directory(void) {
         const char *e = getenv("LINKPROBE_PROBE_DIR");
@@ -76,13 +76,6 @@ static void result_fail(ProbeResult *r, ProbeOutcome outcome, const char *name, 
         if (vasprintf(&r->error_message, format, ap) < 0)
                 r->error_message = NULL;
         va_end(ap);
-}
-
-static const char *json_string_member(json_object *o, const char *key) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
 }
 
 void probe_result_from_output(ProbeResult *r, const char *output, size_t size, bool exited, int status) {
@@ -120,14 +113,14 @@ void probe_result_from_output(ProbeResult *r, const char *output, size_t size, b
         }
         r->document = doc;
 
-        const char *s = json_string_member(doc, "status");
+        const char *s = json_string_or(doc, "status", NULL);
         if (s && streq(s, "ok") && status == 0) {
                 r->outcome = PROBE_OUTCOME_OK;
                 return;
         }
         if (s && streq(s, "unsupported") && status == 0) {
                 r->outcome = PROBE_OUTCOME_UNSUPPORTED;
-                const char *reason = json_string_member(doc, "reason");
+                const char *reason = json_string_or(doc, "reason", NULL);
                 r->error_message = strdup(reason ?: "not supported here");
                 return;
         }
@@ -135,8 +128,8 @@ void probe_result_from_output(ProbeResult *r, const char *output, size_t size, b
                 json_object *e = NULL;
                 const char *name = NULL, *message = NULL;
                 if (json_object_object_get_ex(doc, "error", &e)) {
-                        name = json_string_member(e, "name");
-                        message = json_string_member(e, "message");
+                        name = json_string_or(e, "name", NULL);
+                        message = json_string_or(e, "message", NULL);
                 }
                 /* The name is an identifier for machines; refuse anything that is not one. */
                 bool name_ok = name && strlen(name) <= 64 && strspn(name, "abcdefghijklmnopqrstuvwxyz"

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "bus-util.h"
 #include "manager.h"
 #include "rdma-bus.h"
 #include "rdma.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 
 /* D-Bus spellings: lower-case words for states (as a Link's OperState), the kernel's own words where
@@ -43,7 +45,7 @@ static const char *const transport_bus[_RDMA_TRANSPORT_MAX] = {
         [RDMA_TRANSPORT_USNIC] = "usNIC",
 };
 
-#define LOOKUP(table, v, fallback) ((v) >= 0 && (size_t) (v) < ELEMENTSOF(table) && (table)[v] ? (table)[v] : (fallback))
+#define LOOKUP(table, v, fallback) (string_table_lookup_to_string(table, ELEMENTSOF(table), (int) (v)) ?: (fallback))
 
 const char *rdma_port_state_to_bus(RdmaPortState s) {
         return LOOKUP(port_state_bus, s, "unknown");
@@ -104,24 +106,6 @@ int rdma_port_object_path(const char *device, unsigned port, char **ret_key, cha
         return 0;
 }
 
-/* Strings the kernel or a driver chose: published with invalid UTF-8 escaped, "" when unknown. */
-static int append_escaped(sd_bus_message *reply, const char *s) {
-        _cleanup_(freep) char *escaped = NULL;
-
-        if (!s)
-                return sd_bus_message_append(reply, "s", "");
-        escaped = utf8_escape_invalid(s);
-        if (!escaped)
-                return -ENOMEM;
-        return sd_bus_message_append(reply, "s", escaped);
-}
-
-static int property_get_escaped(sd_bus *bus, const char *path, const char *interface, const char *property,
-                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        char **s = userdata;
-        return append_escaped(reply, *s);
-}
-
 static int property_get_guid(sd_bus *bus, const char *path, const char *interface, const char *property,
                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         uint64_t *guid = userdata;
@@ -129,41 +113,18 @@ static int property_get_guid(sd_bus *bus, const char *path, const char *interfac
         return sd_bus_message_append(reply, "s", *guid != 0 ? rdma_format_guid(*guid, buf) : "");
 }
 
-static int property_get_enum(sd_bus *bus, const char *path, const char *interface, const char *property,
-                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        RdmaPort *p = userdata;
-        const char *s;
-
-        if (streq(property, "NodeType"))
-                s = rdma_node_type_to_bus(p->node_type);
-        else if (streq(property, "Transport"))
-                s = rdma_transport_to_bus(p->transport);
-        else if (streq(property, "State"))
-                s = rdma_port_state_to_bus(p->status.state);
-        else if (streq(property, "PhysState"))
-                s = rdma_phys_state_to_bus(p->status.phys_state);
-        else if (streq(property, "LinkLayer"))
-                s = rdma_link_layer_to_bus(p->status.link_layer);
-        else if (streq(property, "Width"))
-                s = rdma_width_to_bus(p->status.rate.width);
-        else if (streq(property, "Speed"))
-                s = rdma_speed_to_bus(p->status.rate.speed);
-        else
-                return -EINVAL;
-        return sd_bus_message_append(reply, "s", s);
-}
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_node_type, RdmaNodeType, rdma_node_type_to_bus)
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_transport, RdmaTransport, rdma_transport_to_bus)
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_state, RdmaPortState, rdma_port_state_to_bus)
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_phys_state, RdmaPhysState, rdma_phys_state_to_bus)
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_link_layer, RdmaLinkLayer, rdma_link_layer_to_bus)
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_width, RdmaWidth, rdma_width_to_bus)
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_speed, RdmaSpeed, rdma_speed_to_bus)
 
 static int property_get_rate(sd_bus *bus, const char *path, const char *interface, const char *property,
                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         RdmaPort *p = userdata;
         return sd_bus_message_append(reply, "d", rdma_rate_gbps(&p->status.rate));
-}
-
-static int property_get_object_path(sd_bus *bus, const char *path, const char *interface,
-                                    const char *property, sd_bus_message *reply, void *userdata,
-                                    sd_bus_error *error) {
-        char **s = userdata;
-        return sd_bus_message_append(reply, "o", *s ?: "/");
 }
 
 static int property_get_netdevs(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -175,7 +136,7 @@ static int property_get_netdevs(sd_bus *bus, const char *path, const char *inter
         if (r < 0)
                 return r;
         STRV_FOREACH(name, p->netdevs) {
-                r = append_escaped(reply, *name);
+                r = bus_message_append_escaped(reply, *name);
                 if (r < 0)
                         return r;
         }
@@ -210,24 +171,25 @@ static int property_get_gids(sd_bus *bus, const char *path, const char *interfac
 
 static const sd_bus_vtable rdma_port_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Device", "s", property_get_escaped, offsetof(RdmaPort, device), CONST),
+        SD_BUS_PROPERTY("Device", "s", bus_property_get_escaped, offsetof(RdmaPort, device), CONST),
         SD_BUS_PROPERTY("Port", "u", NULL, offsetof(RdmaPort, number), CONST),
-        SD_BUS_PROPERTY("NodeType", "s", property_get_enum, 0, CONST),
+        SD_BUS_PROPERTY("NodeType", "s", property_get_node_type, offsetof(RdmaPort, node_type), CONST),
         SD_BUS_PROPERTY("NodeGuid", "s", property_get_guid, offsetof(RdmaPort, node_guid), CONST),
         SD_BUS_PROPERTY("SystemImageGuid", "s", property_get_guid, offsetof(RdmaPort, sys_image_guid), CONST),
-        SD_BUS_PROPERTY("FirmwareVersion", "s", property_get_escaped, offsetof(RdmaPort, fw_ver), CONST),
-        SD_BUS_PROPERTY("HcaType", "s", property_get_escaped, offsetof(RdmaPort, hca_type), CONST),
-        SD_BUS_PROPERTY("BoardId", "s", property_get_escaped, offsetof(RdmaPort, board_id), CONST),
-        SD_BUS_PROPERTY("Transport", "s", property_get_enum, 0, EMITS),
-        SD_BUS_PROPERTY("State", "s", property_get_enum, 0, EMITS),
-        SD_BUS_PROPERTY("PhysState", "s", property_get_enum, 0, EMITS),
-        SD_BUS_PROPERTY("LinkLayer", "s", property_get_enum, 0, EMITS),
+        SD_BUS_PROPERTY("FirmwareVersion", "s", bus_property_get_escaped, offsetof(RdmaPort, fw_ver), CONST),
+        SD_BUS_PROPERTY("HcaType", "s", bus_property_get_escaped, offsetof(RdmaPort, hca_type), CONST),
+        SD_BUS_PROPERTY("BoardId", "s", bus_property_get_escaped, offsetof(RdmaPort, board_id), CONST),
+        SD_BUS_PROPERTY("Transport", "s", property_get_transport, offsetof(RdmaPort, transport), EMITS),
+        SD_BUS_PROPERTY("State", "s", property_get_state, offsetof(RdmaPort, status.state), EMITS),
+        SD_BUS_PROPERTY("PhysState", "s", property_get_phys_state, offsetof(RdmaPort, status.phys_state), EMITS),
+        SD_BUS_PROPERTY("LinkLayer", "s", property_get_link_layer, offsetof(RdmaPort, status.link_layer), EMITS),
         SD_BUS_PROPERTY("RateGbps", "d", property_get_rate, 0, EMITS),
-        SD_BUS_PROPERTY("Width", "s", property_get_enum, 0, EMITS),
-        SD_BUS_PROPERTY("Speed", "s", property_get_enum, 0, EMITS),
+        SD_BUS_PROPERTY("Width", "s", property_get_width, offsetof(RdmaPort, status.rate.width), EMITS),
+        SD_BUS_PROPERTY("Speed", "s", property_get_speed, offsetof(RdmaPort, status.rate.speed), EMITS),
         SD_BUS_PROPERTY("Lid", "u", NULL, offsetof(RdmaPort, status.lid), EMITS),
         SD_BUS_PROPERTY("SmLid", "u", NULL, offsetof(RdmaPort, status.sm_lid), EMITS),
-        SD_BUS_PROPERTY("NetInterface", "o", property_get_object_path, offsetof(RdmaPort, net_interface_path), EMITS),
+        SD_BUS_PROPERTY("NetInterface", "o", bus_property_get_object_path, offsetof(RdmaPort, net_interface_path),
+                        EMITS),
         SD_BUS_PROPERTY("NetDevices", "as", property_get_netdevs, 0, EMITS),
         SD_BUS_PROPERTY("Gids", "a(usss)", property_get_gids, 0, EMITS),
         SD_BUS_VTABLE_END,

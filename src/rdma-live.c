@@ -78,28 +78,16 @@ static int on_verbs_event(sd_event_source *s, int fd, uint32_t revents, void *us
                 log_debug("RDMA device %s: %s (%d) on port %u.", dev->name, rdma_verbs_event_type_to_string(ev.type),
                           ev.raw, ev.port);
 
-                switch (ev.type) {
-                case RDMA_VERBS_EVENT_PORT_ACTIVE:
-                case RDMA_VERBS_EVENT_PORT_ERR:
-                case RDMA_VERBS_EVENT_LID_CHANGE:
-                case RDMA_VERBS_EVENT_PKEY_CHANGE:
-                case RDMA_VERBS_EVENT_SM_CHANGE:
-                case RDMA_VERBS_EVENT_GID_CHANGE:
-                case RDMA_VERBS_EVENT_CLIENT_REREGISTER:
-                        p = rdma_port_get(m, dev->name, ev.port);
-                        if (p)
-                                rdma_port_request_reread(p);
-                        break;
-                case RDMA_VERBS_EVENT_DEVICE_FATAL:
+                if (ev.type == RDMA_VERBS_EVENT_DEVICE_FATAL) {
                         log_warning("RDMA device %s: the driver reported a fatal error; publishing sysfs values "
                                     "until the device is added again.", dev->name);
                         rdma_device_fall_back_to_sysfs(dev);
                         return 0;
-                case RDMA_VERBS_EVENT_OTHER:
-                case _RDMA_VERBS_EVENT_TYPE_MAX:
-                case _RDMA_VERBS_EVENT_TYPE_INVALID:
-                        break;
                 }
+                /* rdma-verbs names a port only for the events about one: re-read that port. */
+                p = ev.port > 0 ? rdma_port_get(m, dev->name, ev.port) : NULL;
+                if (p)
+                        rdma_port_request_reread(p);
         }
 
         if (revents & (EPOLLHUP | EPOLLERR)) {

@@ -7,6 +7,7 @@
 
 #include "rdma-config.h"
 #include "rdma-verbs.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 
 static const char *const availability_names[_RDMA_VERBS_AVAILABILITY_MAX] = {
@@ -27,17 +28,8 @@ static const char *const event_type_names[_RDMA_VERBS_EVENT_TYPE_MAX] = {
         [RDMA_VERBS_EVENT_OTHER] = "other",
 };
 
-const char *rdma_verbs_availability_to_string(RdmaVerbsAvailability a) {
-        if (a < 0 || a >= _RDMA_VERBS_AVAILABILITY_MAX)
-                return NULL;
-        return availability_names[a];
-}
-
-const char *rdma_verbs_event_type_to_string(RdmaVerbsEventType t) {
-        if (t < 0 || t >= _RDMA_VERBS_EVENT_TYPE_MAX)
-                return NULL;
-        return event_type_names[t];
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(rdma_verbs_availability, RdmaVerbsAvailability, availability_names)
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(rdma_verbs_event_type, RdmaVerbsEventType, event_type_names)
 
 /* libibverbs encodes speeds and widths as single bits (IB spec PortInfo), not as the kernel's
  * sysfs words; ibv_devinfo's tables are the reference. XDR only exists in active_speed_ex. */

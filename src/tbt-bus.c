@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
 
+#include "bus-util.h"
 #include "manager.h"
 #include "shared/string-util.h"
 #include "tbt-bus.h"
@@ -20,9 +21,9 @@ int tbt_object_path(const char *sysname, char **ret) {
                 return sd_bus_message_append(reply, signature, expr);                                         \
         }
 
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_type, TbtNodeType, tbt_node_type_to_string)
+
 /* Unknown strings are empty, unknown numbers 0, missing objects "/" (see org.linkprobe.LinkProbe1(5)). */
-DEFINE_GETTER(sysfs_name, "s", o->sysname_utf8)
-DEFINE_GETTER(type, "s", strempty(tbt_node_type_to_string(o->type)))
 DEFINE_GETTER(name, "s", strempty(d->device_name))
 DEFINE_GETTER(vendor, "s", strempty(d->vendor_name))
 DEFINE_GETTER(vendor_id, "u", d->has_vendor_id ? d->vendor_id : 0)
@@ -32,15 +33,11 @@ DEFINE_GETTER(nvm_version, "s", strempty(d->nvm_version))
 DEFINE_GETTER(generation, "u", d->kind == TBT_KIND_ROUTER ? d->generation : 0)
 DEFINE_GETTER(authorized, "s", d->kind == TBT_KIND_ROUTER ? strempty(tbt_authorized_to_string(d->authorized)) : "")
 DEFINE_GETTER(security_level, "s", d->kind == TBT_KIND_DOMAIN ? strempty(tbt_security_to_string(d->security)) : "")
-DEFINE_GETTER(parent, "o", o->parent_path ?: "/")
 DEFINE_GETTER(rx_lanes, "u", d->rx.lanes)
 DEFINE_GETTER(tx_lanes, "u", d->tx.lanes)
 DEFINE_GETTER(rx_lane_gbps, "u", d->rx.lane_gbps)
 DEFINE_GETTER(tx_lane_gbps, "u", d->tx.lane_gbps)
 DEFINE_GETTER(link_class, "s", o->has_link ? strempty(tbt_link_class_to_string(o->link_class)) : "")
-DEFINE_GETTER(degraded, "b", (int) o->degraded)
-DEFINE_GETTER(degraded_reason, "s", strempty(o->degraded_reason))
-DEFINE_GETTER(net_interface, "o", o->net_interface_path ?: "/")
 
 static int property_get_route(sd_bus *bus, const char *path, const char *interface, const char *property,
                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -54,19 +51,13 @@ static int property_get_route(sd_bus *bus, const char *path, const char *interfa
         return sd_bus_message_append(reply, "s", route);
 }
 
-static int property_get_strv(sd_bus *bus, const char *path, const char *interface, const char *property,
-                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        char ***l = userdata;
-        return sd_bus_message_append_strv(reply, *l);
-}
-
 #define CONST SD_BUS_VTABLE_PROPERTY_CONST
 #define EMITS SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 
 static const sd_bus_vtable tbt_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("SysfsName", "s", property_get_sysfs_name, 0, CONST),
-        SD_BUS_PROPERTY("Type", "s", property_get_type, 0, EMITS),
+        SD_BUS_PROPERTY("SysfsName", "s", bus_property_get_string, offsetof(TbtObject, sysname_utf8), CONST),
+        SD_BUS_PROPERTY("Type", "s", property_get_type, offsetof(TbtObject, type), EMITS),
         SD_BUS_PROPERTY("Name", "s", property_get_name, 0, EMITS),
         SD_BUS_PROPERTY("Vendor", "s", property_get_vendor, 0, EMITS),
         SD_BUS_PROPERTY("VendorId", "u", property_get_vendor_id, 0, CONST),
@@ -77,7 +68,7 @@ static const sd_bus_vtable tbt_vtable[] = {
         SD_BUS_PROPERTY("Usb4Version", "u", NULL, offsetof(TbtObject, usb4_version), EMITS),
         SD_BUS_PROPERTY("Authorized", "s", property_get_authorized, 0, EMITS),
         SD_BUS_PROPERTY("SecurityLevel", "s", property_get_security_level, 0, EMITS),
-        SD_BUS_PROPERTY("Parent", "o", property_get_parent, 0, EMITS),
+        SD_BUS_PROPERTY("Parent", "o", bus_property_get_object_path, offsetof(TbtObject, parent_path), EMITS),
         SD_BUS_PROPERTY("Depth", "i", NULL, offsetof(TbtObject, depth), EMITS),
         SD_BUS_PROPERTY("Route", "s", property_get_route, 0, CONST),
         SD_BUS_PROPERTY("RxLanes", "u", property_get_rx_lanes, 0, EMITS),
@@ -89,11 +80,12 @@ static const sd_bus_vtable tbt_vtable[] = {
         SD_BUS_PROPERTY("LinkClass", "s", property_get_link_class, 0, EMITS),
         SD_BUS_PROPERTY("PathRxGbps", "u", NULL, offsetof(TbtObject, path_rx_gbps), EMITS),
         SD_BUS_PROPERTY("PathTxGbps", "u", NULL, offsetof(TbtObject, path_tx_gbps), EMITS),
-        SD_BUS_PROPERTY("Degraded", "b", property_get_degraded, 0, EMITS),
-        SD_BUS_PROPERTY("DegradedReason", "s", property_get_degraded_reason, 0, EMITS),
-        SD_BUS_PROPERTY("NetInterface", "o", property_get_net_interface, 0, EMITS),
-        SD_BUS_PROPERTY("Services", "as", property_get_strv, offsetof(TbtObject, services), EMITS),
-        SD_BUS_PROPERTY("Problems", "as", property_get_strv, offsetof(TbtObject, problems), EMITS),
+        SD_BUS_PROPERTY("Degraded", "b", bus_property_get_bool, offsetof(TbtObject, degraded), EMITS),
+        SD_BUS_PROPERTY("DegradedReason", "s", bus_property_get_string, offsetof(TbtObject, degraded_reason), EMITS),
+        SD_BUS_PROPERTY("NetInterface", "o", bus_property_get_object_path, offsetof(TbtObject, net_interface_path),
+                        EMITS),
+        SD_BUS_PROPERTY("Services", "as", bus_property_get_strv, offsetof(TbtObject, services), EMITS),
+        SD_BUS_PROPERTY("Problems", "as", bus_property_get_strv, offsetof(TbtObject, problems), EMITS),
         SD_BUS_VTABLE_END,
 };
 

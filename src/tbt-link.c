@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* One Thunderbolt/USB4 link: its rate per direction, its class, and whether it runs below what both
  * ends can do. Pure logic over TbtLinkFacts; declared in tbt-topology.h. */
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 #include "tbt-topology.h"
 
@@ -28,20 +29,8 @@ static const char *const link_class_table[_TBT_LINK_CLASS_MAX] = {
         [TBT_LINK_CLASS_OTHER] = "Other",
 };
 
-const char *tbt_node_type_to_string(TbtNodeType t) {
-        return t >= 0 && t < _TBT_NODE_TYPE_MAX ? node_type_table[t] : NULL;
-}
-
-const char *tbt_link_class_to_string(TbtLinkClass c) {
-        return c >= 0 && c < _TBT_LINK_CLASS_MAX ? link_class_table[c] : NULL;
-}
-
-TbtLinkClass tbt_link_class_from_string(const char *s) {
-        for (size_t i = 0; s && i < _TBT_LINK_CLASS_MAX; i++)
-                if (streq(link_class_table[i], s))
-                        return (TbtLinkClass) i;
-        return _TBT_LINK_CLASS_INVALID;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(tbt_node_type, TbtNodeType, node_type_table)
+DEFINE_STRING_TABLE_LOOKUP(tbt_link_class, TbtLinkClass, link_class_table)
 
 unsigned tbt_link_class_generation(TbtLinkClass c) {
         switch (c) {

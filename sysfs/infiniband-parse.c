@@ -5,6 +5,7 @@
 
 #include "infiniband-parse.h"
 #include "shared/parse-util.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 
 /* Formats checked against drivers/infiniband/core/sysfs.c (node_type_show, state_show,
@@ -83,53 +84,20 @@ static const char *const port_field_names[] = {
 };
 _Static_assert(_RDMA_PORT_FIELD_ALL == (1u << ELEMENTSOF(port_field_names)) - 1, "port field names");
 
-static const char *table_lookup(const char *const *table, size_t n, int i) {
-        if (i < 0 || (size_t) i >= n)
-                return NULL;
-        return table[i];
+/* Entry 0 of a table is "unknown", which is our word, not the kernel's: never parsed. */
+static int kernel_name_find(const char *const *table, size_t n, const char *s) {
+        int i = string_table_lookup_from_string(table + 1, n - 1, s);
+        return i < 0 ? i : i + 1;
 }
 
-static int table_find(const char *const *table, size_t n, const char *s) {
-        if (!s)
-                return -EINVAL;
-        /* Entry 0 is "unknown", which is our word, not the kernel's. */
-        for (size_t i = 1; i < n; i++)
-                if (table[i] && streq(table[i], s))
-                        return (int) i;
-        return -EINVAL;
-}
-
-const char *rdma_node_type_to_string(RdmaNodeType t) {
-        return table_lookup(node_type_names, ELEMENTSOF(node_type_names), t);
-}
-
-const char *rdma_port_state_to_string(RdmaPortState s) {
-        return table_lookup(port_state_names, ELEMENTSOF(port_state_names), s);
-}
-
-const char *rdma_phys_state_to_string(RdmaPhysState s) {
-        return table_lookup(phys_state_names, ELEMENTSOF(phys_state_names), s);
-}
-
-const char *rdma_link_layer_to_string(RdmaLinkLayer l) {
-        return table_lookup(link_layer_names, ELEMENTSOF(link_layer_names), l);
-}
-
-const char *rdma_width_to_string(RdmaWidth w) {
-        return table_lookup(width_names, ELEMENTSOF(width_names), w);
-}
-
-const char *rdma_speed_to_string(RdmaSpeed s) {
-        return table_lookup(speed_names, ELEMENTSOF(speed_names), s);
-}
-
-const char *rdma_gid_type_to_string(RdmaGidType t) {
-        return table_lookup(gid_type_names, ELEMENTSOF(gid_type_names), t);
-}
-
-const char *rdma_transport_to_string(RdmaTransport t) {
-        return table_lookup(transport_names, ELEMENTSOF(transport_names), t);
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(rdma_node_type, RdmaNodeType, node_type_names)
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(rdma_port_state, RdmaPortState, port_state_names)
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(rdma_phys_state, RdmaPhysState, phys_state_names)
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(rdma_link_layer, RdmaLinkLayer, link_layer_names)
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(rdma_width, RdmaWidth, width_names)
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(rdma_speed, RdmaSpeed, speed_names)
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(rdma_gid_type, RdmaGidType, gid_type_names)
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(rdma_transport, RdmaTransport, transport_names)
 
 const char *rdma_port_field_to_string(unsigned field) {
         for (size_t i = 0; i < ELEMENTSOF(port_field_names); i++)
@@ -139,12 +107,12 @@ const char *rdma_port_field_to_string(unsigned field) {
 }
 
 RdmaWidth rdma_width_from_string(const char *s) {
-        int i = table_find(width_names, ELEMENTSOF(width_names), s);
+        int i = kernel_name_find(width_names, ELEMENTSOF(width_names), s);
         return i < 0 ? _RDMA_WIDTH_INVALID : (RdmaWidth) i;
 }
 
 RdmaSpeed rdma_speed_from_string(const char *s) {
-        int i = table_find(speed_names, ELEMENTSOF(speed_names), s);
+        int i = kernel_name_find(speed_names, ELEMENTSOF(speed_names), s);
         return i < 0 ? _RDMA_SPEED_INVALID : (RdmaSpeed) i;
 }
 
@@ -262,7 +230,7 @@ int rdma_parse_link_layer(const char *s, RdmaLinkLayer *ret) {
                 *ret = RDMA_LINK_LAYER_UNKNOWN;
                 return 0;
         }
-        i = table_find(link_layer_names, ELEMENTSOF(link_layer_names), s);
+        i = kernel_name_find(link_layer_names, ELEMENTSOF(link_layer_names), s);
         if (i < 0)
                 return -EINVAL;
         *ret = (RdmaLinkLayer) i;
@@ -407,7 +375,7 @@ int rdma_parse_gid(const char *s, uint8_t ret[static 16]) {
 }
 
 int rdma_parse_gid_type(const char *s, RdmaGidType *ret) {
-        int i = table_find(gid_type_names, ELEMENTSOF(gid_type_names), s);
+        int i = kernel_name_find(gid_type_names, ELEMENTSOF(gid_type_names), s);
         if (i < 0)
                 return -EINVAL;
         *ret = (RdmaGidType) i;

@@ -3,6 +3,7 @@
 
 #include "infiniband.h"
 #include "shared/parse-util.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 #include "sysfs.h"
 
@@ -16,11 +17,7 @@ static const char *const netdev_source_names[_INFINIBAND_NETDEV_SOURCE_MAX] = {
         [INFINIBAND_NETDEV_DEVICE_NET] = "device-net",
 };
 
-const char *infiniband_netdev_source_to_string(InfinibandNetdevSource s) {
-        if (s < 0 || s >= _INFINIBAND_NETDEV_SOURCE_MAX)
-                return NULL;
-        return netdev_source_names[s];
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(infiniband_netdev_source, InfinibandNetdevSource, netdev_source_names)
 
 /* What every port read needs to know about its device. */
 typedef struct DeviceContext {

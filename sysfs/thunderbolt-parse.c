@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "shared/parse-util.h"
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 #include "thunderbolt.h"
 
@@ -43,52 +44,16 @@ static const char *const port_link_table[_TBT_PORT_LINK_MAX] = {
         [TBT_PORT_LINK_TBT] = "tbt",
 };
 
-static int lookup(const char *const *table, size_t n, const char *s) {
-        if (!s)
-                return -EINVAL;
-        for (size_t i = 0; i < n; i++)
-                if (table[i] && streq(table[i], s))
-                        return (int) i;
-        return -EINVAL;
-}
-
-#define TABLE_TO_STRING(table, v) ((v) >= 0 && (size_t) (v) < ELEMENTSOF(table) ? table[v] : NULL)
-
-const char *tbt_kind_to_string(TbtKind k) {
-        return TABLE_TO_STRING(kind_table, k);
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(tbt_kind, TbtKind, kind_table)
 
 TbtKind tbt_kind_from_devtype(const char *devtype) {
-        return lookup(devtype_table, ELEMENTSOF(devtype_table), devtype);
+        return string_table_lookup_from_string(devtype_table, ELEMENTSOF(devtype_table), devtype);
 }
 
-const char *tbt_router_type_to_string(TbtRouterType t) {
-        return TABLE_TO_STRING(router_type_table, t);
-}
-
-TbtRouterType tbt_router_type_from_string(const char *s) {
-        return lookup(router_type_table, ELEMENTSOF(router_type_table), s);
-}
-
-const char *tbt_security_to_string(TbtSecurity s) {
-        return TABLE_TO_STRING(security_table, s);
-}
-
-TbtSecurity tbt_security_from_string(const char *s) {
-        return lookup(security_table, ELEMENTSOF(security_table), s);
-}
-
-const char *tbt_authorized_to_string(TbtAuthorized a) {
-        return TABLE_TO_STRING(authorized_table, a);
-}
-
-const char *tbt_port_link_to_string(TbtPortLink l) {
-        return TABLE_TO_STRING(port_link_table, l);
-}
-
-TbtPortLink tbt_port_link_from_string(const char *s) {
-        return lookup(port_link_table, ELEMENTSOF(port_link_table), s);
-}
+DEFINE_STRING_TABLE_LOOKUP(tbt_router_type, TbtRouterType, router_type_table)
+DEFINE_STRING_TABLE_LOOKUP(tbt_security, TbtSecurity, security_table)
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(tbt_authorized, TbtAuthorized, authorized_table)
+DEFINE_STRING_TABLE_LOOKUP(tbt_port_link, TbtPortLink, port_link_table)
 
 /* Parses the decimal number in s[0..len) into a u32; the span must be digits only. */
 static int parse_u32_span(const char *s, size_t len, uint32_t *ret) {

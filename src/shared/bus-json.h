@@ -5,6 +5,8 @@
 #include <json-c/json.h>
 #include <systemd/sd-bus.h>
 
+#include "json-util.h"
+
 /* Reads the next complete value (any signature) from m. Dicts become objects, arrays and structs
  * become arrays, variants are unwrapped. */
 int bus_message_read_json(sd_bus_message *m, json_object **ret);
@@ -15,8 +17,3 @@ int bus_get_managed_objects_json(sd_bus *bus, const char *destination, const cha
 /* Properties.GetAll as {property: value}. */
 int bus_get_all_json(sd_bus *bus, const char *destination, const char *path, const char *interface,
                      json_object **ret, sd_bus_error *error);
-
-static inline void json_object_putp(json_object **o) {
-        if (*o)
-                json_object_put(*o);
-}

@@ -6,6 +6,24 @@
 
 #include "fileio.h"
 
+ssize_t loop_read(int fd, void *buf, size_t size) {
+        uint8_t *p = buf;
+        size_t n = 0;
+
+        while (n < size) {
+                ssize_t k = read(fd, p + n, size - n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+        }
+        return (ssize_t) n;
+}
+
 int read_file_at(int dir_fd, const char *name, size_t max, char **ret, size_t *ret_size) {
         _cleanup_(closep) int fd = -EBADF;
         _cleanup_(freep) char *buf = NULL;
@@ -33,17 +51,15 @@ int read_file_at(int dir_fd, const char *name, size_t max, char **ret, size_t *r
                         buf = grown;
                         allocated = want;
                 }
-                ssize_t k = read(fd, buf + n, allocated - n - 1);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
+                size_t want = allocated - n - 1;
+                ssize_t k = loop_read(fd, buf + n, want);
+                if (k < 0)
+                        return (int) k;
                 n += (size_t) k;
                 if (n > max)
                         return -EFBIG;
+                if ((size_t) k < want)
+                        break; /* the end of the file */
         }
         buf[n] = '\0';
         *ret = TAKE_PTR(buf);

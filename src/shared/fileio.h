@@ -6,6 +6,10 @@
 
 #include "macros.h"
 
+/* Reads until size bytes arrived or the end of the file, whatever interrupts a read(). Returns the
+ * number of bytes read (less than size only at the end of the file) or -errno. */
+ssize_t loop_read(int fd, void *buf, size_t size);
+
 /* Reads name (relative to dir_fd, or absolute) into a NUL-terminated buffer. -EFBIG past max. */
 int read_file_at(int dir_fd, const char *name, size_t max, char **ret, size_t *ret_size);
 

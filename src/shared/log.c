@@ -2,6 +2,7 @@
 #include <stdarg.h>
 
 #include "log.h"
+#include "string-table.h"
 
 static int max_level = LOG_INFO;
 static int journal_stream = -1; /* -1: not checked yet */
@@ -21,11 +22,10 @@ int log_get_max_level(void) {
 }
 
 int log_level_from_string(const char *s) {
-        if (!s)
-                return -EINVAL;
-        for (size_t i = 0; i < ELEMENTSOF(level_names); i++)
-                if (streq(s, level_names[i]))
-                        return (int) i;
+        int level = string_table_lookup_from_string(level_names, ELEMENTSOF(level_names), s);
+
+        if (level >= 0 || !s)
+                return level;
         if (streq(s, "error"))
                 return LOG_ERR;
         if (streq(s, "warn"))
@@ -33,11 +33,7 @@ int log_level_from_string(const char *s) {
         return -EINVAL;
 }
 
-const char *log_level_to_string(int level) {
-        if (level < 0 || (size_t) level >= ELEMENTSOF(level_names))
-                return NULL;
-        return level_names[level];
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(log_level, int, level_names)
 
 /* When stderr is connected to journald (systemd sets JOURNAL_STREAM to its device:inode), a "<N>"
  * prefix carries the priority; on a terminal it would only be noise. */

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""pytest fixtures: a private bus, a network namespace and a client per test."""
+"""pytest fixtures: a private bus, a network namespace and a client per test; umockdev testbeds."""
 
 import os
 import sys
@@ -8,6 +8,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 import lp  # noqa: E402
+import tbt_harness  # noqa: E402
+import umockdev_testbed  # noqa: E402
 
 
 def pytest_configure(config):
@@ -66,3 +68,38 @@ def daemon_factory(bus):
             if marker in log:
                 reports.append(log)
     assert not reports, "sanitizer report from linkprobed:\n" + "\n".join(reports)
+
+
+@pytest.fixture
+def testbed():
+    """An empty umockdev_testbed.Testbed for umockdev_testbed.start(); the test adds the devices."""
+    tb = umockdev_testbed.Testbed()
+    yield tb
+    tb.close()
+
+
+def _testbed_factory(make, skip_reason):
+    if skip_reason:
+        pytest.skip(skip_reason)
+    beds = []
+
+    def new(*args):
+        bed = make(*args)
+        beds.append(bed)
+        return bed
+
+    yield new
+    for bed in beds:
+        bed.close()
+
+
+@pytest.fixture
+def live_bed():
+    """live_bed(*fixtures): a tbt_harness.LiveTestbed, closed after the test."""
+    yield from _testbed_factory(tbt_harness.LiveTestbed, tbt_harness.missing_tools(boltd=False))
+
+
+@pytest.fixture
+def testbed_for():
+    """testbed_for(fixture): a tbt_harness.Testbed (a plain tree, for boltd and tbt-dump), closed after the test."""
+    yield from _testbed_factory(tbt_harness.Testbed, tbt_harness.missing_tools())

@@ -12,7 +12,9 @@ import subprocess
 import tempfile
 import time
 
-BUILD = os.environ.get("LINKPROBE_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+import lp
+from lp import BUILD
+
 RESPONDER = os.path.join(BUILD, "linkprobe-responder")
 PROBE_TCP = os.path.join(BUILD, "linkprobe-probe-tcp")
 PROBE_RDMA = os.path.join(BUILD, "linkprobe-probe-rdma")
@@ -30,7 +32,7 @@ _CLONE_NEWNET = 0x40000000
 
 
 def run(*args, check=True, **kw):
-    return subprocess.run(list(args), check=check, capture_output=True, text=True, **kw)
+    return lp.run(list(args), check=check, **kw)
 
 
 @contextlib.contextmanager
@@ -49,16 +51,15 @@ def in_netns(name):
 
 
 class Namespaces:
-    """Namespaces named after this process, removed again on close() whatever happened."""
+    """lp.NetNS namespaces named after this process and a role, removed again on close() whatever
+    happened; ns[role] is a namespace's name."""
 
     def __init__(self, *roles):
         self.names = {r: f"lpn{r}{os.getpid()}" for r in roles}
         self.created = []
         try:
             for name in self.names.values():
-                run("ip", "netns", "add", name)
-                self.created.append(name)
-                self.ip(name, "link", "set", "lo", "up")
+                self.created.append(lp.NetNS(name))
         except Exception:
             self.close()
             raise
@@ -68,7 +69,7 @@ class Namespaces:
 
     @staticmethod
     def ip(ns, *args):
-        return run("ip", "-n", ns, *args)
+        return lp.NetNS(ns, create=False).ip(*args)
 
     def veth(self, ns_a, if_a, ns_b, if_b):
         run("ip", "link", "add", if_a, "netns", ns_a, "type", "veth", "peer", "name", if_b, "netns", ns_b)
@@ -80,26 +81,27 @@ class Namespaces:
         self.ip(ns, "addr", "add", address, "dev", ifname, *extra)
 
     def close(self):
-        for name in reversed(self.created):
-            run("ip", "netns", "del", name, check=False)
+        for netns in reversed(self.created):
+            netns.delete()
         self.created = []
 
 
 def wait_listening(ns, address, port, timeout=5.0):
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
+
+    def listening():
         with in_netns(ns):
             s = socket.socket(family, socket.SOCK_STREAM)
-        try:
+        with s:
             s.settimeout(0.2)
-            s.connect((address, port))
-            return
-        except OSError:
-            time.sleep(0.05)
-        finally:
-            s.close()
-    raise TimeoutError(f"nothing listens on {address}:{port} in {ns}")
+            try:
+                s.connect((address, port))
+                return True
+            except OSError:
+                return False
+
+    if not lp.wait_until(listening, timeout):
+        raise TimeoutError(f"nothing listens on {address}:{port} in {ns}")
 
 
 class Responder:
@@ -107,7 +109,7 @@ class Responder:
 
     def __init__(self, ns, listen, *args, wait_address=None, port=PORT):
         self.log = tempfile.NamedTemporaryFile(prefix="lp-responder-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen(["ip", "netns", "exec", ns, RESPONDER, "--listen", listen, *args],
+        self.proc = subprocess.Popen(lp.netns_exec_cmd(ns, [RESPONDER, "--listen", listen, *args]),
                                      stdout=subprocess.DEVNULL, stderr=self.log)
         try:
             wait_listening(ns, wait_address or listen.rsplit(":", 1)[0].strip("[]").replace("0.0.0.0", "127.0.0.1"),
@@ -134,13 +136,7 @@ class Responder:
         return len(os.listdir(f"/proc/{self.pid}/fd"))
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        lp.stop_process(self.proc)
         self.log.close()
         with open(self.log.name) as f:
             text = f.read()
@@ -150,7 +146,7 @@ class Responder:
 
 def probe(ns, binary, *args, timeout=30):
     """Runs a probe program in ns; returns (exit code, parsed JSON document, stderr)."""
-    p = run("ip", "netns", "exec", ns, binary, *args, check=False, timeout=timeout)
+    p = lp.run(lp.netns_exec_cmd(ns, [binary, *args]), check=False, timeout=timeout)
     lines = [line for line in p.stdout.splitlines() if line.strip()]
     assert len(lines) == 1, f"expected one JSON document, got {p.stdout!r} (stderr {p.stderr!r})"
     return p.returncode, json.loads(lines[0]), p.stderr

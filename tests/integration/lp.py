@@ -9,7 +9,6 @@ import itertools
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -40,6 +39,56 @@ def unique(prefix):
 
 def run(cmd, check=True, **kw):
     return subprocess.run(cmd, check=check, capture_output=True, text=True, **kw)
+
+
+def stop_process(proc, timeout=5.0):
+    """SIGTERM, then SIGKILL after timeout; waits for the process either way (None is fine)."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def wait_until(predicate, timeout=10.0, interval=0.05):
+    """Polls predicate() until it returns something true and returns that; once timeout has passed, its
+    last (false) value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)
+
+
+def wait_for(predicate, timeout=10.0, what=None, interval=0.05):
+    """The same, but a timeout fails: AssertionError naming what was awaited (or the last value)."""
+    value = wait_until(predicate, timeout, interval)
+    if not value:
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}" if what else
+                             f"condition not met within {timeout}s; last value: {value!r}")
+    return value
+
+
+def path_label(label):
+    """The label as sd_bus_path_encode() writes it: every byte but [A-Za-z0-9] (and a leading digit) as
+    _xx, "_" for nothing."""
+    out = []
+    for i, byte in enumerate(label.encode()):
+        c = chr(byte)
+        if c.isascii() and (c.isalpha() or (i > 0 and c.isdigit())):
+            out.append(c)
+        else:
+            out.append(f"_{byte:02x}")
+    return "".join(out) or "_"
+
+
+def path_encode(prefix, label):
+    """sd_bus_path_encode(prefix, label)."""
+    return f"{prefix}/{path_label(label)}"
 
 
 class PrivateBus:
@@ -75,25 +124,31 @@ class PrivateBus:
             raise RuntimeError("dbus-daemon did not start")
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-class NetNS:
-    """A network namespace made for one test; `ip` runs inside it with .ip(...)."""
+def netns_exec_cmd(name, cmd):
+    """cmd, run inside network namespace name."""
+    return ["ip", "netns", "exec", name, *cmd]
 
-    def __init__(self):
-        self.name = unique("lp")
+
+class NetNS:
+    """A network namespace made for one test (named uniquely unless name is given), or with create=False
+    one made elsewhere; `ip` runs inside it with .ip(...), other commands with .exec_cmd(...)."""
+
+    def __init__(self, name=None, create=True):
+        self.name = name or unique("lp")
         self.holders = []
-        run(["ip", "netns", "add", self.name])
-        self.ip("link", "set", "lo", "up")
+        self.owned = create
+        if create:
+            run(["ip", "netns", "add", self.name])
+            try:
+                self.ip("link", "set", "lo", "up")
+            except BaseException:
+                self.delete()
+                raise
 
     def ip(self, *args, check=True):
         return run(["ip", "-n", self.name, *args], check=check)
@@ -109,7 +164,7 @@ class NetNS:
                               capture_output=True, text=True, check=check)
 
     def exec_cmd(self, cmd):
-        return ["ip", "netns", "exec", self.name, *cmd]
+        return netns_exec_cmd(self.name, cmd)
 
     def hold_tun(self, name):
         """Attaches a process to tun device name so it gets a carrier (a VPN client would)."""
@@ -129,7 +184,8 @@ class NetNS:
         for proc in self.holders:
             proc.kill()
             proc.wait()
-        run(["ip", "netns", "delete", self.name], check=False)
+        if self.owned:
+            run(["ip", "netns", "delete", self.name], check=False)
 
 
 class NotifySocket:
@@ -221,24 +277,13 @@ class Daemon:
 
     def wait_log(self, text, timeout=5.0):
         """Waits until text appears in the daemon's stderr (work after READY=1 logs a little later)."""
-        deadline = time.monotonic() + timeout
-        while text not in self.log():
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.02)
-        return True
+        return wait_until(lambda: text in self.log(), timeout, interval=0.02)
 
     def signal(self, sig):
         self.proc.send_signal(sig)
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, timeout=10)
         self.log_text = self.log()
         self.stderr.close()
         self.notify.close()

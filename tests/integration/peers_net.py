@@ -7,11 +7,11 @@ import os
 import select
 import struct
 import subprocess
-import time
 
 from gi.repository import Gio, GLib
 
 import lp
+from lp import path_encode, wait_for  # noqa: F401 (the peer tests take them from here)
 
 PEER = lp.IFACE + "Peer"
 MANAGER = lp.IFACE + "Manager"
@@ -19,26 +19,9 @@ MANAGER = lp.IFACE + "Manager"
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-class InNetns:
-    """What lp.Daemon wants of a namespace: a way to run a command inside it."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def exec_cmd(self, cmd):
-        return ["ip", "netns", "exec", self.name, *cmd]
-
-
-def path_encode(prefix, label):
-    """sd_bus_path_encode(): every byte but [A-Za-z0-9] (and a leading digit) as _xx."""
-    out = []
-    for i, c in enumerate(label.encode()):
-        ch = chr(c)
-        if ch.isascii() and ch.isalnum() and not (i == 0 and ch.isdigit()):
-            out.append(ch)
-        else:
-            out.append(f"_{c:02x}")
-    return f"{prefix}/{''.join(out)}"
+def InNetns(name):  # noqa: N802 (called like the class it was)
+    """A namespace of linkprobe_net.Namespaces as lp.Daemon and lp.ctl take one."""
+    return lp.NetNS(name, create=False)
 
 
 def peer_path(key):
@@ -48,18 +31,6 @@ def peer_path(key):
 def peers(client):
     """Peer objects as {object path: properties}."""
     return {path: dict(ifaces[PEER]) for path, ifaces in client.objects().items() if PEER in ifaces}
-
-
-def wait_for(fn, timeout=10.0, interval=0.05):
-    """Polls fn() until it returns something true; returns that, or fails with the last value."""
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        last = fn()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout}s; last value: {last!r}")
 
 
 def wait_peer(client, path, predicate, timeout=10.0):

@@ -4,6 +4,7 @@
 - UmockdevFixture: a parsed umockdev description (the fixture itself, to check peers against).
 - Testbed: a umockdev testbed built from a fixture (a plain tree under a temp dir, plus the
   UMOCKDEV_DIR a `umockdev-wrapper`ed process needs to see it as /sys).
+- LiveTestbed: the same from fixtures by name, changing while a daemon watches it (umockdev_testbed).
 - PrivateBus: a private dbus-daemon of type "system"; DBUS_SYSTEM_BUS_ADDRESS points at it.
 - Boltd: /usr/libexec/boltd under umockdev-wrapper on that bus with its own state and runtime
   directories; devices() reads every org.freedesktop.bolt1.Device as a plain dict.
@@ -19,10 +20,11 @@ import json
 import os
 import select
 import shutil
-import signal
 import subprocess
 import tempfile
-import time
+
+import umockdev_testbed
+from lp import stop_process, wait_for
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(TOP, "tests", "fixtures", "thunderbolt")
@@ -121,40 +123,13 @@ class Testbed:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-class LiveTestbed:
-    """A testbed that can change while a daemon watches it: owned by umockdev_server.py running under
-    `umockdev-wrapper` (only a preloaded process can send umockdev's uevents). Same root/sys/env() as
-    Testbed, plus uevent(), set_attribute(), set_property(), remove_device(), add_from_string()."""
-
-    SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "umockdev_server.py")
+class LiveTestbed(umockdev_testbed.Testbed):
+    """A testbed that can change while a daemon watches it (umockdev_testbed.Testbed: owned by a process
+    under `umockdev-wrapper`, as only a preloaded process can send umockdev's uevents), built from
+    fixtures by name. Its methods also take a fixture's device paths ("/devices/...")."""
 
     def __init__(self, *fixtures):
-        self.root = None
-        self.proc = subprocess.Popen(["umockdev-wrapper", "/usr/bin/python3", self.SERVER,
-                                      *[fixture_path(f) for f in fixtures]],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        try:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError(f"umockdev_server.py did not start (exit {self.proc.wait()})")
-            hello = json.loads(line)
-            self.root, self.sys = hello["root"], hello["sys"]
-        except BaseException:
-            self.close()
-            raise
-
-    def env(self):
-        return {"UMOCKDEV_DIR": self.root}
-
-    def _request(self, **request):
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"umockdev_server.py died (exit {self.proc.poll()})")
-        reply = json.loads(line)
-        if not reply["ok"]:
-            raise RuntimeError(f"testbed {request['op']}: {reply['error']}")
+        super().__init__(*[fixture_path(f) for f in fixtures])
 
     @staticmethod
     def devpath(path):
@@ -162,38 +137,20 @@ class LiveTestbed:
         return path if path.startswith("/sys/") else "/sys" + path
 
     def uevent(self, path, action):
-        self._request(op="uevent", devpath=self.devpath(path), action=action)
+        return super().uevent(self.devpath(path), action)
 
     def set_attribute(self, path, name, value):
-        self._request(op="set_attribute", devpath=self.devpath(path), name=name, value=value)
+        return super().set_attribute(self.devpath(path), name, value)
 
     def set_property(self, path, name, value):
-        self._request(op="set_property", devpath=self.devpath(path), name=name, value=value)
+        return super().set_property(self.devpath(path), name, value)
 
     def remove_device(self, path):
-        self._request(op="remove_device", devpath=self.devpath(path))
-
-    def add_from_string(self, text):
-        """Adds the devices of a umockdev description; umockdev sends "add" for each, in order."""
-        self._request(op="add_from_string", text=text)
+        return super().remove_device(self.devpath(path))
 
     def host_path(self, path):
         """Where a /sys path of the testbed lives for this (not preloaded) process."""
         return os.path.join(self.root, self.devpath(path).lstrip("/"))
-
-    def close(self):
-        if self.proc.poll() is None:
-            try:
-                self.proc.stdin.write(json.dumps({"op": "quit"}) + "\n")
-                self.proc.stdin.flush()
-                self.proc.wait(10)
-            except (BrokenPipeError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            stream.close()
-        if self.root and os.path.isdir(self.root):
-            shutil.rmtree(self.root, ignore_errors=True)
 
 
 BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -211,28 +168,6 @@ BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
   </policy>
 </busconfig>
 """
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = predicate()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
-
-
-def stop_process(proc, timeout=5):
-    if proc is None or proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 class PrivateBus:

@@ -23,7 +23,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lp  # noqa: E402
-from lp import BUILD, ROOT  # noqa: E402
+from lp import BUILD, ROOT, wait_until  # noqa: E402
 from test_probe_gpu import bandwidth_limit_gb_s, fp32_limit_gflops  # noqa: E402
 
 from gi.repository import Gio, GLib  # noqa: E402
@@ -40,17 +40,6 @@ NOBODY = 65534
 def config(ttl="1h", deadline="20s", delay="0", quick=True, extra=""):
     return (f"[Gpu]\nTTLSec={ttl}\nDeadlineSec={deadline}\nRandomizedDelaySec={delay}\n"
             f"Quick={'yes' if quick else 'no'}\n{extra}")
-
-
-def wait_until(predicate, timeout=10.0, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            return value
-        time.sleep(interval)
 
 
 def gpus(client):

@@ -17,7 +17,8 @@ import pytest
 import lp
 
 pytest.importorskip("gi")
-from umockdev_testbed import Testbed  # noqa: E402
+from lp import path_label as encode_label, wait_until  # noqa: E402
+from umockdev_testbed import start  # noqa: E402
 
 RDMA = lp.IFACE + "RdmaPort"
 LINK = lp.IFACE + "Link"
@@ -33,18 +34,6 @@ SYSPATH = {
     "roce.100": "/sys/devices/virtual/net/roce.100",
     "broken0": "/sys/devices/virtual/infiniband/broken0",
 }
-
-
-def encode_label(label):
-    """sd_bus_path_encode(): every byte but [A-Za-z0-9] (and a leading digit) as _XX."""
-    out = []
-    for i, b in enumerate(label.encode()):
-        c = chr(b)
-        if (c.isascii() and c.isalpha()) or (i > 0 and c.isascii() and c.isdigit()):
-            out.append(c)
-        else:
-            out.append(f"_{b:02x}")
-    return "".join(out)
 
 
 def port_path(device, port):
@@ -123,13 +112,6 @@ EXPECTED = {
 }
 
 
-@pytest.fixture
-def testbed():
-    tb = Testbed()
-    yield tb
-    tb.close()
-
-
 def load(tb, *names):
     for name in names:
         tb.add_from_file(os.path.join(FIXTURES, name + ".umockdev"))
@@ -142,26 +124,12 @@ def load_device(tb, fixture, syspath):
     tb.add_from_string(next(p for p in paragraphs if p.startswith(f"P: {syspath[len('/sys'):]}\n")) + "\n")
 
 
-def start(daemon_factory, netns, tb, *args, env=None):
-    return daemon_factory(netns, prefix=["umockdev-wrapper"], env={**tb.daemon_env(), **(env or {})},
-                          args=[f"--sysfs-root={tb.sys}", *args])
-
-
 def ports(client):
     return {path: dict(props[RDMA]) for path, props in client.objects().items() if RDMA in props}
 
 
 def port(client, device, number):
     return client.get_all("RdmaPort", port_path(device, number))
-
-
-def wait_until(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.05)
 
 
 def changed(events, path, interface=RDMA):

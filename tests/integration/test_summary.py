@@ -5,12 +5,13 @@ RDMA devices (an active InfiniBand port, a RoCE port, and a port trained without
 the test's namespace has the links of the same names and indexes."""
 
 import os
-import time
 
 import pytest
 
 import lp
 import tbt_harness as h
+from lp import wait_until as wait_for
+from umockdev_testbed import start
 
 SUMMARY = lp.IFACE + "Summary"
 RDMA_FIXTURES = os.path.join(lp.TOP, "tests", "fixtures", "rdma")
@@ -21,16 +22,6 @@ def summary(client):
     return client.get_all("Summary")
 
 
-def wait_for(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = predicate()
-        if result:
-            return result
-        time.sleep(0.05)
-    return predicate()
-
-
 @pytest.fixture
 def bed():
     if SKIP_REASON:
@@ -39,10 +30,6 @@ def bed():
                                                   for f in ("cx5-roce", "cx6-ib-hdr", "ib-no-sm")))
     yield b
     b.close()
-
-
-def start(daemon_factory, netns, bed):
-    return daemon_factory(netns, prefix=["umockdev-wrapper"], env=bed.env(), args=[f"--sysfs-root={bed.sys}"])
 
 
 def test_summary(bed, netns, client, signals, daemon_factory):

@@ -29,20 +29,6 @@ SKIP_REASON = h.missing_tools()
 
 
 @pytest.fixture
-def testbed_for():
-    beds = []
-
-    def make(fixture):
-        bed = h.Testbed(fixture)
-        beds.append(bed)
-        return bed
-
-    yield make
-    for bed in beds:
-        bed.close()
-
-
-@pytest.fixture
 def private_bus():
     if SKIP_REASON:
         pytest.skip(SKIP_REASON)

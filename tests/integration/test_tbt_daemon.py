@@ -11,6 +11,8 @@ import pytest
 
 import lp
 import tbt_harness as h
+from lp import wait_for as wait_until  # noqa: F401 (raises on timeout; test_tbt_net takes it from here)
+from umockdev_testbed import start
 
 TBT = lp.IFACE + "Thunderbolt"
 SKIP_REASON = h.missing_tools(boltd=False)
@@ -18,53 +20,14 @@ SKIP_REASON = h.missing_tools(boltd=False)
 ALL_FIXTURES = sorted(f for f in os.listdir(h.FIXTURES) if f.endswith(".umockdev"))
 
 
-@pytest.fixture
-def live_bed():
-    if SKIP_REASON:
-        pytest.skip(SKIP_REASON)
-    beds = []
-
-    def make(*fixtures):
-        bed = h.LiveTestbed(*fixtures)
-        beds.append(bed)
-        return bed
-
-    yield make
-    for bed in beds:
-        bed.close()
-
-
-def start(daemon_factory, netns, bed):
-    return daemon_factory(netns, prefix=["umockdev-wrapper"], env=bed.env(), args=[f"--sysfs-root={bed.sys}"])
-
-
 def object_path(sysname):
-    """sd_bus_path_encode(): letters stay, digits stay unless first, everything else is _xx."""
-    label = ""
-    for i, byte in enumerate(sysname.encode()):
-        c = chr(byte)
-        if c.isascii() and (c.isalpha() or (i > 0 and c.isdigit())):
-            label += c
-        else:
-            label += f"_{byte:02x}"
-    return f"{lp.ROOT}/thunderbolt/{label or '_'}"
+    return lp.path_encode(f"{lp.ROOT}/thunderbolt", sysname)
 
 
 def tbt_objects(client):
     """The Thunderbolt objects by SysfsName, each with its Path."""
     return {props[TBT]["SysfsName"]: dict(props[TBT], Path=path)
             for path, props in client.objects().items() if TBT in props}
-
-
-def wait_until(predicate, timeout=10.0, what="a condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = predicate()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def changed(events, path, prop):

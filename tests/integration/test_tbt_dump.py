@@ -21,22 +21,6 @@ PEER_FIXTURES = [
 SKIP_REASON = h.missing_tools()
 
 
-@pytest.fixture
-def testbed_for():
-    if SKIP_REASON:
-        pytest.skip(SKIP_REASON)
-    beds = []
-
-    def make(fixture):
-        bed = h.Testbed(fixture)
-        beds.append(bed)
-        return bed
-
-    yield make
-    for bed in beds:
-        bed.close()
-
-
 def peer_link_values(device):
     a = device["A"]
     return {

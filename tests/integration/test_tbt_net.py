@@ -9,8 +9,6 @@ always available and its kind says nothing, so the bus behind it decides (as for
 import json
 import time
 
-import pytest
-
 import lp
 import tbt_harness as h
 from test_tbt_daemon import object_path, remove_devices, start, tbt_objects, wait_until
@@ -20,22 +18,6 @@ SKIP_REASON = h.missing_tools(boltd=False)
 TWO_DOCKS = "peers-two-docks.umockdev"
 DOCK = "/devices/pci0000:00/0000:00:0d.2/domain0/0-0/0-1"
 NODE03 = DOCK + "/0-301/0-30301"
-
-
-@pytest.fixture
-def live_bed():
-    if SKIP_REASON:
-        pytest.skip(SKIP_REASON)
-    beds = []
-
-    def make(*fixtures):
-        bed = h.LiveTestbed(*fixtures)
-        beds.append(bed)
-        return bed
-
-    yield make
-    for bed in beds:
-        bed.close()
 
 
 def add_link(ns, name, index, up=True):

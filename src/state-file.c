@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+
+#include "shared/fileio.h"
+#include "shared/log.h"
+#include "shared/string-util.h"
+#include "state-file.h"
+
+static void remove_leftovers(int dir_fd, const StateFile *f) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_(freep) char *prefix = NULL;
+        int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct dirent *de;
+
+        if (fd < 0)
+                return;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return;
+        }
+        /* write_file_atomic_at()'s temporary names. */
+        if (asprintf(&prefix, ".#%s.", f->name) < 0)
+                return;
+        while ((de = readdir(d)))
+                if (startswith(de->d_name, prefix) && unlinkat(dir_fd, de->d_name, 0) >= 0)
+                        log_debug("Removed %s, left by an interrupted save.", de->d_name);
+}
+
+void state_file_set_aside(int dir_fd, const StateFile *f, const char *why) {
+        _cleanup_(freep) char *bad = NULL;
+
+        if (asprintf(&bad, "%s%s", f->name, f->bad_suffix) < 0) {
+                log_oom();
+                return;
+        }
+        if (renameat(dir_fd, f->name, dir_fd, bad) < 0)
+                log_warning_errno(errno, "Ignoring %s (%s), and cannot move it aside: %m", f->name, why);
+        else
+                log_warning("Ignoring %s (%s); moved it to %s.", f->name, why, bad);
+}
+
+int state_file_read(int dir_fd, const StateFile *f, char **ret, size_t *ret_size) {
+        int r;
+
+        remove_leftovers(dir_fd, f);
+        r = read_file_at(dir_fd, f->name, f->size_max, ret, ret_size);
+        if (r == -ENOENT)
+                return 0;
+        if (r == -EFBIG) {
+                char why[64];
+                snprintf(why, sizeof(why), "larger than %zuM", f->size_max >> 20);
+                state_file_set_aside(dir_fd, f, why);
+                return r;
+        }
+        if (r < 0)
+                return log_warning_errno(r, "Cannot read %s, starting without saved %s: %m", f->name, f->what);
+        return 1;
+}
+
+int state_file_write(int dir_fd, const StateFile *f, json_object *doc, int json_flags) {
+        const char *text = json_object_to_json_string_ext(doc, json_flags);
+        if (!text)
+                return -ENOMEM;
+        return write_file_atomic_at(dir_fd, f->name, text, strlen(text), 0644);
+}
