@@ -188,7 +188,10 @@ static int restore_path(Manager *m, json_object *o) {
         if (transport == PEER_TRANSPORT_RDMA && (!is_device_name(device) || port == 0 || port > 255))
                 return -EINVAL;
 
-        r = peer_ensure(m, transport, transport == PEER_TRANSPORT_RDMA ? device : NULL, (unsigned) port, &sink, peer, &p);
+        /* A port belongs to RDMA paths only: a TCP path restored with one would publish a SourcePort
+         * that no probe gives it. */
+        r = peer_ensure(m, transport, transport == PEER_TRANSPORT_RDMA ? device : NULL,
+                        transport == PEER_TRANSPORT_RDMA ? (unsigned) port : 0, &sink, peer, &p);
         if (r < 0)
                 return r;
         p->adhoc = get_bool(o, "adhoc");
