@@ -272,6 +272,12 @@ int persist_load(Manager *m) {
         }
         (void) json_object_object_get_ex(doc, "added", &added);
         (void) json_object_object_get_ex(doc, "paths", &paths);
+        /* Either may be missing (a hand-written file), but never something other than a list. */
+        if ((added && !json_object_is_type(added, json_type_array)) ||
+            (paths && !json_object_is_type(paths, json_type_array))) {
+                move_aside(fd, "\"added\" and \"paths\" must be lists");
+                return -EBADMSG;
+        }
 
         for (size_t i = 0; json_object_is_type(added, json_type_array) && i < json_object_array_length(added); i++) {
                 json_object *e = json_object_array_get_idx(added, i);
