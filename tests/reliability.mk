@@ -9,3 +9,9 @@ SOAK_MINUTES ?= 10
 soak: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)/usr/bin/python3 tests/soak/soak.py --build $(BUILD) --minutes $(SOAK_MINUTES)
+
+# test-sysfs-vanish: devices removed at every point of a read (a --wrap=read hook renames the device's
+# directory away when the reader reads a marked file), on umockdev testbeds built with the C API.
+test-sysfs-vanish_PKGS += umockdev-1.0
+test-sysfs-vanish_LDLIBS := -Wl,--wrap=read
+$(BUILD)/tests/unit/test-sysfs-vanish.o: ALL_CFLAGS += $(shell pkg-config --cflags umockdev-1.0 2>/dev/null)
