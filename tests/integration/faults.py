@@ -27,6 +27,16 @@ def record(test, **figures):
     return entry
 
 
+def sanitized(binary=lp.DAEMON):
+    """True for a clang ASan build (make SANITIZE=1): valgrind cannot run it, and ASan's quarantine keeps
+    freed memory resident (up to 256 MiB), so RSS says nothing about leaks there (LeakSanitizer does)."""
+    try:
+        with open(binary, "rb") as f:
+            return b"__asan_init" in f.read()
+    except FileNotFoundError:
+        return False
+
+
 def rss_kib(pid):
     """Resident set size of a process in KiB."""
     with open(f"/proc/{pid}/status") as f:

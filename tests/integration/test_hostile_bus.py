@@ -26,8 +26,10 @@ OURS = "org.linkprobe.LinkProbe1.Error."
 MIB = "x" * (1 << 20)
 NOBODY = ["--reuid=65534", "--regid=65534", "--clear-groups"]
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
-# What the daemon may grow by over the whole table (heap high-water marks of 1 MiB messages, caches).
-RSS_GROWTH_MAX_KIB = 16 * 1024
+# What the daemon may grow by over the whole table (heap high-water marks of 1 MiB messages, caches);
+# under ASan freed memory stays resident in its quarantine (256 MiB by default), so the bound is that.
+SANITIZED = faults.sanitized()
+RSS_GROWTH_MAX_KIB = (256 + 16) * 1024 if SANITIZED else 16 * 1024
 
 
 class Env:
@@ -300,5 +302,6 @@ def test_daemon_alive_answering_and_bounded(env):
     finally:
         client.close()
     assert end_rss - env.rss_start < RSS_GROWTH_MAX_KIB
-    assert samples[-1] - samples[1] < 4096, samples  # flat once the heap has its high-water mark
+    if not SANITIZED:
+        assert samples[-1] - samples[1] < 4096, samples  # flat once the heap has its high-water mark
     assert end_fds <= env.fds_start + 2  # an inhibitor from the flood may still be closing

@@ -24,14 +24,8 @@ GPU = lp.IFACE + "Gpu"
 PEER = lp.IFACE + "Peer"
 
 
-def sanitized(binary):
-    """A clang ASan build cannot run under valgrind."""
-    with open(binary, "rb") as f:
-        return b"__asan_init" in f.read()
-
-
 @pytest.mark.skipif(not os.access("/usr/bin/valgrind", os.X_OK), reason="valgrind is not installed (make deps)")
-@pytest.mark.skipif(os.path.exists(lp.DAEMON) and sanitized(lp.DAEMON),
+@pytest.mark.skipif(faults.sanitized(),
                     reason="this build has AddressSanitizer, which valgrind cannot run; `make check` runs this test")
 def test_daemon_under_memcheck(bus, netns, tmp_path):
     ns = netns
