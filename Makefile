@@ -119,6 +119,7 @@ include man/man.mk
 include systemd/systemd.mk
 include tests/e2e/e2e.mk
 include bench/bench.mk
+include tests/reliability.mk
 
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_template,$(t))))
 

@@ -157,7 +157,10 @@ static int restore_path(Manager *m, json_object *o) {
         if (transport == PEER_TRANSPORT_RDMA && (!is_device_name(device) || port == 0 || port > 255))
                 return -EINVAL;
 
-        r = peer_ensure(m, transport, transport == PEER_TRANSPORT_RDMA ? device : NULL, (unsigned) port, &sink, peer, &p);
+        /* A port belongs to RDMA paths only: a TCP path restored with one would publish a SourcePort
+         * that no probe gives it. */
+        r = peer_ensure(m, transport, transport == PEER_TRANSPORT_RDMA ? device : NULL,
+                        transport == PEER_TRANSPORT_RDMA ? (unsigned) port : 0, &sink, peer, &p);
         if (r < 0)
                 return r;
         p->adhoc = json_bool_or(o, "adhoc", false);
@@ -205,6 +208,12 @@ int persist_load(Manager *m) {
         }
         (void) json_object_object_get_ex(doc, "added", &added);
         (void) json_object_object_get_ex(doc, "paths", &paths);
+        /* Either may be missing (a hand-written file), but never something other than a list. */
+        if ((added && !json_object_is_type(added, json_type_array)) ||
+            (paths && !json_object_is_type(paths, json_type_array))) {
+                move_aside(fd, "\"added\" and \"paths\" must be lists");
+                return -EBADMSG;
+        }
 
         for (size_t i = 0; json_object_is_type(added, json_type_array) && i < json_object_array_length(added); i++) {
                 json_object *e = json_object_array_get_idx(added, i);

@@ -63,6 +63,16 @@ void probe_result_done(ProbeResult *result) {
         *result = (ProbeResult) {};
 }
 
+/* What a probe prints reaches the bus (LastError, LastErrorMessage), and sd-bus refuses a string that
+ * is not UTF-8: escape what is not, including a sequence cut by a length limit. */
+static void make_utf8(char **s) {
+        if (*s && !utf8_is_valid(*s)) {
+                char *escaped = utf8_escape_invalid(*s);
+                free(*s);
+                *s = escaped;
+        }
+}
+
 static void result_fail(ProbeResult *r, ProbeOutcome outcome, const char *name, const char *format, ...)
         _printf_(4, 5);
 static void result_fail(ProbeResult *r, ProbeOutcome outcome, const char *name, const char *format, ...) {
@@ -76,6 +86,7 @@ static void result_fail(ProbeResult *r, ProbeOutcome outcome, const char *name, 
         if (vasprintf(&r->error_message, format, ap) < 0)
                 r->error_message = NULL;
         va_end(ap);
+        make_utf8(&r->error_message);
 }
 
 void probe_result_from_output(ProbeResult *r, const char *output, size_t size, bool exited, int status) {
@@ -122,6 +133,7 @@ void probe_result_from_output(ProbeResult *r, const char *output, size_t size, b
                 r->outcome = PROBE_OUTCOME_UNSUPPORTED;
                 const char *reason = json_string_or(doc, "reason", NULL);
                 r->error_message = strdup(reason ?: "not supported here");
+                make_utf8(&r->error_message);
                 return;
         }
         if (s && streq(s, "error")) {

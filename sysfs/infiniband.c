@@ -496,6 +496,12 @@ int infiniband_port_read(int root_fd, const char *device, unsigned port, Infinib
         r = port_read(root_fd, &c, port, &p);
         if (r < 0)
                 return r;
+        /* As in infiniband_device_read(): a port of a device unplugged meanwhile is no port. */
+        r = sysfs_exists(root_fd, CLASS_DIR, device);
+        if (r <= 0) {
+                infiniband_port_free(p);
+                return r < 0 ? r : -ENOENT;
+        }
         *ret = p;
         return 0;
 }
@@ -593,6 +599,12 @@ int infiniband_device_read(int root_fd, const char *name, InfinibandDevice **ret
                 }
                 d->n_ports++;
         }
+
+        /* Unplugged while we read: what we have is half a device with its reads failing one after
+         * another (warnings, not errors), not a device. */
+        r = sysfs_exists(root_fd, CLASS_DIR, name);
+        if (r <= 0)
+                return r < 0 ? r : -ENOENT;
 
         *ret = TAKE_PTR(d);
         return 0;

@@ -30,7 +30,9 @@ int read_file_at(int dir_fd, const char *name, size_t max, char **ret, size_t *r
         size_t n = 0, allocated = 0;
         struct stat st;
 
-        fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* O_NONBLOCK: a FIFO in the file's place would block the open until a writer came along (and
+         * the daemon with it); regular files ignore the flag. */
+        fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
         if (fstat(fd, &st) < 0)

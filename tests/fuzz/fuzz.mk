@@ -20,6 +20,18 @@ fuzz-sysfs-uevent_LIBS := sysfs shared
 FUZZ_TARGETS += gpu-json
 fuzz-gpu-json_LIBS := daemon sysfs shared
 
+# Reliability (issue 8): the RDMA attribute parsers, the measurement protocol's decoders, the
+# responder fed a byte stream, peer addresses, probe results as the daemon applies them, and the
+# persisted peer state.
+FUZZ_TARGETS += rdma-parse proto responder peer-address peer-result peers-state
+fuzz-rdma-parse_LIBS := sysfs shared
+fuzz-proto_LIBS := netprobe shared
+fuzz-responder_LIBS := netprobe shared
+fuzz-responder_PKGS := $(NETPROBE_PKGS)
+fuzz-peer-address_LIBS := daemon shared
+fuzz-peer-result_LIBS := daemon sysfs shared
+fuzz-peers-state_LIBS := daemon sysfs shared
+
 define fuzz_template
 FUZZ_REGRESSION_PROGRAMS += fuzz-$(1)-regress
 fuzz-$(1)-regress_SOURCES := tests/fuzz/fuzz-$(1).c tests/fuzz/fuzz-regress.c
