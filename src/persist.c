@@ -211,7 +211,7 @@ int persist_load(Manager *m) {
         /* Either may be missing (a hand-written file), but never something other than a list. */
         if ((added && !json_object_is_type(added, json_type_array)) ||
             (paths && !json_object_is_type(paths, json_type_array))) {
-                move_aside(fd, "\"added\" and \"paths\" must be lists");
+                state_file_set_aside(fd, &persist_file, "\"added\" and \"paths\" must be lists");
                 return -EBADMSG;
         }
 
