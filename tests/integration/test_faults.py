@@ -345,7 +345,7 @@ def test_corrupt_state_files_are_ignored_with_a_warning(netns, client, probes, d
             results[case] = round(time.monotonic() - started, 2)
             log = daemon.log()
             peer_warning = re.search(r"(Ignoring peers\.json|Cannot read peers\.json|peers\.json: ignored)", log)
-            gpu_warning = re.search(r"(gpus\.json is not a GPU state file|Cannot read gpus\.json|gpus\.json: ignoring)",
+            gpu_warning = re.search(r"(Ignoring gpus\.json|Cannot read gpus\.json|gpus\.json: ignoring)",
                                     log)
             assert peer_warning and gpu_warning, f"{case}:\n{log}"
             assert daemon.proc.poll() is None and client.get_all("Manager")["State"] == "running"
