@@ -3,6 +3,7 @@
 is not there."""
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -76,27 +77,43 @@ def test_status(netns, bus, daemon_factory):
     assert data["Node"]["KernelRelease"]
 
 
+def read_json_lines(proc, until, timeout=10.0):
+    """Events from monitor --json until until(events) holds; never blocks past the timeout. Reads the
+    raw pipe (a buffered reader would hold lines that select() no longer sees)."""
+    import select
+    events = []
+    deadline = time.monotonic() + timeout
+    fd = proc.stdout.fileno()
+    pending = proc.__dict__.setdefault("pending_output", [b""])  # what the last call read past its event
+    while not until(events):
+        while b"\n" in pending[0]:
+            line, pending[0] = pending[0].split(b"\n", 1)
+            events.append(json.loads(line))
+        if until(events):
+            break
+        left = deadline - time.monotonic()
+        assert left > 0, f"gave up waiting; saw {events}"
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 65536)
+            assert chunk, f"monitor ended; saw {events}"
+            pending[0] += chunk
+    return events
+
+
 def test_monitor_json_lines(netns, bus, daemon_factory):
     daemon_factory(netns)
-    proc = subprocess.Popen([lp.CTL, f"--bus-address={bus.address}", "monitor", "--json"], stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen([lp.CTL, f"--bus-address={bus.address}", "monitor", "--json"], stdout=subprocess.PIPE)
     try:
         time.sleep(0.5)
         netns.ip("link", "add", "mon0", "type", "veth", "peer", "name", "mon1")
+        added = read_json_lines(proc, lambda ev: {e.get("name") for e in ev if e["event"] == "added"} >= {"mon0", "mon1"})
+        # Once announced, a change is a "changed" event carrying the new value.
         netns.ip("link", "set", "mon0", "mtu", "1400")
-        events = []
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            event = json.loads(line)
-            events.append(event)
-            if event["event"] == "changed" and event.get("properties", {}).get("Mtu") == 1400:
-                break
-        added = [e for e in events if e["event"] == "added"]
-        assert {e["name"] for e in added} >= {"mon0", "mon1"}
-        assert all("time" in e and e["time"].endswith("Z") for e in events)
-        changed = events[-1]
-        assert changed["name"] == "mon0" and changed["interface"] == lp.IFACE + "Link"
+        changed = read_json_lines(proc, lambda ev: any(e["event"] == "changed" and
+                                                       e.get("properties", {}).get("Mtu") == 1400 for e in ev))
+        assert all("time" in e and e["time"].endswith("Z") for e in added + changed)
+        last = changed[-1]
+        assert last["name"] == "mon0" and last["interface"] == lp.IFACE + "Link"
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(5) == 0
