@@ -3,3 +3,8 @@ TEST_PROGRAMS += latency-client
 latency-client_SOURCES := bench/latency-client.c
 latency-client_LIBS := shared
 latency-client_PKGS := libsystemd
+
+TEST_PROGRAMS += gmo-client
+gmo-client_SOURCES := bench/gmo-client.c
+gmo-client_LIBS := shared
+gmo-client_PKGS := libsystemd

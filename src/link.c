@@ -7,12 +7,14 @@
 #include <systemd/sd-bus.h>
 
 #include "link-bus.h"
+#include "link-speed.h"
 #include "link.h"
 #include "manager.h"
 #include "rdma.h"
 #include "shared/parse-util.h"
 #include "shared/string-table.h"
 #include "shared/string-util.h"
+#include "summary.h"
 #include "sysfs/net.h"
 
 /* Beyond this many hops a chain of upper devices is a loop or absurd; stop inheriting. */
@@ -90,6 +92,7 @@ static int link_new(Manager *m, int ifindex, Link **ret) {
         }
         bus_object_init(&l->bus, m, &link_bus_type, TAKE_PTR(path));
         m->links_topology_changed = true;
+        summary_links_changed(m);
         *ret = l;
         return 0;
 }
@@ -103,6 +106,7 @@ static void link_remove(Link *l) {
         table_remove(&m->links, &l->ifindex);
         /* Nothing is queued for a removal, but what others derive from this link must follow. */
         m->links_topology_changed = true;
+        summary_links_changed(m);
         (void) manager_schedule_flush(m);
         link_free(l);
 }
@@ -236,6 +240,8 @@ int link_process_netlink(Manager *m, struct rtnl_link *rl, bool removed) {
                 m->links_topology_changed = true;
         }
 
+        /* Any RTM_NEWLINK may come with a new speed (a bond's, as its ports change) without a
+         * carrier change; the reader makes asking cheap for the loop. */
         link_request_sysfs(l);
         return 0;
 }
@@ -289,14 +295,39 @@ static LinkFacts link_facts(const Link *l) {
         };
 }
 
+void link_apply_speed(Link *l, int error, int speed_mbps, const char *duplex) {
+        if (error == -ESTALE || errno_is_absent(error)) {
+                /* Renamed or gone since netlink spoke; the event that says so is queued. */
+                log_link_debug_errno(l, error, "sysfs does not match netlink yet: %m");
+                return;
+        }
+        if (error < 0) {
+                log_link_debug_errno(l, error, "Failed to read the speed: %m");
+                speed_mbps = -1;
+                duplex = NULL;
+        }
+        bus_object_set(&l->bus, l->speed_mbps, speed_mbps > 0 ? (uint32_t) speed_mbps : 0, "SpeedMbps");
+        if (bus_object_set_string(&l->bus, &l->duplex, duplex, "Duplex") < 0)
+                log_oom();
+}
+
 static void link_read_sysfs(Link *l) {
         Manager *m = l->manager;
         SysfsNetWhat what = 0;
         _cleanup_(sysfs_net_facts_done) SysfsNetFacts f = { .speed_mbps = -1 };
+        bool speed_wanted, speed_async = false;
         int r;
 
-        /* The kernel answers speed and duplex with EINVAL while the interface is down. */
-        if (l->flags & IFF_UP)
+        /* Without a carrier nothing is negotiated: most drivers answer "unknown", and the read would
+         * wait for the RTNL lock for nothing. Down, the kernel answers EINVAL. */
+        speed_wanted = (l->flags & (IFF_UP | IFF_LOWER_UP)) == (IFF_UP | IFF_LOWER_UP);
+        /* A pending answer describes the link before this change. */
+        l->speed_request = 0;
+        /* Before the name is ours the picture is made in one go, in place; afterwards the reader
+         * keeps the loop free of the RTNL lock. */
+        if (speed_wanted && m->speed_reader && m->bus_name_acquired)
+                speed_async = link_speed_reader_request(m->speed_reader, l) >= 0;
+        if (speed_wanted && !speed_async)
                 what |= SYSFS_NET_SPEED;
         if (link_needs_device_facts(l))
                 what |= SYSFS_NET_DEVICE;
@@ -314,8 +345,8 @@ static void link_read_sysfs(Link *l) {
                 }
         }
 
-        bus_object_set(&l->bus, l->speed_mbps, f.speed_mbps > 0 ? (uint32_t) f.speed_mbps : 0, "SpeedMbps");
-        (void) bus_object_set_string(&l->bus, &l->duplex, f.duplex, "Duplex");
+        if (!speed_async)
+                link_apply_speed(l, 0, f.speed_mbps, f.duplex);
         if (what & SYSFS_NET_DEVICE) {
                 bool on_thunderbolt = f.device_subsystem && streq(f.device_subsystem, "thunderbolt");
                 bool changed = false;
@@ -335,18 +366,19 @@ static void link_read_sysfs(Link *l) {
 static void link_prepare(BusObject *o) {
         Link *l = link_from_bus_object(o);
 
-        if (!l->sysfs_stale)
-                return;
-        l->sysfs_stale = false;
-        link_read_sysfs(l);
+        if (l->sysfs_stale) {
+                l->sysfs_stale = false;
+                link_read_sysfs(l);
 
-        /* Judged even when sysfs had nothing to say (renamed meanwhile, or a test's sysfs root without
-         * this link): netlink's facts alone still tell a loopback, a bridge or a veth. */
-        LinkFacts facts = link_facts(l);
-        if (bus_object_set(&l->bus, l->kind, link_kind_from_facts(&facts), "Kind"))
-                l->manager->links_topology_changed = true;
+                /* Judged even when sysfs had nothing to say (renamed meanwhile, or a test's sysfs root
+                 * without this link): netlink's facts alone still tell a loopback, a bridge or a veth. */
+                LinkFacts facts = link_facts(l);
+                if (bus_object_set(&l->bus, l->kind, link_kind_from_facts(&facts), "Kind"))
+                        l->manager->links_topology_changed = true;
+        }
         /* RDMA ports name their interfaces: a new name, carrier or speed may concern one. */
         rdma_link_changed(l);
+        summary_link_changed(l->manager, l);
 }
 
 /* The connection type a link has by itself, before upper devices inherit. */
@@ -398,6 +430,7 @@ static ConnectionType link_resolve_connection_type(Manager *m, const Link *l, un
 void links_update_connection_types(Manager *m) {
         Link *l;
 
+        summary_links_changed(m);
         TABLE_FOREACH(l, &m->links)
                 bus_object_set(&l->bus, l->connection_type, link_resolve_connection_type(m, l, 0),
                                "ConnectionType");

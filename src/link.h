@@ -38,8 +38,10 @@ typedef struct Link {
         int master_ifindex;
         int parent_ifindex;
 
-        /* From sysfs, re-read once per flush after any event (see link_prepare). */
+        /* From sysfs, re-read once per flush after any event (see link_prepare); speed and duplex
+         * by the speed reader once the daemon runs. */
         bool sysfs_stale;
+        uint64_t speed_request; /* the speed reader's answer we wait for; 0: none */
         uint32_t speed_mbps;
         char *duplex;
         char *driver;
@@ -75,6 +77,8 @@ Link *link_find(Manager *m, const char *s);
 /* The netlink handlers: one path for the initial dump, live events and resyncs. */
 int link_process_netlink(Manager *m, struct rtnl_link *rl, bool removed);
 int link_process_address(Manager *m, struct rtnl_addr *ra, bool removed);
+/* An answer of the speed reader (error: sysfs_net_read()'s). */
+void link_apply_speed(Link *l, int error, int speed_mbps, const char *duplex);
 
 /* A full dump: mark every link, feed every link and address, then sweep what was not seen and
  * publish only the differences. */

@@ -17,6 +17,7 @@
 #include "manager.h"
 #include "metrics.h"
 #include "summary.h"
+#include "link-speed.h"
 #include "netlink.h"
 #include "rdma.h"
 #include "peer-bus.h"
@@ -168,6 +169,8 @@ Manager *manager_free(Manager *m) {
         m->gpu_prober = gpu_prober_free(m->gpu_prober);
         gpus_free(m);
         m->inhibitors = inhibitors_free(m->inhibitors);
+        /* Before the links and the sysfs root: the worker reads through the latter. */
+        m->speed_reader = link_speed_reader_free(m->speed_reader);
         links_free(m);
         rdma_free(m);
         tbt_objects_free(m);
@@ -361,6 +364,11 @@ int manager_start(Manager *m) {
         r = link_bus_register(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to register link objects: %m");
+
+        r = link_speed_reader_new(m, &m->speed_reader);
+        if (r < 0)
+                /* Speeds are then read on the loop, as before READY=1 anyway. */
+                log_warning_errno(r, "Failed to start the link speed reader, reading in place: %m");
 
         /* Listen first, enumerate second: nothing that happens in between can be missed. */
         r = netlink_new(m, netlink_fd, &m->netlink);

@@ -17,6 +17,7 @@
 #define BUS_INTERFACE_PREFIX "org.linkprobe.LinkProbe1"
 
 typedef struct Netlink Netlink;
+typedef struct LinkSpeedReader LinkSpeedReader;
 typedef struct UdevSource UdevSource;
 typedef struct Reconciler Reconciler;
 typedef struct ResponderSupervisor ResponderSupervisor;
@@ -66,6 +67,7 @@ struct Manager {
         Table thunderbolt_services; /* TbtObject* by sysname: XDomain services, folded into peers */
 
         Netlink *netlink;
+        LinkSpeedReader *speed_reader;
         UdevSource *udev;
 
         /* Measured peer paths (peer.c, reconcile.c, persist.c) and the responder. */

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <netlink/cache.h>
 #include <netlink/errno.h>
+#include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/rtnl.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
@@ -14,16 +16,25 @@
 #include "shared/log.h"
 #include "shared/socket-util.h"
 
+/* libnl parses; the state lives in our link table alone. libnl's cache manager would keep a second
+ * copy of every link and address (about 1.9 KiB per veth, most of the daemon's heap at 2000 links)
+ * and search its address cache linearly on every event, for diffs our own tables already make. */
 struct Netlink {
         Manager *manager;
-        struct nl_sock *event_sock;
-        struct nl_sock *sync_sock;
-        struct nl_cache_mngr *cache_manager;
-        struct nl_cache *links;
-        struct nl_cache *addresses;
+        struct nl_sock *event_sock;  /* subscribed to link and address events, non-blocking */
+        struct nl_cb *event_cb;      /* event_sock's callbacks, our reference */
+        struct nl_sock *sync_sock;   /* dumps, blocking */
         sd_event_source *io;
         uint64_t n_overruns;
+        bool dumping_addresses;      /* a dump's addresses are collected, then swept as a whole */
 };
+
+/* Recv calls per wake-up before the loop gets a turn (the bus flush, other sources); the socket is
+ * level-triggered, so the rest is read on the next iteration. */
+#define NETLINK_RECV_BUDGET 64
+
+/* Interrupted dumps are retried; the kernel interrupts one only when the table changed under it. */
+#define NETLINK_DUMP_ATTEMPTS 5
 
 /* libnl's errors are its own small positive numbers; translate once, here, at the edge. */
 static int nl_to_errno(int nlerr) {
@@ -58,50 +69,89 @@ static int nl_to_errno(int nlerr) {
 }
 
 /* Bridges send a second kind of RTM_NEWLINK/RTM_DELLINK, of family AF_BRIDGE, about port state (a
- * port leaving is an RTM_DELLINK of that family, not a deletion). libnl would file those under the
- * same key as the bridge device itself, whose family it rewrites to AF_BRIDGE from its kind, so
- * they are dropped before libnl sees them; only dumps and events of family AF_UNSPEC describe
- * interfaces. */
-static int filter_message(struct nl_msg *msg, void *userdata) {
-        struct nlmsghdr *h = nlmsg_hdr(msg);
+ * port leaving is an RTM_DELLINK of that family, not a deletion of the port). Only messages of
+ * family AF_UNSPEC describe interfaces. */
+static bool message_is_interface(const struct nlmsghdr *h) {
+        if (h->nlmsg_type != RTM_NEWLINK && h->nlmsg_type != RTM_DELLINK)
+                return true;
+        if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifinfomsg)))
+                return false;
+        return ((const struct ifinfomsg *) NLMSG_DATA(h))->ifi_family == AF_UNSPEC;
+}
 
-        if ((h->nlmsg_type == RTM_NEWLINK || h->nlmsg_type == RTM_DELLINK) &&
-            h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct ifinfomsg))) {
-                const struct ifinfomsg *ifi = nlmsg_data(h);
-                if (ifi->ifi_family != AF_UNSPEC)
-                        return NL_SKIP;
+static void on_object(struct nl_object *obj, void *userdata) {
+        Netlink *nl = userdata;
+
+        switch (nl_object_get_msgtype(obj)) {
+        case RTM_NEWLINK:
+        case RTM_DELLINK:
+                (void) link_process_netlink(nl->manager, (struct rtnl_link *) obj,
+                                            nl_object_get_msgtype(obj) == RTM_DELLINK);
+                break;
+        case RTM_NEWADDR:
+                if (nl->dumping_addresses)
+                        (void) link_sync_address(nl->manager, (struct rtnl_addr *) obj);
+                else
+                        (void) link_process_address(nl->manager, (struct rtnl_addr *) obj, false);
+                break;
+        case RTM_DELADDR:
+                (void) link_process_address(nl->manager, (struct rtnl_addr *) obj, true);
+                break;
         }
+}
+
+static int on_message(struct nl_msg *msg, void *userdata) {
+        Netlink *nl = userdata;
+        int r;
+
+        if (!message_is_interface(nlmsg_hdr(msg)))
+                return NL_SKIP;
+        /* The parser hands us one object and drops it after the callback. A message libnl cannot
+         * parse is one event lost, never the rest of the datagram. */
+        r = nl_msg_parse(msg, on_object, nl);
+        if (r < 0)
+                log_debug("Ignoring netlink message of type %u: %s", nlmsg_hdr(msg)->nlmsg_type, nl_geterror(r));
         return NL_OK;
 }
 
-static void on_link_event(struct nl_cache *cache, struct nl_object *obj, int action, void *userdata) {
-        Netlink *nl = userdata;
-        (void) link_process_netlink(nl->manager, (struct rtnl_link *) obj, action == NL_ACT_DEL);
-}
+/* Sends one dump request and feeds every answer through on_message(). */
+static int netlink_dump(Netlink *nl, int type) {
+        int r;
 
-static void on_address_event(struct nl_cache *cache, struct nl_object *obj, int action, void *userdata) {
-        Netlink *nl = userdata;
-        (void) link_process_address(nl->manager, (struct rtnl_addr *) obj, action == NL_ACT_DEL);
-}
-
-static void enumerate_link(struct nl_object *obj, void *userdata) {
-        Netlink *nl = userdata;
-        (void) link_process_netlink(nl->manager, (struct rtnl_link *) obj, false);
-}
-
-static void enumerate_address(struct nl_object *obj, void *userdata) {
-        Netlink *nl = userdata;
-        (void) link_sync_address(nl->manager, (struct rtnl_addr *) obj);
+        for (int attempt = 1;; attempt++) {
+                r = nl_rtgen_request(nl->sync_sock, type, AF_UNSPEC, NLM_F_DUMP);
+                if (r >= 0)
+                        r = nl_recvmsgs_default(nl->sync_sock);
+                if (r >= 0)
+                        return 0;
+                if (abs(r) != NLE_DUMP_INTR || attempt == NETLINK_DUMP_ATTEMPTS)
+                        return nl_to_errno(r);
+                log_debug("Netlink dump %d interrupted by a change, again (%d).", type, attempt);
+        }
 }
 
 int netlink_enumerate(Netlink *nl) {
         Manager *m = nl->manager;
+        int r;
 
+        /* Mark, apply every dumped object, sweep what was not seen: the table ends equal to the
+         * kernel's, and only the differences are announced. */
         links_mark(m);
-        nl_cache_foreach(nl->links, enumerate_link, nl);
+        r = netlink_dump(nl, RTM_GETLINK);
+        if (r < 0)
+                return log_error_errno(r, "Failed to dump links: %m");
         links_sweep(m);
-        nl_cache_foreach(nl->addresses, enumerate_address, nl);
+
+        nl->dumping_addresses = true;
+        r = netlink_dump(nl, RTM_GETADDR);
+        nl->dumping_addresses = false;
+        if (r < 0)
+                return log_error_errno(r, "Failed to dump addresses: %m");
         links_sweep_addresses(m);
+
+        /* A dump of thousands of links leaves freed pages between our long-lived objects; give
+         * them back rather than keep the peak as resident set. */
+        (void) malloc_trim(0);
         return 0;
 }
 
@@ -133,27 +183,23 @@ int netlink_resync(Netlink *nl) {
         int r;
 
         netlink_drain(nl);
-
-        /* The sync socket gives libnl's caches the kernel's current truth; our own mark and sweep
-         * then publishes exactly the differences, whatever libnl's object diff considers equal. */
-        r = nl_cache_resync(nl->sync_sock, nl->links, NULL, NULL);
-        if (r >= 0)
-                r = nl_cache_resync(nl->sync_sock, nl->addresses, NULL, NULL);
-        if (r < 0) {
-                r = nl_to_errno(r);
-                manager_set_degraded(nl->manager, "netlink-resync-failed", true);
-                return log_error_errno(r, "Failed to re-dump links and addresses: %m");
-        }
-        manager_set_degraded(nl->manager, "netlink-resync-failed", false);
-        return netlink_enumerate(nl);
+        r = netlink_enumerate(nl);
+        manager_set_degraded(nl->manager, "netlink-resync-failed", r < 0);
+        return r;
 }
 
 static int on_netlink_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Netlink *nl = userdata;
-        int r;
+        int r = 0;
 
-        r = nl_cache_mngr_data_ready(nl->cache_manager);
-        if (r >= 0)
+        /* nl_recvmsgs_report() answers the number of messages of one datagram, and -NLE_AGAIN
+         * once the socket is empty. */
+        for (unsigned i = 0; i < NETLINK_RECV_BUDGET; i++) {
+                r = nl_recvmsgs_report(nl->event_sock, nl->event_cb);
+                if (r <= 0)
+                        break;
+        }
+        if (r >= 0 || abs(r) == NLE_AGAIN)
                 return 0;
 
         /* ENOBUFS arrives as -NLE_NOMEM; any other error may also have cost us messages. Either way
@@ -169,6 +215,24 @@ static int on_netlink_io(sd_event_source *s, int fd, uint32_t revents, void *use
         return 0;
 }
 
+static int netlink_socket_new(Netlink *nl, struct nl_sock **ret) {
+        struct nl_sock *sock;
+        int r;
+
+        sock = nl_socket_alloc();
+        if (!sock)
+                return -ENOMEM;
+        r = nl_socket_modify_cb(sock, NL_CB_VALID, NL_CB_CUSTOM, on_message, nl);
+        if (r >= 0)
+                r = nl_connect(sock, NETLINK_ROUTE);
+        if (r < 0) {
+                nl_socket_free(sock);
+                return nl_to_errno(r);
+        }
+        *ret = sock;
+        return 0;
+}
+
 int netlink_new(Manager *m, int event_fd, Netlink **ret) {
         _cleanup_(netlink_freep) Netlink *nl = NULL;
         uint64_t rcvbuf;
@@ -179,27 +243,18 @@ int netlink_new(Manager *m, int event_fd, Netlink **ret) {
                 return log_oom();
         nl->manager = m;
 
-        nl->event_sock = nl_socket_alloc();
-        nl->sync_sock = nl_socket_alloc();
-        if (!nl->event_sock || !nl->sync_sock)
-                return log_oom();
-
-        r = nl_socket_modify_cb(nl->event_sock, NL_CB_MSG_IN, NL_CB_CUSTOM, filter_message, NULL);
+        r = netlink_socket_new(nl, &nl->sync_sock);
+        if (r >= 0)
+                r = netlink_socket_new(nl, &nl->event_sock);
         if (r < 0)
-                return log_error_errno(nl_to_errno(r), "Failed to set up netlink filtering: %s", nl_geterror(r));
+                return log_error_errno(r, "Failed to open a netlink socket: %m");
+        nl->event_cb = nl_socket_get_cb(nl->event_sock);
+        /* Events are not answers to anything we sent. */
+        nl_socket_disable_seq_check(nl->event_sock);
+        fd = nl_socket_get_fd(nl->event_sock);
 
-        r = nl_connect(nl->sync_sock, NETLINK_ROUTE);
-        if (r < 0)
-                return log_error_errno(nl_to_errno(r), "Failed to open a netlink socket: %s", nl_geterror(r));
-
-        r = nl_cache_mngr_alloc(nl->event_sock, NETLINK_ROUTE, 0, &nl->cache_manager);
-        if (r < 0)
-                return log_error_errno(nl_to_errno(r), "Failed to set up the netlink cache manager: %s",
-                                       nl_geterror(r));
-        fd = nl_cache_mngr_get_fd(nl->cache_manager);
-
-        /* libnl insists on creating its own socket; put systemd's in its place. Group memberships are
-         * added per cache below, on whichever socket sits behind the descriptor. */
+        /* Put systemd's socket in the place of ours: group memberships are added below, on whichever
+         * socket sits behind the descriptor. */
         if (event_fd >= 0) {
                 if (dup3(event_fd, fd, O_CLOEXEC) < 0)
                         return log_error_errno(errno, "Failed to adopt the netlink socket from systemd: %m");
@@ -215,11 +270,14 @@ int netlink_new(Manager *m, int event_fd, Netlink **ret) {
                                   "CAP_NET_ADMIN net.core.rmem_max caps it).", r, rcvbuf);
         }
 
-        r = nl_cache_mngr_add(nl->cache_manager, "route/link", on_link_event, nl, &nl->links);
+        /* Subscribed before the first dump (netlink_enumerate()), so nothing falls between them. */
+        r = nl_socket_add_memberships(nl->event_sock, RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR,
+                                      RTNLGRP_NONE);
         if (r >= 0)
-                r = nl_cache_mngr_add(nl->cache_manager, "route/addr", on_address_event, nl, &nl->addresses);
+                r = nl_socket_set_nonblocking(nl->event_sock);
         if (r < 0)
-                return log_error_errno(nl_to_errno(r), "Failed to dump links and addresses: %s", nl_geterror(r));
+                return log_error_errno(nl_to_errno(r), "Failed to subscribe to link and address events: %s",
+                                       nl_geterror(r));
 
         r = sd_event_add_io(m->event, &nl->io, fd, EPOLLIN, on_netlink_io, nl);
         if (r < 0)
@@ -234,9 +292,8 @@ Netlink *netlink_free(Netlink *nl) {
         if (!nl)
                 return NULL;
         sd_event_source_disable_unref(nl->io);
-        /* The manager frees its caches; the sockets we allocated are ours. */
-        if (nl->cache_manager)
-                nl_cache_mngr_free(nl->cache_manager);
+        if (nl->event_cb)
+                nl_cb_put(nl->event_cb);
         nl_socket_free(nl->event_sock);
         nl_socket_free(nl->sync_sock);
         return mfree(nl);

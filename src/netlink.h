@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* netlink.h — links and addresses from rtnetlink via libnl's cache manager, with overrun resync */
+/* netlink.h — links and addresses from rtnetlink (parsed by libnl, kept only in our link table), with
+ * overrun resync */
 #pragma once
 
 #include "shared/macros.h"
@@ -8,15 +9,15 @@ typedef struct Manager Manager;
 typedef struct Netlink Netlink;
 
 /*
- * Subscribes to link and address events, then fills libnl's caches (subscribe first, dump second,
- * so nothing falls between them). event_fd, if >= 0, is a NETLINK_ROUTE socket systemd created for
+ * Subscribes to link and address events; netlink_enumerate() then dumps (subscribe first, dump
+ * second, so nothing falls between them). event_fd, if >= 0, is a NETLINK_ROUTE socket systemd created for
  * us (ListenNetlink=, with a large ReceiveBuffer= we could not set without CAP_NET_ADMIN).
  */
 int netlink_new(Manager *m, int event_fd, Netlink **ret);
 Netlink *netlink_free(Netlink *nl);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Netlink *, netlink_free);
 
-/* Feeds every cached link and address to the link table, sweeping what is gone. */
+/* Dumps every link and address into the link table, sweeping what is gone. */
 int netlink_enumerate(Netlink *nl);
 /* Re-dumps from the kernel and enumerates: after an overrun, and for Refresh(). */
 int netlink_resync(Netlink *nl);

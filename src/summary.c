@@ -54,24 +54,35 @@ static uint32_t link_speed(const Link *l) {
         return l->speed_mbps > 0 ? l->speed_mbps : l->thunderbolt_speed_mbps;
 }
 
-/* The fastest link that is up and is a connection a person would name (not loopback, virtual or a
- * VPN); ties go to the ring order (Thunderbolt first), then the lower index. */
+/* Candidates are links that are up and are a connection a person would name (not loopback, virtual
+ * or a VPN). */
+static bool fastest_candidate(const Link *l) {
+        return link_is_up(l) && connection_type_is_physical(l->connection_type);
+}
+
+/* A total order, so the answer does not depend on the order links are looked at: the faster link;
+ * on a tie the ring order (Thunderbolt first), then the lower index. */
+static bool fastest_beats(const Link *a, const Link *b) {
+        if (link_speed(a) != link_speed(b))
+                return link_speed(a) > link_speed(b);
+        int ra = rank_type_order(RANK_PURPOSE_RING, a->connection_type);
+        int rb = rank_type_order(RANK_PURPOSE_RING, b->connection_type);
+        if (ra != rb)
+                return ra < rb;
+        return a->ifindex < b->ifindex;
+}
+
 static int compute_fastest(Manager *m, SummaryFastestLink *ret) {
         const Link *best = NULL;
         Link *l;
 
-        TABLE_FOREACH(l, &m->links) {
-                if (!link_is_up(l) || !connection_type_is_physical(l->connection_type))
-                        continue;
-                if (!best || link_speed(l) > link_speed(best) ||
-                    (link_speed(l) == link_speed(best) &&
-                     rank_type_order(RANK_PURPOSE_RING, l->connection_type) <
-                             rank_type_order(RANK_PURPOSE_RING, best->connection_type)))
+        TABLE_FOREACH(l, &m->links)
+                if (fastest_candidate(l) && (!best || fastest_beats(l, best)))
                         best = l;
-        }
         *ret = (SummaryFastestLink) {};
         if (!best)
                 return 0;
+        ret->ifindex = best->ifindex;
         ret->path = strdup(best->bus.path);
         ret->name = strdup(best->name_utf8);
         ret->connection_type = connection_type_to_string(best->connection_type);
@@ -225,12 +236,37 @@ static bool best_paths_equal(const Summary *a, const Summary *b) {
         return true;
 }
 
+void summary_link_changed(Manager *m, const Link *l) {
+        Summary *s = &m->summary;
+
+        if (s->fastest_stale)
+                return;
+        if (l->ifindex == s->fastest.ifindex)
+                s->fastest_stale = true; /* it may have slowed, gone down or been renamed */
+        else if (fastest_candidate(l)) {
+                const Link *best = s->fastest.ifindex > 0 ? link_get(m, s->fastest.ifindex) : NULL;
+                if (!best || fastest_beats(l, best))
+                        s->fastest_stale = true;
+        }
+}
+
+void summary_links_changed(Manager *m) {
+        m->summary.fastest_stale = true;
+}
+
 void summary_update(Manager *m) {
         Summary n = {};
         Summary *s = &m->summary;
-        int r;
+        bool fastest_changed = false;
+        int r = 0;
 
-        r = compute_fastest(m, &n.fastest);
+        if (s->fastest_stale) {
+                r = compute_fastest(m, &n.fastest);
+                fastest_changed = r >= 0 && !fastest_equal(&s->fastest, &n.fastest);
+        } else {
+                n.fastest = s->fastest;
+                s->fastest = (SummaryFastestLink) {};
+        }
         if (r >= 0)
                 r = compute_tbt(m, &n);
         if (r >= 0)
@@ -238,14 +274,20 @@ void summary_update(Manager *m) {
         if (r >= 0)
                 r = compute_best_paths(m, &n);
         if (r < 0) {
-                /* Keep what clients last saw rather than publish a partial summary. */
+                /* Keep what clients last saw rather than publish a partial summary; a FastestLink
+                 * moved over from it goes back. */
                 log_oom();
+                if (!s->fastest_stale) {
+                        s->fastest = n.fastest;
+                        n.fastest = (SummaryFastestLink) {};
+                }
                 summary_done(&n);
                 return;
         }
 
-        if (!fastest_equal(&s->fastest, &n.fastest))
+        if (fastest_changed)
                 bus_object_changed(&m->summary_object, "FastestLink");
+        n.fastest_stale = false;
         if (!tbt_peers_equal(s, &n))
                 bus_object_changed(&m->summary_object, "ThunderboltPeers");
         if (s->rdma_ports_active != n.rdma_ports_active)

@@ -4,10 +4,12 @@
 
 #include "shared/macros.h"
 
+typedef struct Link Link;
 typedef struct Manager Manager;
 
 typedef struct SummaryFastestLink {
-        char *path; /* NULL: none */
+        int ifindex; /* 0: none */
+        char *path;  /* NULL: none */
         char *name;
         const char *connection_type;
         uint32_t speed_mbps;
@@ -43,11 +45,20 @@ typedef struct Summary {
         size_t n_degraded;
         SummaryPeerPath *best_paths;
         size_t n_best_paths;
+        /* FastestLink needs a pass over every link; it is made only when a link that could change
+         * the answer changed (see summary_link_changed()). */
+        bool fastest_stale;
 } Summary;
 
-/* Recomputes the summary from the published objects and marks what changed. Cheap: a pass over the
- * tables, run by the flush whenever any object changed. */
+/* Recomputes the summary from the published objects and marks what changed, run by the flush
+ * whenever any object changed. A pass over the small tables (Thunderbolt, RDMA, peers); the links
+ * are passed over only when FastestLink may have moved. */
 void summary_update(Manager *m);
+/* A link's state, speed, type or name changed: FastestLink moves only if it is that link, or that
+ * link now beats it. A flap of one link among thousands costs no pass over all of them. */
+void summary_link_changed(Manager *m, const Link *l);
+/* Links came, went, or changed in ways one link's update does not tell (types, Thunderbolt rates). */
+void summary_links_changed(Manager *m);
 void summary_done(Summary *s);
 
 int summary_bus_register(Manager *m);

@@ -8,6 +8,7 @@
 #include "link.h"
 #include "manager.h"
 #include "shared/string-util.h"
+#include "summary.h"
 #include "tbt-bus.h"
 #include "tbt.h"
 #include "udev.h"
@@ -438,6 +439,7 @@ void tbt_update_links(Manager *m) {
         TbtObject *o;
         Link *l;
 
+        summary_links_changed(m); /* Thunderbolt rates stand in for link speeds */
         TABLE_FOREACH(o, &m->thunderbolt)
                 o->net_link = NULL;
 
