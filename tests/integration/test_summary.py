@@ -5,6 +5,7 @@ RDMA devices (an active InfiniBand port, a RoCE port, and a port trained without
 the test's namespace has the links of the same names and indexes."""
 
 import os
+import time
 
 import pytest
 
@@ -67,6 +68,19 @@ def test_summary(bed, netns, client, signals, daemon_factory):
                                     and "FastestLink" in e[4][1]])
     s = summary(client)
     assert s["FastestLink"][1] == "thunderbolt0" and s["FastestLink"][2] == "Thunderbolt 4"
+
+    # ... and back: a link that is not the fastest coming up faster than it takes its place (FastestLink
+    # is not recomputed from every link on every change, only when one could move it).
+    netns.ip("link", "set", "enp59s0f0np0", "up")
+    assert wait_for(lambda: summary(client)["FastestLink"][1] == "enp59s0f0np0")
+    # A slower link moving leaves it be.
+    signals.clear()
+    netns.ip("link", "set", "thunderbolt0", "mtu", "9000")
+    assert wait_for(lambda: client.link_by_name("thunderbolt0")["Mtu"] == 9000)
+    time.sleep(0.2)
+    assert not [e for e in signals.events if e[3] == "PropertiesChanged" and e[4][0] == SUMMARY
+                and "FastestLink" in e[4][1]]
+    assert summary(client)["FastestLink"][1] == "enp59s0f0np0"
 
     # The subnet manager shows up: the port becomes active and leaves DegradedLinks.
     ib = "/sys/devices/pci0000:80/0000:80:01.2/0000:82:00.0/infiniband/mlx5_2"
