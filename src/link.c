@@ -295,12 +295,18 @@ static LinkFacts link_facts(const Link *l) {
         };
 }
 
+/* Renamed or gone since netlink spoke: nothing read is this link's, and the event that says so is
+ * queued. */
+static bool link_sysfs_lags(const Link *l, int error) {
+        if (error != -ESTALE && !errno_is_absent(error))
+                return false;
+        log_link_debug_errno(l, error, "sysfs does not match netlink yet: %m");
+        return true;
+}
+
 void link_apply_speed(Link *l, int error, int speed_mbps, const char *duplex) {
-        if (error == -ESTALE || errno_is_absent(error)) {
-                /* Renamed or gone since netlink spoke; the event that says so is queued. */
-                log_link_debug_errno(l, error, "sysfs does not match netlink yet: %m");
+        if (link_sysfs_lags(l, error))
                 return;
-        }
         if (error < 0) {
                 log_link_debug_errno(l, error, "Failed to read the speed: %m");
                 speed_mbps = -1;
@@ -334,11 +340,8 @@ static void link_read_sysfs(Link *l) {
 
         if (what != 0) {
                 r = sysfs_net_read(m->sysfs_fd, l->name, l->ifindex, what, &f);
-                if (r == -ESTALE || errno_is_absent(r)) {
-                        /* Renamed or gone since netlink spoke; the event that says so is queued. */
-                        log_link_debug_errno(l, r, "sysfs does not match netlink yet: %m");
+                if (link_sysfs_lags(l, r))
                         return;
-                }
                 if (r < 0) {
                         log_link_debug_errno(l, r, "Failed to read sysfs: %m");
                         f = (SysfsNetFacts) { .speed_mbps = -1 };
