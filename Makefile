@@ -108,12 +108,11 @@ MAN_PAGES :=
 
 include src/shared/shared.mk
 include sysfs/sysfs.mk
-include src/src.mk
+include src/daemon/daemon.mk
+include src/ctl/ctl.mk
 include probes/probes.mk
 include tests/unit/unit.mk
-include src/rdma.mk
-include src/peers.mk
-include src/tbt.mk
+include tests/tools/tools.mk
 include tests/fuzz/fuzz.mk
 include man/man.mk
 include systemd/systemd.mk

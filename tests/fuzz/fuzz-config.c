@@ -4,7 +4,7 @@
 #include <sys/mman.h>
 #include <syslog.h>
 
-#include "config.h"
+#include "daemon/config.h"
 #include "shared/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -4,9 +4,9 @@
  * must be UTF-8; numbers must be unique; what the state file writes must read back the same. */
 #include <math.h>
 
-#include "gpu-prober.h"
-#include "gpu.h"
-#include "manager.h"
+#include "daemon/gpu-prober.h"
+#include "daemon/gpu.h"
+#include "daemon/manager.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
 

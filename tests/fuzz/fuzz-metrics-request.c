@@ -2,7 +2,7 @@
 /* Fuzzes the /metrics endpoint's request judging and the listen-address parser. */
 #include <sys/socket.h>
 
-#include "metrics-http.h"
+#include "daemon/metrics-http.h"
 #include "shared/socket-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

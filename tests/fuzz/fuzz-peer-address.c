@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Fuzzes the peer address parser (src/peer-address.c), which takes what D-Bus callers
+/* Fuzzes the peer address parser (src/shared/peer-address.c), which takes what D-Bus callers
  * (ProbePeer, AddPeer, RemovePeer), the configuration ([Peers] Address=, [Responder] Listen=) and the
  * state file say. An accepted address must be usable (a family, a port, a zone only where one
  * belongs), its canonical spelling must parse back to the same address and spell the same, and a
  * refusal must say why. */
-#include "peer-address.h"
+#include "shared/peer-address.h"
 #include "shared/string-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

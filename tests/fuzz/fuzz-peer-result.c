@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Fuzzes what the daemon takes from linkprobe-probe-tcp and linkprobe-probe-rdma (or whatever stands
  * in their place): the input is the probe's output and how it ended, judged by the probe runner and
- * applied to a TCP path and to an RDMA path (src/peer.c) as a finished probe would be. Whatever the
+ * applied to a TCP path and to an RDMA path (src/daemon/peer.c) as a finished probe would be. Whatever the
  * probe printed, a path must end in a known state, its figures must be finite, non-negative and
  * bounded, and every string that is published on the bus must be UTF-8 (sd-bus refuses anything
  * else, which would break GetAll and GetManagedObjects for every client). */
 #include <arpa/inet.h>
 #include <math.h>
 
-#include "link.h"
-#include "manager.h"
-#include "peer.h"
+#include "daemon/link.h"
+#include "daemon/manager.h"
+#include "daemon/peer.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
 

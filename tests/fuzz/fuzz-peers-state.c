@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Fuzzes the persisted peer state (src/persist.c): the input is written as peers.json into a state
+/* Fuzzes the persisted peer state (src/daemon/persist.c): the input is written as peers.json into a state
  * directory of our own (on tmpfs when there is one) and loaded as at start-up. Loading never fails
  * the daemon and never publishes what a save would not write; what was restored is saved again,
  * loaded into a second daemon state, and must come back the same: key for key, figure for figure. */
@@ -7,9 +7,9 @@
 #include <math.h>
 #include <sys/stat.h>
 
-#include "manager.h"
-#include "peer.h"
-#include "persist.h"
+#include "daemon/manager.h"
+#include "daemon/peer.h"
+#include "daemon/persist.h"
 #include "shared/fileio.h"
 #include "shared/log.h"
 #include "shared/string-util.h"

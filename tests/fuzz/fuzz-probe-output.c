@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Fuzzes how the daemon judges a probe's output: whatever a probe (or something in its place)
  * prints, the outcome is one of the known ones, an error always has a name, and nothing leaks. */
-#include "probe-runner.h"
+#include "daemon/probe-runner.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

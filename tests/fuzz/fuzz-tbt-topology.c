@@ -4,7 +4,7 @@
  * path generation must terminate, and no path may be faster than a link on it. */
 #include <inttypes.h>
 
-#include "tbt-topology.h"
+#include "daemon/tbt-topology.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -170,7 +170,7 @@ DOCK = "/devices/pci0000:00/0000:00:0d.2/domain0/0-0/0-1"
 
 
 def test_uevents_reach_the_daemon(live_bed, netns, client, signals, daemon_factory):
-    """A lane-speed change (a change uevent under umockdev, which only arrives when src/udev.c's
+    """A lane-speed change (a change uevent under umockdev, which only arrives when src/daemon/udev.c's
     monitor receives umockdev's messages) updates the hop and the path of everything below it."""
     bed = live_bed("peers-two-docks.umockdev")
     start(daemon_factory, netns, bed)

@@ -5,7 +5,7 @@
 #include <inttypes.h>
 #include <json-c/json.h>
 
-#include "rdma-verbs.h"
+#include "daemon/rdma-verbs.h"
 #include "shared/string-util.h"
 #include "sysfs/infiniband.h"
 #include "sysfs/sysfs.h"

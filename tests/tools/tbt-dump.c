@@ -9,7 +9,7 @@
 #include "shared/string-util.h"
 #include "sysfs/sysfs.h"
 #include "sysfs/thunderbolt.h"
-#include "tbt-topology.h"
+#include "daemon/tbt-topology.h"
 
 static const char *arg_root = "/sys";
 static bool arg_compact = false;

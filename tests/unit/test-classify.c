@@ -5,7 +5,7 @@
 #include <net/if_arp.h>
 #include "unit-test.h"
 
-#include "classify.h"
+#include "daemon/classify.h"
 
 static AddressClass classify(const char *text) {
         uint8_t buf[16];

@@ -5,7 +5,7 @@
 #include <syslog.h>
 
 #include "unit-test.h"
-#include "config.h"
+#include "daemon/config.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
 

@@ -5,11 +5,11 @@
 #include <syslog.h>
 
 #include "unit-test.h"
-#include "config.h"
-#include "gpu-prober.h"
-#include "gpu.h"
-#include "inhibit.h"
-#include "manager.h"
+#include "daemon/config.h"
+#include "daemon/gpu-prober.h"
+#include "daemon/gpu.h"
+#include "daemon/inhibit.h"
+#include "daemon/manager.h"
 #include "shared/bus-json.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"

@@ -4,9 +4,9 @@
 #include <netinet/in.h>
 
 #include "unit-test.h"
-#include "metrics-http.h"
+#include "daemon/metrics-http.h"
 #include "shared/socket-util.h"
-#include "metrics.h"
+#include "daemon/metrics.h"
 
 #define REQ(s) metrics_parse_request(s, sizeof(s) - 1)
 

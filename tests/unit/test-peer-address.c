@@ -4,9 +4,9 @@
 #include <syslog.h>
 
 #include "unit-test.h"
-#include "config.h"
+#include "daemon/config.h"
 #include "probes/net-client.h"
-#include "peer-address.h"
+#include "shared/peer-address.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
 

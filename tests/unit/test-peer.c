@@ -4,8 +4,8 @@
 #include <syslog.h>
 
 #include "unit-test.h"
-#include "manager.h"
-#include "peer.h"
+#include "daemon/manager.h"
+#include "daemon/peer.h"
 #include "shared/log.h"
 #include "shared/time-util.h"
 

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "unit-test.h"
-#include "probe-runner.h"
+#include "daemon/probe-runner.h"
 #include "shared/parse-util.h"
 #include "shared/time-util.h"
 

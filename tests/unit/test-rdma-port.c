@@ -5,11 +5,11 @@
 
 #include <infiniband/verbs.h>
 
-#include "manager.h"
-#include "rdma-bus.h"
-#include "rdma-live.h"
-#include "rdma-verbs.h"
-#include "rdma.h"
+#include "daemon/manager.h"
+#include "daemon/rdma-bus.h"
+#include "daemon/rdma-live.h"
+#include "daemon/rdma-verbs.h"
+#include "daemon/rdma.h"
 
 static RdmaPortStatus sysfs_hdr(void) {
         return (RdmaPortStatus) {

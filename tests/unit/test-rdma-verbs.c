@@ -6,7 +6,7 @@
 #include <infiniband/verbs.h>
 
 #include "unit-test.h"
-#include "rdma-verbs.h"
+#include "daemon/rdma-verbs.h"
 #include "shared/string-util.h"
 #include "sysfs/sysfs.h"
 

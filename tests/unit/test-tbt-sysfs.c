@@ -11,7 +11,7 @@
 
 #include "sysfs/sysfs.h"
 #include "sysfs/thunderbolt.h"
-#include "tbt-topology.h"
+#include "daemon/tbt-topology.h"
 
 typedef struct Bed {
         UMockdevTestbed *testbed;

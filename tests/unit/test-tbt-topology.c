@@ -4,7 +4,7 @@
  * orphans and routes that disagree with the parent chain. Devices are built in memory: no I/O. */
 #include "unit-test.h"
 
-#include "tbt-topology.h"
+#include "daemon/tbt-topology.h"
 
 /* ---- link classification ---------------------------------------------------------------------- */
 

@@ -9,3 +9,19 @@ $(1)_PKGS := $(PKG_MODULES) cmocka
 $(1)_LDLIBS := $($(1)_EXTRA_LDLIBS)
 endef
 $(foreach t,$(patsubst tests/unit/%.c,%,$(UNIT_TEST_SOURCES)),$(eval $(call unit_test_template,$(t))))
+
+# Per-test additions, after the template has set each test's defaults.
+# The readers' tests build umockdev testbeds from tests/fixtures/*/*.umockdev with the C API (a plain
+# directory tree opened as the sysfs root; no preload needed). --wrap=read lets the RDMA reader's test
+# make a GID attribute fail with EINVAL as the kernel does, which no file can.
+UMOCKDEV_CFLAGS := $(shell pkg-config --cflags umockdev-1.0 2>/dev/null)
+test-infiniband-reader_PKGS += umockdev-1.0
+test-infiniband-reader_LDLIBS := -Wl,--wrap=read
+$(BUILD)/tests/unit/test-infiniband-reader.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
+test-tbt-sysfs_PKGS += umockdev-1.0
+$(BUILD)/tests/unit/test-tbt-sysfs.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
+test-rdma-verbs_PKGS += libibverbs
+test-rdma-port_PKGS += libibverbs
+# The daemon's address parser against the probes' use of it.
+test-peer-address_LIBS := daemon netprobe sysfs shared
+test-peer-address_LDLIBS := $(NETPROBE_LDLIBS)

@@ -2,7 +2,7 @@
 #include <arpa/inet.h>
 
 #include "peer-address.h"
-#include "shared/parse-util.h"
+#include "parse-util.h"
 
 static int fail(const char **ret_why, const char *why) {
         if (ret_why)

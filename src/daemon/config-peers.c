@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "classify.h"
 #include "config-peers.h"
-#include "peer-address.h"
+#include "shared/peer-address.h"
 #include "shared/parse-util.h"
 #include "shared/string-util.h"
 

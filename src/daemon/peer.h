@@ -3,7 +3,7 @@
 #pragma once
 
 #include "bus-object.h"
-#include "peer-address.h"
+#include "shared/peer-address.h"
 #include "probe-runner.h"
 
 typedef struct Manager Manager;

@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 
 #include "manager.h"
-#include "peer-address.h"
+#include "shared/peer-address.h"
 #include "probe-runner.h"
 #include "responder-supervisor.h"
 #include "shared/log.h"

@@ -5,7 +5,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
-#include "shared/macros.h"
+#include "macros.h"
 
 /* The probes' and the responder's port unless an address names another (probes/proto.h agrees). */
 #define PEER_DEFAULT_PORT 7471
