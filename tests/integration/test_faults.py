@@ -381,7 +381,7 @@ BAD_VALUES = {
 
 
 def config_items():
-    with open(os.path.join(lp.TOP, "src", "config.c")) as f:
+    with open(os.path.join(lp.TOP, "src", "daemon", "config.c")) as f:
         text = f.read()
     return re.findall(r'\{\s*"(\w+)",\s*"(\w+)",\s*(\w+),', text)
 
