@@ -70,7 +70,7 @@ pkg_libs = $(shell pkg-config --libs $(1) 2>/dev/null)
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 -Wmissing-prototypes \
 	-Wstrict-prototypes -Wpointer-arith -Wundef -Wvla -Wimplicit-fallthrough -Wswitch-enum \
-	-Wno-missing-field-initializers
+	-Wno-missing-field-initializers -Werror=implicit-function-declaration -Werror=incompatible-pointer-types
 ifeq ($(DEVELOPER),1)
   WARNINGS += -Werror -Wcast-align -Wmissing-declarations -Wnested-externs -Wwrite-strings
 endif

@@ -13,6 +13,7 @@
 #include "responder-rdma.h"
 #include "responder.h"
 #include "shared/log.h"
+#include "shared/peer-address.h"
 #include "shared/parse-util.h"
 
 #define MAX_LISTEN 16
@@ -42,7 +43,7 @@ static void help(void) {
                "     --rdma-device=NAME --rdma-port=N --rdma-gid-index=N\n"
                "     --log-level=LEVEL             err, warning, notice, info, debug\n"
                "  -h --help  --version\n",
-               PROTO_DEFAULT_PORT);
+               PEER_DEFAULT_PORT);
 }
 
 static _noreturn_ _printf_(1, 2) void usage_error(const char *fmt, ...) {
@@ -197,24 +198,29 @@ static void parse_argv(int argc, char *argv[]) {
 
 static int listen_on(const char *spec, int *ret) {
         _cleanup_(closep) int fd = -EBADF;
-        NetTarget t = {};
+        struct sockaddr_storage sa;
+        socklen_t sa_len;
+        const char *why = NULL;
+        PeerAddress a;
         int one = 1, zero = 0, r;
 
-        r = net_target_parse_sink(&t, spec, PROTO_DEFAULT_PORT);
+        r = peer_address_parse(spec, PEER_ADDRESS_ALLOW_ANY, &a, &why);
         if (r < 0)
-                return log_error_errno(r, "Invalid listen address \"%s\".", spec);
+                return log_error_errno(r, "Invalid listen address \"%s\": %s.", spec, why);
+        r = peer_address_to_sockaddr(&a, &sa, &sa_len);
+        if (r < 0)
+                return log_error_errno(r, "Invalid listen address \"%s\": %m", spec);
 
-        fd = socket(t.sink.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP);
+        fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP);
         if (fd < 0)
                 return log_error_errno(errno, "socket(): %m");
         (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if (t.sink.ss_family == AF_INET6) {
-                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) &t.sink;
+        if (sa.ss_family == AF_INET6) {
                 /* The wildcard "[::]" serves IPv4 too; a specific IPv6 address only itself. */
-                int v6only = IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr) ? 0 : 1;
+                int v6only = peer_address_is_any(&a) ? 0 : 1;
                 (void) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, v6only ? &one : &zero, sizeof(int));
         }
-        if (bind(fd, (const struct sockaddr *) &t.sink, t.sink_len) < 0)
+        if (bind(fd, (const struct sockaddr *) &sa, sa_len) < 0)
                 return log_error_errno(errno, "Cannot bind to %s: %m", spec);
         if (listen(fd, 128) < 0)
                 return log_error_errno(errno, "listen() on %s: %m", spec);

@@ -8,64 +8,28 @@
 #include "frame-io.h"
 #include "net-client.h"
 #include "shared/parse-util.h"
+#include "shared/peer-address.h"
 #include "shared/time-util.h"
 
-static int parse_ip(const char *s, uint16_t port, struct sockaddr_storage *ret, socklen_t *ret_len) {
-        struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
-        struct addrinfo *ai = NULL;
-        char service[8];
+int net_target_parse_sink(NetTarget *t, const char *s) {
+        PeerAddress a;
+        int r;
 
-        if (isempty(s))
-                return -EINVAL;
-        snprintf(service, sizeof(service), "%u", port);
-        /* getaddrinfo() with AI_NUMERICHOST parses IPv6 scopes ("%eth0") too, and never resolves. */
-        if (getaddrinfo(s, service, &hints, &ai) != 0 || !ai)
-                return -EINVAL;
-        memcpy(ret, ai->ai_addr, ai->ai_addrlen);
-        *ret_len = ai->ai_addrlen;
-        freeaddrinfo(ai);
-        return 0;
-}
-
-int net_target_parse_sink(NetTarget *t, const char *s, uint16_t default_port) {
-        char host[INET6_ADDRSTRLEN + IF_NAMESIZE + 2];
-        uint16_t port = default_port;
-        const char *colon;
-
-        if (isempty(s) || strlen(s) >= sizeof(host) + 8)
-                return -EINVAL;
-
-        if (s[0] == '[') {
-                const char *end = strchr(s, ']');
-                if (!end || (size_t) (end - s - 1) >= sizeof(host))
-                        return -EINVAL;
-                memcpy(host, s + 1, (size_t) (end - s - 1));
-                host[end - s - 1] = '\0';
-                colon = end[1] == ':' ? end + 1 : NULL;
-                if (!colon && end[1] != '\0')
-                        return -EINVAL;
-        } else {
-                colon = strchr(s, ':');
-                /* More than one colon: a bare IPv6 address without a port. */
-                if (colon && strchr(colon + 1, ':'))
-                        colon = NULL;
-                size_t len = colon ? (size_t) (colon - s) : strlen(s);
-                if (len >= sizeof(host))
-                        return -EINVAL;
-                memcpy(host, s, len);
-                host[len] = '\0';
-        }
-        if (colon) {
-                uint32_t p;
-                if (parse_u32(colon + 1, &p) < 0 || p == 0 || p > 65535)
-                        return -EINVAL;
-                port = (uint16_t) p;
-        }
-        return parse_ip(host, port, &t->sink, &t->sink_len);
+        r = peer_address_parse(s, 0, &a, NULL);
+        if (r < 0)
+                return r;
+        return peer_address_to_sockaddr(&a, &t->sink, &t->sink_len);
 }
 
 int net_target_parse_source(NetTarget *t, const char *s) {
-        return parse_ip(s, 0, &t->source, &t->source_len);
+        PeerAddress a;
+        int r;
+
+        r = peer_address_parse_host(s, &a);
+        if (r < 0)
+                return r;
+        a.port = 0; /* whatever port the kernel picks */
+        return peer_address_to_sockaddr(&a, &t->source, &t->source_len);
 }
 
 int net_target_set_interface(NetTarget *t, const char *ifname) {

@@ -16,9 +16,11 @@ typedef struct NetTarget {
         char interface[IF_NAMESIZE];      /* SO_BINDTODEVICE when not empty */
 } NetTarget;
 
-/* "10.0.0.2", "10.0.0.2:7471", "fe80::1%eth0", "[fe80::1%eth0]:7471", "[2001:db8::1]". -EINVAL otherwise. */
-int net_target_parse_sink(NetTarget *t, const char *s, uint16_t default_port);
-/* A numeric IPv4 or IPv6 address (with %scope for link-local). */
+/* A peer address as the daemon writes it (peer_address_parse(): "10.0.0.2", "10.0.0.2:7472",
+ * "fe80::1%eth0", "[fe80::1%eth0]:7472", "[2001:db8::1]"), the responder's port when none is named.
+ * -EINVAL for anything else, -ENODEV for a zone that names no interface here. */
+int net_target_parse_sink(NetTarget *t, const char *s);
+/* A numeric IPv4 or IPv6 address (with %scope for link-local), to bind to before connecting. */
 int net_target_parse_source(NetTarget *t, const char *s);
 /* Checks and stores an interface name; -ENODEV when there is no such interface. */
 int net_target_set_interface(NetTarget *t, const char *ifname);

@@ -107,7 +107,7 @@ void net_probe_start(NetProbe *p, uint64_t margin) {
 static void target_setup(NetProbe *p) {
         NetTarget *t = &p->target;
 
-        if (net_target_parse_sink(t, p->sink, PROTO_DEFAULT_PORT) < 0)
+        if (net_target_parse_sink(t, p->sink) < 0)
                 net_probe_usage(p, "invalid sink address \"%s\" (ADDR, ADDR:PORT or [IPV6]:PORT)", p->sink);
         if (p->source && net_target_parse_source(t, p->source) < 0)
                 net_probe_usage(p, "invalid source address \"%s\"", p->source);

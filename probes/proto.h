@@ -15,7 +15,6 @@
  */
 #define PROTO_VERSION 1
 #define PROTO_VERSION_MIN 1
-#define PROTO_DEFAULT_PORT 7471
 #define PROTO_HEADER_SIZE 8
 #define PROTO_MAGIC0 'L'
 #define PROTO_MAGIC1 'P'

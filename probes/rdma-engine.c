@@ -13,7 +13,6 @@
 #define WR_ID_RECV 3
 
 struct RdmaEndpoint {
-        char device[64];
         struct ibv_context *ctx;
         struct ibv_pd *pd;
         struct ibv_cq *cq;
@@ -122,7 +121,6 @@ int rdma_endpoint_open(const char *device, uint8_t port, int gid_index, size_t b
                 return -ENOMEM;
         e->port = port;
         e->size = buffer_size;
-        snprintf(e->device, sizeof(e->device), "%s", device);
 
         list = ibv_get_device_list(&n);
         if (!list)
@@ -204,10 +202,6 @@ RdmaEndpoint *rdma_endpoint_free(RdmaEndpoint *e) {
                 ibv_close_device(e->ctx);
         free(e);
         return NULL;
-}
-
-const char *rdma_endpoint_device(const RdmaEndpoint *e) {
-        return e->device;
 }
 
 void rdma_endpoint_info(const RdmaEndpoint *e, ProtoRdmaInfo *ret) {

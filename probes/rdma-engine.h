@@ -79,4 +79,3 @@ int rdma_endpoint_post_recv(RdmaEndpoint *e, uint32_t size);
 int rdma_endpoint_pingpong(RdmaEndpoint *e, bool initiator, uint32_t iterations, uint32_t size, uint64_t deadline,
                            const atomic_bool *cancel, double *samples);
 
-const char *rdma_endpoint_device(const RdmaEndpoint *e);

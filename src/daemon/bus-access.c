@@ -2,7 +2,6 @@
 #include <grp.h>
 
 #include "bus-access.h"
-#include "manager.h"
 #include "shared/bus-error.h"
 #include "shared/log.h"
 #include "shared/time-util.h"
@@ -76,9 +75,9 @@ static int get_sender_ids(sd_bus *bus, const char *sender, SenderIds *ret) {
         return r < 0 ? r : 0;
 }
 
-int bus_verify_privileged(Manager *m, sd_bus_message *message, const char *action, sd_bus_error *error) {
+int bus_verify_privileged(const char *group, sd_bus_message *message, const char *action, sd_bus_error *error) {
         _cleanup_(sender_ids_done) SenderIds ids = {};
-        const char *group_name = m->config.privileged_group ?: PRIVILEGED_GROUP_DEFAULT;
+        const char *group_name = group ?: PRIVILEGED_GROUP_DEFAULT;
         const char *sender = sd_bus_message_get_sender(message);
         struct group *g;
         int r;
@@ -121,7 +120,8 @@ int bus_verify_rate(RateLimit *rl, sd_bus_message *message, sd_bus_error *error)
         return -EBUSY;
 }
 
-int bus_verify_caller(Manager *m, RateLimit *rl, sd_bus_message *message, const char *action, sd_bus_error *error) {
+int bus_verify_caller(const char *group, RateLimit *rl, sd_bus_message *message, const char *action,
+                      sd_bus_error *error) {
         int r;
 
         if (rl) {
@@ -129,5 +129,5 @@ int bus_verify_caller(Manager *m, RateLimit *rl, sd_bus_message *message, const 
                 if (r < 0)
                         return r;
         }
-        return bus_verify_privileged(m, message, action, error);
+        return bus_verify_privileged(group, message, action, error);
 }

@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-access.h"
+#include "bus-registry.h"
 #include "bus-util.h"
 #include "gpu-bus.h"
 #include "gpu-prober.h"
 #include "gpu.h"
+#include "inhibit.h"
 #include "manager.h"
 #include "shared/bus-error.h"
+#include "shared/bus-names.h"
+#include "shared/log.h"
 #include "shared/parse-util.h"
-
-int gpu_object_path(unsigned number, char **ret) {
-        char label[16];
-        snprintf(label, sizeof(label), "%u", number);
-        return sd_bus_path_encode(GPU_PATH_PREFIX, label, ret);
-}
 
 /* The probe counts in GFLOPS; the API in TFLOPS. NaN (FP16 unsupported) stays NaN. */
 static int property_get_tflops(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -82,31 +80,84 @@ static const sd_bus_vtable gpu_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
-static void *gpu_lookup(Manager *m, const char *label) {
+static void *gpu_lookup(void *collection, const char *label) {
         uint32_t number;
-        return parse_u32(label, &number) >= 0 ? gpu_get(m, number) : NULL;
+        return parse_u32(label, &number) >= 0 ? gpu_get(collection, number) : NULL;
 }
 
-static const BusObjectKind gpu_bus_kind = {
+static const BusKind gpu_bus_kind = {
         .prefix = GPU_PATH_PREFIX,
         .interface = GPU_INTERFACE,
         .vtable = gpu_vtable,
-        .table_offset = offsetof(Manager, gpus),
         .bus_offset = offsetof(Gpu, bus),
         .lookup = gpu_lookup,
 };
 
-int gpu_bus_register(Manager *m) {
-        return manager_add_bus_kind(m, &gpu_bus_kind);
+/* The ProbeGpus() calls that waited for a run: the objects' paths, or why there are none. */
+static void answer_probe_gpus(sd_bus_message *const *calls, size_t n, int error, const char *text, void *userdata) {
+        Gpus *gpus = userdata;
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                Gpu *g;
+                int r;
+
+                if (error == -EAGAIN)
+                        r = sd_bus_reply_method_errorf(calls[i], BUS_ERROR_INHIBITED, "%s", text);
+                else if (error < 0)
+                        r = sd_bus_reply_method_errorf(calls[i], BUS_ERROR_FAILED, "%s", text);
+                else {
+                        r = sd_bus_message_new_method_return(calls[i], &reply);
+                        if (r >= 0)
+                                r = sd_bus_message_open_container(reply, 'a', "o");
+                        TABLE_FOREACH(g, &gpus->table)
+                                if (r >= 0)
+                                        r = sd_bus_message_append(reply, "o", g->bus.path);
+                        if (r >= 0)
+                                r = sd_bus_message_close_container(reply);
+                        if (r >= 0)
+                                r = sd_bus_send(NULL, reply, NULL);
+                }
+                if (r < 0)
+                        log_debug_errno(r, "Cannot answer ProbeGpus() (the caller may be gone): %m");
+        }
+}
+
+int gpu_bus_register(BusRegistry *registry, Gpus *gpus, GpuProber *prober) {
+        if (prober) {
+                prober->answer = answer_probe_gpus;
+                prober->answer_userdata = gpus;
+        }
+        return bus_registry_add(registry, &gpu_bus_kind, &gpus->table, gpus);
 }
 
 int bus_method_probe_gpus(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
+        GpuProber *p = m->gpu_prober;
+        InhibitorInfo info = {};
         int r;
 
-        r = bus_verify_caller(m, m->gpu_prober ? &m->gpu_prober->ratelimit : NULL, message, "measure GPUs", error);
+        r = bus_verify_caller(m->config.privileged_group, p ? &p->ratelimit : NULL, message, "measure GPUs", error);
         if (r < 0)
                 return r;
-        /* No reply here: gpu_prober_request() keeps the message and answers when the run ends. */
-        return gpu_prober_request(m, message, error);
+        if (!p)
+                return sd_bus_error_set(error, BUS_ERROR_NOT_SUPPORTED,
+                                        "GPU probing is off (Enabled=no in [Gpu] of linkprobed.conf).");
+
+        /* No reply here: the prober keeps the message and it is answered when the run ends. */
+        r = gpu_prober_request(p, message);
+        if (r == -EBUSY)
+                return sd_bus_error_setf(error, BUS_ERROR_BUSY, "%d callers are waiting for the GPU probe already.",
+                                         GPU_WAITING_MAX);
+        if (r == -EAGAIN) {
+                for (size_t i = 0; inhibitors_get(m->inhibitors, i, &info); i++)
+                        if (info.what & INHIBIT_GPU)
+                                break;
+                return sd_bus_error_setf(error, BUS_ERROR_INHIBITED, "GPU probes are inhibited by \"%s\"%s%s%s.",
+                                         strna(info.who), isempty(info.why) ? "" : " (", strempty(info.why),
+                                         isempty(info.why) ? "" : ")");
+        }
+        if (r < 0)
+                return r;
+        return 1;
 }

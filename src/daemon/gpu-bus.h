@@ -4,14 +4,14 @@
 
 #include <systemd/sd-bus.h>
 
-#define GPU_INTERFACE "org.linkprobe.LinkProbe1.Gpu"
-#define GPU_PATH_PREFIX "/org/linkprobe/LinkProbe1/gpu"
+typedef struct BusRegistry BusRegistry;
+typedef struct GpuProber GpuProber;
+typedef struct Gpus Gpus;
 
-typedef struct Manager Manager;
+/* Registers the fallback vtable and the node enumerator for every gpu object, and answers the
+ * prober's waiting ProbeGpus() calls (prober NULL: GPU probing is off). */
+int gpu_bus_register(BusRegistry *registry, Gpus *gpus, GpuProber *prober);
 
-int gpu_object_path(unsigned number, char **ret);
-/* Registers the fallback vtable and the node enumerator for every gpu object. */
-int gpu_bus_register(Manager *m);
-
-/* Manager.ProbeGpus() -> ao: privileged, rate-limited; answered when the measuring run ends. */
+/* Manager.ProbeGpus() -> ao: privileged, rate-limited; answered when the measuring run ends
+ * (userdata: the Manager). */
 int bus_method_probe_gpus(sd_bus_message *message, void *userdata, sd_bus_error *error);

@@ -8,38 +8,35 @@
  */
 #include <sys/random.h>
 
-#include "gpu-bus.h"
+#include "config.h"
 #include "gpu-prober.h"
 #include "gpu.h"
 #include "inhibit.h"
-#include "manager.h"
-#include "shared/bus-error.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
+#include "status.h"
 
 #define GPU_PROBE_PROGRAM "linkprobe-probe-gpu"
 
-static int gpu_compare(const void *key, const void *object) {
-        return compare_int_key(key, (int) ((const Gpu *) object)->number);
-}
-
-/* The table's key is an unsigned; compare_int_key() reads an int from the same address. */
-_Static_assert(sizeof(unsigned) == sizeof(int), "gpu numbers are compared as int");
-
-int gpu_prober_new(Manager *m) {
+int gpu_prober_new(const GpuProberContext *c, GpuProber **ret) {
         GpuProber *p;
 
-        if (m->gpu_prober)
-                return 0;
         p = new0(GpuProber, 1);
         if (!p)
                 return -ENOMEM;
-        p->manager = m;
+        *p = (GpuProber) {
+                .gpus = c->gpus,
+                .event = c->event,
+                .config = c->config,
+                .status = c->status,
+                .inhibitors = c->inhibitors,
+                .state_directory = c->state_directory,
+                .publisher = c->publisher,
+        };
         /* Joining a run costs nothing; starting one costs seconds of GPU time. */
         ratelimit_init(&p->ratelimit, 1, 5, 1024);
-        m->gpus = TABLE_INIT(gpu_compare);
-        m->gpu_prober = p;
+        *ret = p;
         return 0;
 }
 
@@ -57,9 +54,6 @@ GpuProber *gpu_prober_free(GpuProber *p) {
         p->timer = sd_event_source_disable_unref(p->timer);
         gpu_prober_drop_waiting(p);
         ratelimit_done(&p->ratelimit);
-        for (size_t i = 0; i < p->n_retired; i++)
-                free(p->retired[i].key);
-        free(p->retired);
         return mfree(p);
 }
 
@@ -74,8 +68,8 @@ static uint64_t random_below(uint64_t n) {
 }
 
 /* When g's result needs renewing, on CLOCK_BOOTTIME (so time asleep counts), UINT64_MAX for never. */
-static uint64_t gpu_due(Manager *m, const Gpu *g, uint64_t now_realtime, uint64_t now_boottime) {
-        uint64_t at = g->measurement.measured_at_usec, ttl = m->config.gpu_ttl_usec;
+static uint64_t gpu_due(const GpuProber *p, const Gpu *g, uint64_t now_realtime, uint64_t now_boottime) {
+        uint64_t at = g->measurement.measured_at_usec, ttl = p->config->gpu_ttl_usec;
 
         if (at == 0)
                 return now_boottime; /* nothing known */
@@ -111,64 +105,39 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* Answers the waiting ProbeGpus() calls: with the objects' paths, or error_name and the text. */
-static void gpu_prober_answer(GpuProber *p, const char *error_name, const char *error_text) {
-        Manager *m = p->manager;
-
+/* Answers the waiting ProbeGpus() calls: error 0 for the measured objects, else error and text. */
+static void gpu_prober_answer(GpuProber *p, int error, const char *text) {
         if (p->n_waiting == 0)
                 return;
         /* Clients that read the objects after the answer see the final values, and subscribers get the
          * PropertiesChanged before it. */
-        manager_flush_bus_objects(m);
-
-        for (size_t i = 0; i < p->n_waiting; i++) {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-                sd_bus_message *call = p->waiting[i];
-                int r;
-
-                if (error_name)
-                        r = sd_bus_reply_method_errorf(call, error_name, "%s", error_text);
-                else {
-                        Gpu *g;
-                        r = sd_bus_message_new_method_return(call, &reply);
-                        if (r >= 0)
-                                r = sd_bus_message_open_container(reply, 'a', "o");
-                        TABLE_FOREACH(g, &m->gpus)
-                                if (r >= 0)
-                                        r = sd_bus_message_append(reply, "o", g->bus.path);
-                        if (r >= 0)
-                                r = sd_bus_message_close_container(reply);
-                        if (r >= 0)
-                                r = sd_bus_send(NULL, reply, NULL);
-                }
-                if (r < 0)
-                        log_debug_errno(r, "Cannot answer ProbeGpus() (the caller may be gone): %m");
-        }
+        bus_publisher_flush(p->publisher);
+        if (p->answer)
+                p->answer(p->waiting, p->n_waiting, error, text, p->answer_userdata);
         gpu_prober_drop_waiting(p);
 }
 
 /* A whole run failed (or could not start): every device says so, and automatic runs back off. */
 static void gpu_prober_failed(GpuProber *p, GpuRunKind kind, const char *name, const char *message) {
-        Manager *m = p->manager;
         _cleanup_(freep) char *text = NULL;
         Gpu *g;
 
         if (asprintf(&text, "%s: %s", strna(name), strna(message)) < 0)
                 text = NULL;
         log_warning("GPU %s run failed: %s", kind == GPU_RUN_INVENTORY ? "inventory" : "measuring", strna(text));
-        TABLE_FOREACH(g, &m->gpus)
+        TABLE_FOREACH(g, &p->gpus->table)
                 gpu_set_probe_state(g, GPU_PROBE_FAILED, text ?: "failed");
         _cleanup_(freep) char *answer = NULL;
         if (text && asprintf(&answer, "The GPU probe failed: %s", text) < 0)
                 answer = NULL;
         /* No device list means no facts about GPUs: say so where State is. */
-        manager_set_degraded(m, "gpu-probe-failed", true);
+        daemon_status_set_degraded(p->status, "gpu-probe-failed", true);
         p->measure_requested = false;
-        gpu_prober_answer(p, BUS_ERROR_FAILED, answer ?: "The GPU probe failed.");
+        gpu_prober_answer(p, -EIO, answer ?: "The GPU probe failed.");
 }
 
 static void gpu_prober_back_off(GpuProber *p, bool failed) {
-        uint64_t ttl = p->manager->config.gpu_ttl_usec, delay;
+        uint64_t ttl = p->config->gpu_ttl_usec, delay;
 
         if (!failed) {
                 p->failures = 0;
@@ -188,7 +157,6 @@ static void gpu_prober_back_off(GpuProber *p, bool failed) {
 
 static void on_probe_done(ProbeRun *run, const ProbeResult *result, void *userdata) {
         GpuProber *p = userdata;
-        Manager *m = p->manager;
         GpuRunKind kind = p->running;
         bool measured = kind == GPU_RUN_MEASURE;
         int failed_devices = 0;
@@ -197,46 +165,45 @@ static void on_probe_done(ProbeRun *run, const ProbeResult *result, void *userda
         p->running = GPU_RUN_NONE;
 
         if (result->outcome == PROBE_OUTCOME_OK) {
-                failed_devices = gpus_apply_document(m, result->document, measured, p->run_started_realtime,
-                                                     m->config.gpu_quick);
+                failed_devices = gpus_apply_document(p->gpus, result->document, measured, p->run_started_realtime,
+                                                     p->config->gpu_quick);
                 if (failed_devices < 0) {
                         gpu_prober_failed(p, kind, "bad-output", "the document has no device list");
                         gpu_prober_back_off(p, true);
                 } else {
                         p->inventory_done = true;
-                        manager_set_degraded(m, "gpu-probe-failed", false);
+                        daemon_status_set_degraded(p->status, "gpu-probe-failed", false);
                         if (measured) {
                                 Gpu *g;
                                 uint64_t now = now_usec(CLOCK_REALTIME);
-                                TABLE_FOREACH(g, &m->gpus)
-                                        gpu_update_stale(g, now, m->config.gpu_ttl_usec);
+                                TABLE_FOREACH(g, &p->gpus->table)
+                                        gpu_update_stale(g, now, p->config->gpu_ttl_usec);
                                 p->measure_requested = false;
-                                gpu_prober_answer(p, NULL, NULL);
+                                gpu_prober_answer(p, 0, NULL);
                         }
-                        if (table_size(&m->gpus) == 0)
+                        if (table_size(&p->gpus->table) == 0)
                                 log_debug("No OpenCL devices found.");
                         gpu_prober_back_off(p, failed_devices > 0);
                 }
         } else if (result->outcome == PROBE_OUTCOME_UNSUPPORTED) {
                 Gpu *g;
                 p->inventory_done = true;
-                TABLE_FOREACH(g, &m->gpus)
+                TABLE_FOREACH(g, &p->gpus->table)
                         gpu_set_probe_state(g, GPU_PROBE_UNSUPPORTED, result->error_message);
                 p->measure_requested = false;
-                gpu_prober_answer(p, NULL, NULL);
+                gpu_prober_answer(p, 0, NULL);
                 gpu_prober_back_off(p, true);
         } else {
                 gpu_prober_failed(p, kind, result->error_name, result->error_message);
                 gpu_prober_back_off(p, true);
         }
 
-        (void) gpus_save(m);
+        (void) gpus_save(p->gpus, p->state_directory);
         gpu_prober_schedule(p);
 }
 
 static void gpu_prober_start_run(GpuProber *p, GpuRunKind kind) {
-        Manager *m = p->manager;
-        uint64_t deadline = m->config.gpu_deadline_usec;
+        uint64_t deadline = p->config->gpu_deadline_usec;
         char deadline_arg[64];
         const char *args[4] = {};
         size_t n = 0;
@@ -248,18 +215,18 @@ static void gpu_prober_start_run(GpuProber *p, GpuRunKind kind) {
         snprintf(deadline_arg, sizeof(deadline_arg), "--deadline=%" PRIu64 "ms", deadline / USEC_PER_MSEC);
         if (kind == GPU_RUN_MEASURE)
                 args[n++] = "--measure";
-        if (kind == GPU_RUN_MEASURE && m->config.gpu_quick)
+        if (kind == GPU_RUN_MEASURE && p->config->gpu_quick)
                 args[n++] = "--quick";
         args[n++] = deadline_arg;
 
         p->run_started_realtime = now_usec(CLOCK_REALTIME);
-        r = probe_run_start(m->event, probe_directory(), GPU_PROBE_PROGRAM, (char *const *) args, deadline,
+        r = probe_run_start(p->event, probe_directory(), GPU_PROBE_PROGRAM, (char *const *) args, deadline,
                             on_probe_done, p, &p->run);
         if (r < 0) {
                 p->run = NULL;
                 gpu_prober_failed(p, kind, "cannot-run", strerror(-r));
                 gpu_prober_back_off(p, true);
-                (void) gpus_save(m);
+                (void) gpus_save(p->gpus, p->state_directory);
                 /* The back-off makes the next schedule arm the timer instead of recursing. */
                 gpu_prober_schedule(p);
                 return;
@@ -267,12 +234,11 @@ static void gpu_prober_start_run(GpuProber *p, GpuRunKind kind) {
         p->running = kind;
         log_debug("Started a GPU %s run.", kind == GPU_RUN_INVENTORY ? "inventory" : "measuring");
         if (kind == GPU_RUN_MEASURE)
-                TABLE_FOREACH(g, &m->gpus)
+                TABLE_FOREACH(g, &p->gpus->table)
                         gpu_set_probe_state(g, GPU_PROBE_RUNNING, NULL);
 }
 
 static void gpu_prober_schedule(GpuProber *p) {
-        Manager *m = p->manager;
         uint64_t now_bt = now_usec(CLOCK_BOOTTIME), now_rt = now_usec(CLOCK_REALTIME), next = UINT64_MAX;
         GpuRunKind kind = GPU_RUN_MEASURE;
         Gpu *g;
@@ -280,8 +246,8 @@ static void gpu_prober_schedule(GpuProber *p) {
         if (p->run)
                 return; /* called again when it ends */
 
-        TABLE_FOREACH(g, &m->gpus)
-                gpu_update_stale(g, now_rt, m->config.gpu_ttl_usec);
+        TABLE_FOREACH(g, &p->gpus->table)
+                gpu_update_stale(g, now_rt, p->config->gpu_ttl_usec);
 
         if (!p->inventory_done)
                 kind = GPU_RUN_INVENTORY;
@@ -291,8 +257,8 @@ static void gpu_prober_schedule(GpuProber *p) {
         else if (!p->inventory_done)
                 next = MAX(now_bt, p->retry_after);
         else {
-                TABLE_FOREACH(g, &m->gpus)
-                        next = MIN(next, gpu_due(m, g, now_rt, now_bt));
+                TABLE_FOREACH(g, &p->gpus->table)
+                        next = MIN(next, gpu_due(p, g, now_rt, now_bt));
                 if (next != UINT64_MAX)
                         next = MAX(next, p->retry_after);
         }
@@ -300,90 +266,68 @@ static void gpu_prober_schedule(GpuProber *p) {
         if (next > now_bt) {
                 /* Renewals wander by up to RandomizedDelaySec=, so that a cluster started together does
                  * not measure together. */
-                if (next != UINT64_MAX && m->config.gpu_randomized_delay_usec > 0)
-                        next += random_below(m->config.gpu_randomized_delay_usec + 1);
+                if (next != UINT64_MAX && p->config->gpu_randomized_delay_usec > 0)
+                        next += random_below(p->config->gpu_randomized_delay_usec + 1);
                 gpu_prober_arm(p, next);
                 return;
         }
         gpu_prober_arm(p, UINT64_MAX);
 
-        if (manager_is_inhibited(m, "gpu")) {
+        if (inhibitors_cover(p->inhibitors, "gpu")) {
                 log_debug("A GPU %s run is due but inhibited.", kind == GPU_RUN_INVENTORY ? "inventory" : "measuring");
-                TABLE_FOREACH(g, &m->gpus)
+                TABLE_FOREACH(g, &p->gpus->table)
                         gpu_set_probe_state(g, GPU_PROBE_SKIPPED_INHIBITED, NULL);
                 /* Callers that asked before the inhibitor came are not kept waiting for it. */
-                gpu_prober_answer(p, BUS_ERROR_INHIBITED, "GPU probes were inhibited before the measurement could start.");
+                gpu_prober_answer(p, -EAGAIN, "GPU probes were inhibited before the measurement could start.");
                 return; /* gpu_prober_inhibit_released() comes back here */
         }
         gpu_prober_start_run(p, kind);
 }
 
-int gpu_prober_start(Manager *m) {
-        GpuProber *p;
+int gpu_prober_start(GpuProber *p) {
         int r;
 
-        if (!m->config.gpu_enabled) {
-                log_debug("GPU probing is off ([Gpu] Enabled=no).");
-                return 0;
-        }
-        r = gpu_prober_new(m);
-        if (r < 0)
-                return log_oom();
-        p = m->gpu_prober;
-
-        r = sd_event_add_time(m->event, &p->timer, CLOCK_BOOTTIME, UINT64_MAX, 0, on_timer, p);
+        r = sd_event_add_time(p->event, &p->timer, CLOCK_BOOTTIME, UINT64_MAX, 0, on_timer, p);
         if (r < 0)
                 return log_error_errno(r, "Cannot create the GPU probe timer: %m");
         (void) sd_event_source_set_enabled(p->timer, SD_EVENT_OFF);
         (void) sd_event_source_set_description(p->timer, "gpu-probe");
         /* A renewal a little late costs nothing; let the kernel batch the wake-up with others. */
-        (void) sd_event_source_set_time_accuracy(p->timer, MAX(m->config.gpu_ttl_usec / 100, USEC_PER_MSEC));
+        (void) sd_event_source_set_time_accuracy(p->timer, MAX(p->config->gpu_ttl_usec / 100, USEC_PER_MSEC));
 
-        (void) gpus_load(m);
+        (void) gpus_load(p->gpus, p->state_directory);
         gpu_prober_schedule(p);
         return 0;
 }
 
-void gpu_prober_inhibit_released(Manager *m) {
-        if (m->gpu_prober)
-                gpu_prober_schedule(m->gpu_prober);
+void gpu_prober_inhibit_released(GpuProber *p) {
+        if (p && p->timer)
+                gpu_prober_schedule(p);
 }
 
-int gpu_prober_request(Manager *m, sd_bus_message *message, sd_bus_error *error) {
-        GpuProber *p = m->gpu_prober;
+int gpu_prober_request(GpuProber *p, sd_bus_message *call) {
         Gpu *g;
 
-        if (!p)
-                return sd_bus_error_set(error, BUS_ERROR_NOT_SUPPORTED,
-                                        "GPU probing is off (Enabled=no in [Gpu] of linkprobed.conf).");
         if (p->n_waiting >= GPU_WAITING_MAX)
-                return sd_bus_error_setf(error, BUS_ERROR_BUSY, "%d callers are waiting for the GPU probe already.",
-                                         GPU_WAITING_MAX);
+                return -EBUSY;
 
         /* A measurement in progress is as fresh as one started now: wait for it. */
-        if (p->running != GPU_RUN_MEASURE && manager_is_inhibited(m, "gpu")) {
+        if (p->running != GPU_RUN_MEASURE && inhibitors_cover(p->inhibitors, "gpu")) {
                 /* Measured as soon as the last inhibitor goes. */
                 p->measure_requested = true;
-                TABLE_FOREACH(g, &m->gpus)
+                TABLE_FOREACH(g, &p->gpus->table)
                         gpu_set_probe_state(g, GPU_PROBE_SKIPPED_INHIBITED, NULL);
-                InhibitorInfo info = {};
-                for (size_t i = 0; inhibitors_get(m, i, &info); i++)
-                        if (info.what & INHIBIT_GPU)
-                                break;
-                return sd_bus_error_setf(error, BUS_ERROR_INHIBITED, "GPU probes are inhibited by \"%s\"%s%s%s.",
-                                         strna(info.who), isempty(info.why) ? "" : " (", strempty(info.why),
-                                         isempty(info.why) ? "" : ")");
+                return -EAGAIN;
         }
 
         sd_bus_message **grown = reallocarray(p->waiting, p->n_waiting + 1, sizeof(sd_bus_message *));
         if (!grown)
                 return -ENOMEM;
         p->waiting = grown;
-        p->waiting[p->n_waiting++] = sd_bus_message_ref(message);
-
+        p->waiting[p->n_waiting++] = sd_bus_message_ref(call);
         if (p->running != GPU_RUN_MEASURE) {
                 p->measure_requested = true;
                 gpu_prober_schedule(p);
         }
-        return 1;
+        return 0;
 }

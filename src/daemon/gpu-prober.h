@@ -5,10 +5,23 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "bus-object.h"
 #include "probe-runner.h"
 #include "shared/ratelimit.h"
 
-typedef struct Manager Manager;
+typedef struct Config Config;
+typedef struct DaemonStatus DaemonStatus;
+typedef struct Gpus Gpus;
+typedef struct Inhibitors Inhibitors;
+typedef struct StateDirectory StateDirectory;
+
+/*
+ * Answers the ProbeGpus() calls that waited for a run: error 0 when the run measured (the objects
+ * are final: the prober flushed them), -EIO when it failed, -EAGAIN when an inhibitor held it off;
+ * text says so for people.
+ */
+typedef void (*gpu_prober_answer_t)(sd_bus_message *const *calls, size_t n, int error, const char *text,
+                                    void *userdata);
 
 /* The inventory run lists devices only (milliseconds); it gets at most this much time. */
 #define GPU_INVENTORY_DEADLINE_USEC (30 * USEC_PER_SEC)
@@ -23,14 +36,14 @@ typedef enum GpuRunKind {
         GPU_RUN_MEASURE,
 } GpuRunKind;
 
-/* A number held for a device that is gone, so that it gets it back and nobody else does. */
-typedef struct GpuSlot {
-        unsigned number;
-        char *key;
-} GpuSlot;
-
 typedef struct GpuProber {
-        Manager *manager;
+        Gpus *gpus;
+        sd_event *event;
+        const Config *config;
+        DaemonStatus *status;
+        Inhibitors *inhibitors;
+        StateDirectory *state_directory;
+        BusPublisher *publisher;
 
         ProbeRun *run;
         GpuRunKind running;
@@ -45,24 +58,33 @@ typedef struct GpuProber {
         sd_bus_message **waiting; /* ProbeGpus() calls answered when the next measuring run ends */
         size_t n_waiting;
         RateLimit ratelimit;      /* ProbeGpus(), per sender */
-
-        GpuSlot *retired; /* oldest first */
-        size_t n_retired;
+        gpu_prober_answer_t answer;
+        void *answer_userdata;
 } GpuProber;
 
-/* Allocates the prober and the table (before anything else touches GPUs). */
-int gpu_prober_new(Manager *m);
+/* What the prober works with; nothing runs before gpu_prober_start(). */
+typedef struct GpuProberContext {
+        Gpus *gpus;
+        sd_event *event;
+        const Config *config;
+        DaemonStatus *status;
+        Inhibitors *inhibitors;
+        StateDirectory *state_directory;
+        BusPublisher *publisher;
+} GpuProberContext;
+
+int gpu_prober_new(const GpuProberContext *c, GpuProber **ret);
 GpuProber *gpu_prober_free(GpuProber *p);
 
 /* After READY=1: republishes the persisted results and schedules the first runs. */
-int gpu_prober_start(Manager *m);
+int gpu_prober_start(GpuProber *p);
 
 /* An inhibitor of GPU probes went away: a run that came due meanwhile starts now. */
-void gpu_prober_inhibit_released(Manager *m);
+void gpu_prober_inhibit_released(GpuProber *p);
 
 /*
- * ProbeGpus(): measure now, or join the measuring run in progress. Returns 1 when message will be
- * answered when that run ends (with the gpu objects' paths, or Error.Failed), or a negative errno
- * with error set (Inhibited, Busy, NotSupported).
+ * ProbeGpus(): measure now, or join the measuring run in progress. Returns 0 when call (referenced)
+ * will be answered through p->answer when that run ends, -EBUSY when GPU_WAITING_MAX callers wait
+ * already, -EAGAIN when an inhibitor holds GPU probes off (the run follows when it goes).
  */
-int gpu_prober_request(Manager *m, sd_bus_message *message, sd_bus_error *error);
+int gpu_prober_request(GpuProber *p, sd_bus_message *call);

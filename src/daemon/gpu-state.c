@@ -5,9 +5,7 @@
  * each probe run, read once at start so a restart republishes at once (Stale tells the age).
  */
 
-#include "gpu-prober.h"
 #include "gpu.h"
-#include "manager.h"
 #include "shared/json-util.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
@@ -38,10 +36,9 @@ static json_object *gpu_to_state(const Gpu *g) {
         return o;
 }
 
-int gpus_save(Manager *m) {
+int gpus_save(Gpus *p, StateDirectory *directory) {
         _cleanup_(json_object_putp) json_object *root = json_object_new_object();
         json_object *gpus = json_object_new_array(), *retired = json_object_new_array();
-        GpuProber *p = m->gpu_prober;
         Gpu *g;
         int dir, r;
 
@@ -53,9 +50,9 @@ int gpus_save(Manager *m) {
         json_object_object_add(root, "version", json_object_new_int(GPU_STATE_VERSION));
         json_object_object_add(root, "gpus", gpus);
         json_object_object_add(root, "retired", retired);
-        TABLE_FOREACH(g, &m->gpus)
+        TABLE_FOREACH(g, &p->table)
                 json_object_array_add(gpus, gpu_to_state(g));
-        for (size_t i = 0; p && i < p->n_retired; i++) {
+        for (size_t i = 0; i < p->n_retired; i++) {
                 json_object *slot = json_object_new_object();
                 if (!slot)
                         return log_oom();
@@ -64,7 +61,7 @@ int gpus_save(Manager *m) {
                 json_object_array_add(retired, slot);
         }
 
-        dir = manager_open_state_directory(m);
+        dir = state_directory_open(directory);
         if (dir < 0)
                 return dir; /* logged; the results stay in memory */
         r = state_file_write(dir, &gpu_state_file, root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -88,7 +85,7 @@ static int read_number(json_object *o, unsigned *ret) {
         return 0;
 }
 
-static int load_gpu(Manager *m, json_object *entry) {
+static int load_gpu(Gpus *gpus, json_object *entry) {
         _cleanup_(gpu_inventory_done) GpuInventory inv = {};
         _cleanup_(gpu_measurement_done) GpuMeasurement meas = {};
         _cleanup_(freep) char *error = NULL;
@@ -101,7 +98,7 @@ static int load_gpu(Manager *m, json_object *entry) {
         if (read_number(entry, &number) < 0 || !json_object_object_get_ex(entry, "inventory", &inventory) ||
             gpu_inventory_from_json(inventory, &inv) < 0)
                 return -EINVAL;
-        if (gpu_get(m, number) || gpu_find(m, inv.key))
+        if (gpu_get(gpus, number) || gpu_find(gpus, inv.key))
                 return -EEXIST;
 
         if (json_object_object_get_ex(entry, "measurement", &measurement) &&
@@ -121,7 +118,7 @@ static int load_gpu(Manager *m, json_object *entry) {
         if (last_error && (strlen(last_error) > 1024 || !utf8_is_valid(last_error)))
                 last_error = "unknown: unreadable error in the state file";
 
-        r = gpu_new(m, number, inv.key, &g);
+        r = gpu_new(gpus, number, inv.key, &g);
         if (r < 0)
                 return r;
         gpu_set_inventory(g, &inv);
@@ -132,7 +129,7 @@ static int load_gpu(Manager *m, json_object *entry) {
         return r < 0 ? r : 0;
 }
 
-static void load_retired(Manager *m, json_object *retired) {
+static void load_retired(Gpus *gpus, json_object *retired) {
         size_t n = json_object_array_length(retired);
 
         for (size_t k = 0; k < n && k < GPU_RETIRED_MAX; k++) {
@@ -141,27 +138,28 @@ static void load_retired(Manager *m, json_object *retired) {
                 unsigned number;
 
                 if (read_number(slot, &number) < 0 || isempty(key) || strlen(key) > GPU_KEY_MAX ||
-                    !utf8_is_valid(key) || gpu_get(m, number) || gpu_find(m, key))
+                    !utf8_is_valid(key) || gpu_get(gpus, number) || gpu_find(gpus, key))
                         continue;
-                (void) gpu_number_retire(m, number, key);
+                (void) gpu_number_retire(gpus, number, key);
         }
 }
 
-int gpus_load_from_string(Manager *m, const char *text) {
+int gpus_load_from_string(Gpus *gpus, const char *text) {
         _cleanup_(json_object_putp) json_object *root = NULL;
-        json_object *version, *gpus, *retired;
+        json_object *version, *list, *retired;
+        Gpus *table = gpus;
         size_t n, loaded = 0;
 
         root = json_tokener_parse(text);
         if (!root || !json_object_is_type(root, json_type_object) ||
             !json_object_object_get_ex(root, "version", &version) || !json_object_is_type(version, json_type_int) ||
-            json_object_get_int64(version) != GPU_STATE_VERSION || !json_object_object_get_ex(root, "gpus", &gpus) ||
-            !json_object_is_type(gpus, json_type_array))
+            json_object_get_int64(version) != GPU_STATE_VERSION || !json_object_object_get_ex(root, "gpus", &list) ||
+            !json_object_is_type(list, json_type_array))
                 return -EINVAL;
 
-        n = json_object_array_length(gpus);
+        n = json_object_array_length(list);
         for (size_t k = 0; k < n && k < GPUS_MAX; k++) {
-                int r = load_gpu(m, json_object_array_get_idx(gpus, k));
+                int r = load_gpu(table, json_object_array_get_idx(list, k));
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
@@ -171,22 +169,22 @@ int gpus_load_from_string(Manager *m, const char *text) {
                         loaded++;
         }
         if (json_object_object_get_ex(root, "retired", &retired) && json_object_is_type(retired, json_type_array))
-                load_retired(m, retired);
+                load_retired(gpus, retired);
         return (int) loaded;
 }
 
-int gpus_load(Manager *m) {
+int gpus_load(Gpus *gpus, StateDirectory *directory) {
         _cleanup_(freep) char *text = NULL;
         int dir, r;
 
-        dir = manager_open_state_directory(m);
+        dir = state_directory_open(directory);
         if (dir < 0)
                 return dir;
         r = state_file_read(dir, &gpu_state_file, &text, NULL);
         if (r <= 0)
                 return r;
 
-        r = gpus_load_from_string(m, text);
+        r = gpus_load_from_string(gpus, text);
         if (r == -EINVAL) {
                 state_file_set_aside(dir, &gpu_state_file, "not a GPU state file of this version");
                 return 0;

@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <math.h>
 
-#include "gpu-bus.h"
-#include "gpu-prober.h"
 #include "gpu.h"
-#include "manager.h"
+#include "shared/bus-names.h"
 #include "shared/log.h"
 #include "shared/string-table.h"
 #include "shared/string-util.h"
@@ -24,14 +22,27 @@ static const char *const gpu_probe_state_table[_GPU_PROBE_STATE_MAX] = {
 
 DEFINE_STRING_TABLE_LOOKUP(gpu_probe_state, GpuProbeState, gpu_probe_state_table)
 
-Gpu *gpu_get(Manager *m, unsigned number) {
-        return table_get(&m->gpus, &number);
+static int gpu_compare(const void *key, const void *object) {
+        return compare_int_key(key, (int) ((const Gpu *) object)->number);
 }
 
-Gpu *gpu_find(Manager *m, const char *key) {
+/* The table's key is an unsigned; compare_int_key() reads an int from the same address. */
+_Static_assert(sizeof(unsigned) == sizeof(int), "gpu numbers are compared as int");
+
+int gpu_object_path(unsigned number, char **ret) {
+        char label[16];
+        snprintf(label, sizeof(label), "%u", number);
+        return sd_bus_path_encode(GPU_PATH_PREFIX, label, ret);
+}
+
+Gpu *gpu_get(Gpus *gpus, unsigned number) {
+        return table_get(&gpus->table, &number);
+}
+
+Gpu *gpu_find(Gpus *gpus, const char *key) {
         Gpu *g;
 
-        TABLE_FOREACH(g, &m->gpus)
+        TABLE_FOREACH(g, &gpus->table)
                 if (streq(g->inventory.key, key))
                         return g;
         return NULL;
@@ -47,7 +58,7 @@ static Gpu *gpu_free(Gpu *g) {
         return mfree(g);
 }
 
-int gpu_new(Manager *m, unsigned number, const char *key, Gpu **ret) {
+int gpu_new(Gpus *gpus, unsigned number, const char *key, Gpu **ret) {
         _cleanup_(freep) char *path = NULL;
         Gpu *g;
         int r;
@@ -62,84 +73,89 @@ int gpu_new(Manager *m, unsigned number, const char *key, Gpu **ret) {
         if (!g)
                 return -ENOMEM;
         g->number = number;
-        g->manager = m;
+        g->owner = gpus;
         g->probe_state = GPU_PROBE_NEVER;
         g->inventory.key = strdup(key);
         if (!g->inventory.key) {
                 free(g);
                 return -ENOMEM;
         }
-        r = table_put(&m->gpus, &g->number, g);
+        r = table_put(&gpus->table, &g->number, g);
         if (r < 0) {
                 gpu_free(g);
                 return r;
         }
-        bus_object_init(&g->bus, m, &gpu_bus_type, TAKE_PTR(path));
+        bus_object_init(&g->bus, gpus->publisher, &gpu_bus_type, TAKE_PTR(path));
         *ret = g;
         return 0;
 }
 
 void gpu_remove(Gpu *g) {
-        Manager *m = g->manager;
+        Gpus *gpus = g->owner;
 
-        log_info("GPU %u (%s) is gone.", g->number, strna(g->inventory.name));
-        (void) gpu_number_retire(m, g->number, g->inventory.key);
+        log_gpu_info(g, "%s is gone.", strna(g->inventory.name));
+        (void) gpu_number_retire(gpus, g->number, g->inventory.key);
         bus_object_remove(&g->bus);
-        table_remove(&m->gpus, &g->number);
+        table_remove(&gpus->table, &g->number);
         gpu_free(g);
 }
 
-void gpus_free(Manager *m) {
-        Gpu *g;
-
-        TABLE_FOREACH(g, &m->gpus)
-                gpu_free(g);
-        table_done(&m->gpus);
+void gpus_init(Gpus *gpus, BusPublisher *p) {
+        *gpus = (Gpus) {
+                .table = TABLE_INIT(gpu_compare),
+                .publisher = p,
+        };
 }
 
-static bool number_is_taken(Manager *m, unsigned number) {
-        GpuProber *p = m->gpu_prober;
+void gpus_done(Gpus *gpus) {
+        Gpu *g;
 
-        if (gpu_get(m, number))
+        TABLE_FOREACH(g, &gpus->table)
+                gpu_free(g);
+        table_done(&gpus->table);
+        for (size_t i = 0; i < gpus->n_retired; i++)
+                free(gpus->retired[i].key);
+        gpus->retired = mfree(gpus->retired);
+        gpus->n_retired = 0;
+}
+
+static bool number_is_taken(Gpus *gpus, unsigned number) {
+        if (gpu_get(gpus, number))
                 return true;
-        for (size_t i = 0; p && i < p->n_retired; i++)
-                if (p->retired[i].number == number)
+        for (size_t i = 0; i < gpus->n_retired; i++)
+                if (gpus->retired[i].number == number)
                         return true;
         return false;
 }
 
-static void retired_drop(GpuProber *p, size_t i) {
+static void retired_drop(Gpus *p, size_t i) {
         free(p->retired[i].key);
         memmove(p->retired + i, p->retired + i + 1, (p->n_retired - i - 1) * sizeof(GpuSlot));
         p->n_retired--;
 }
 
-int gpu_number_for_key(Manager *m, const char *key, unsigned *ret) {
-        GpuProber *p = m->gpu_prober;
-
-        for (size_t i = 0; p && i < p->n_retired; i++)
-                if (streq(p->retired[i].key, key)) {
-                        *ret = p->retired[i].number;
-                        retired_drop(p, i);
+int gpu_number_for_key(Gpus *gpus, const char *key, unsigned *ret) {
+        for (size_t i = 0; i < gpus->n_retired; i++)
+                if (streq(gpus->retired[i].key, key)) {
+                        *ret = gpus->retired[i].number;
+                        retired_drop(gpus, i);
                         return 0;
                 }
         for (;;) {
                 for (unsigned n = 0; n < GPU_NUMBER_MAX; n++)
-                        if (!number_is_taken(m, n)) {
+                        if (!number_is_taken(gpus, n)) {
                                 *ret = n;
                                 return 0;
                         }
                 /* Every number is held: the device that left longest ago gives its up. */
-                if (!p || p->n_retired == 0)
+                if (gpus->n_retired == 0)
                         return -ENOSPC;
-                retired_drop(p, 0);
+                retired_drop(gpus, 0);
         }
 }
 
-int gpu_number_retire(Manager *m, unsigned number, const char *key) {
-        GpuProber *p = m->gpu_prober;
-
-        if (!p || isempty(key))
+int gpu_number_retire(Gpus *p, unsigned number, const char *key) {
+        if (isempty(key))
                 return 0;
         for (size_t i = 0; i < p->n_retired; i++)
                 if (p->retired[i].number == number || streq(p->retired[i].key, key))
@@ -208,11 +224,7 @@ void gpu_set_measurement(Gpu *g, GpuMeasurement *meas) {
         set_double(g, &o->fp16_gflops, meas->fp16_gflops, "Fp16Tflops");
         set_double(g, &o->memory_bandwidth_spread, meas->memory_bandwidth_spread, "MemoryBandwidthSpread");
         set_double(g, &o->fp32_spread, meas->fp32_spread, "Fp32Spread");
-        if (!strv_equal(o->warnings, meas->warnings)) {
-                strv_free(o->warnings);
-                o->warnings = TAKE_PTR(meas->warnings);
-                bus_object_changed(&g->bus, "Warnings");
-        }
+        (void) bus_object_set_strv(&g->bus, &o->warnings, &meas->warnings, "Warnings");
         gpu_measurement_done(meas);
 }
 
@@ -242,12 +254,12 @@ static void gpu_apply_measurement(Gpu *g, json_object *device, uint64_t started_
         }
         r = gpu_measurement_from_json(o, &meas, &error);
         if (r < 0) {
-                log_warning("GPU %u: the probe's measurement is malformed, ignoring it.", g->number);
+                log_gpu_warning(g, "The probe's measurement is malformed, ignoring it.");
                 gpu_set_probe_state(g, GPU_PROBE_FAILED, "bad-output: malformed measurement");
                 return;
         }
         if (r == 0) {
-                log_warning("GPU %u (%s): measurement failed: %s", g->number, strna(g->inventory.name), error);
+                log_gpu_warning(g, "Measuring %s failed: %s", strna(g->inventory.name), error);
                 /* A device its driver calls unavailable cannot be measured: that is not a fault. */
                 gpu_set_probe_state(g, g->inventory.available ? GPU_PROBE_FAILED : GPU_PROBE_UNSUPPORTED, error);
                 return;
@@ -258,13 +270,13 @@ static void gpu_apply_measurement(Gpu *g, json_object *device, uint64_t started_
         char fp16[32] = "unsupported";
         if (!isnan(meas.fp16_gflops))
                 snprintf(fp16, sizeof(fp16), "%.3f TFLOPS", meas.fp16_gflops / 1000);
-        log_info("GPU %u (%s): %.1f GB/s, %.3f FP32 TFLOPS, FP16 %s.", g->number, strna(g->inventory.name),
-                 meas.memory_bandwidth_gb_s, meas.fp32_gflops / 1000, fp16);
+        log_gpu_info(g, "%s: %.1f GB/s, %.3f FP32 TFLOPS, FP16 %s.", strna(g->inventory.name),
+                     meas.memory_bandwidth_gb_s, meas.fp32_gflops / 1000, fp16);
         gpu_set_measurement(g, &meas);
         gpu_set_probe_state(g, GPU_PROBE_OK, NULL);
 }
 
-int gpus_apply_document(Manager *m, json_object *doc, bool measured, uint64_t started_realtime, bool quick) {
+int gpus_apply_document(Gpus *gpus, json_object *doc, bool measured, uint64_t started_realtime, bool quick) {
         json_object *devices;
         int failed = 0;
         size_t n;
@@ -276,7 +288,7 @@ int gpus_apply_document(Manager *m, json_object *doc, bool measured, uint64_t st
         if (n > GPUS_MAX)
                 log_warning("The GPU probe lists %zu devices; publishing the first %d.", n, GPUS_MAX);
 
-        TABLE_FOREACH(g, &m->gpus)
+        TABLE_FOREACH(g, &gpus->table)
                 g->seen = false;
 
         for (size_t k = 0; k < MIN(n, (size_t) GPUS_MAX); k++) {
@@ -291,20 +303,20 @@ int gpus_apply_document(Manager *m, json_object *doc, bool measured, uint64_t st
                                     r == -ENOMEM ? "out of memory" : "malformed");
                         continue;
                 }
-                g = gpu_find(m, inv.key);
+                g = gpu_find(gpus, inv.key);
                 if (g && g->seen) {
                         log_warning("Ignoring device %zu of the GPU probe's document: its key repeats.", k);
                         continue;
                 }
                 if (!g) {
-                        r = gpu_number_for_key(m, inv.key, &number);
+                        r = gpu_number_for_key(gpus, inv.key, &number);
                         if (r >= 0)
-                                r = gpu_new(m, number, inv.key, &g);
+                                r = gpu_new(gpus, number, inv.key, &g);
                         if (r < 0) {
                                 log_warning_errno(r, "Cannot publish GPU %s: %m", inv.key);
                                 continue;
                         }
-                        log_info("GPU %u: %s (%s, %s).", number, inv.name, inv.device_type, inv.platform);
+                        log_gpu_info(g, "%s (%s, %s).", inv.name, inv.device_type, inv.platform);
                 }
                 g->seen = true;
                 gpu_set_inventory(g, &inv);
@@ -316,7 +328,7 @@ int gpus_apply_document(Manager *m, json_object *doc, bool measured, uint64_t st
                 }
         }
 
-        TABLE_FOREACH_SAFE(g, &m->gpus)
+        TABLE_FOREACH_SAFE(g, &gpus->table)
                 if (!g->seen)
                         gpu_remove(g);
         return failed;

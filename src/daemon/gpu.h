@@ -5,8 +5,8 @@
 #include <json-c/json.h>
 
 #include "bus-object.h"
-
-typedef struct Manager Manager;
+#include "log-object.h"
+#include "shared/table.h"
 
 #define GPUS_MAX 64          /* devices taken from one probe document; more are ignored with a warning */
 #define GPU_NUMBER_MAX 1024  /* the n of gpu/<n> */
@@ -60,9 +60,23 @@ typedef struct GpuMeasurement {
         char **warnings;
 } GpuMeasurement;
 
+/* A number held for a device that is gone, so that it gets it back and nobody else does. */
+typedef struct GpuSlot {
+        unsigned number;
+        char *key;
+} GpuSlot;
+
+/* The published devices, and the numbers of those that left. */
+typedef struct Gpus {
+        Table table; /* Gpu* by number */
+        GpuSlot *retired; /* oldest first */
+        size_t n_retired;
+        BusPublisher *publisher;
+} Gpus;
+
 typedef struct Gpu {
         unsigned number; /* first: the table's key, and the n of gpu/<n> */
-        Manager *manager;
+        Gpus *owner;
         BusObject bus;
 
         GpuInventory inventory;
@@ -95,19 +109,23 @@ void gpu_measurement_done(GpuMeasurement *m);
 
 /* gpu.c: the table of published devices. */
 
-Gpu *gpu_get(Manager *m, unsigned number);
-Gpu *gpu_find(Manager *m, const char *key);
+void gpus_init(Gpus *gpus, BusPublisher *p);
+void gpus_done(Gpus *gpus);
+
+Gpu *gpu_get(Gpus *gpus, unsigned number);
+Gpu *gpu_find(Gpus *gpus, const char *key);
+/* The object path of gpu/<number>. */
+int gpu_object_path(unsigned number, char **ret);
 
 /* Creates gpu/<number> for key (the number from gpu_number_for_key()). */
-int gpu_new(Manager *m, unsigned number, const char *key, Gpu **ret);
+int gpu_new(Gpus *gpus, unsigned number, const char *key, Gpu **ret);
 /* Announces the removal, reserves the number for the key, frees. */
 void gpu_remove(Gpu *g);
-void gpus_free(Manager *m);
 
 /* The number a key had, or the lowest one no present or departed device holds. */
-int gpu_number_for_key(Manager *m, const char *key, unsigned *ret);
+int gpu_number_for_key(Gpus *gpus, const char *key, unsigned *ret);
 /* Keeps number reserved for key (a departed device), dropping the oldest beyond GPU_RETIRED_MAX. */
-int gpu_number_retire(Manager *m, unsigned number, const char *key);
+int gpu_number_retire(Gpus *gpus, unsigned number, const char *key);
 
 /* Take the contents of *i / *meas (left zeroed) and mark what changed. */
 void gpu_set_inventory(Gpu *g, GpuInventory *i);
@@ -121,10 +139,20 @@ void gpu_update_stale(Gpu *g, uint64_t now_realtime, uint64_t ttl_usec);
  * With measured, each device's measurement member sets its figures and state. Returns the number of
  * devices whose measurement did not succeed, or -EINVAL when the document has no device list.
  */
-int gpus_apply_document(Manager *m, json_object *doc, bool measured, uint64_t started_realtime, bool quick);
+int gpus_apply_document(Gpus *gpus, json_object *doc, bool measured, uint64_t started_realtime, bool quick);
 
 /* gpu-state.c: the state file, gpus.json in the state directory. */
-int gpus_save(Manager *m);
-int gpus_load(Manager *m);
+typedef struct StateDirectory StateDirectory;
+int gpus_save(Gpus *gpus, StateDirectory *dir);
+int gpus_load(Gpus *gpus, StateDirectory *dir);
 /* Parses a state file into the table (exported for tests). -EINVAL for a file that is not ours. */
-int gpus_load_from_string(Manager *m, const char *text);
+int gpus_load_from_string(Gpus *gpus, const char *text);
+
+#define log_gpu_full_errno(g, level, error, ...)                                                 \
+        ({                                                                                        \
+                char _gpu_[16];                                                                   \
+                snprintf(_gpu_, sizeof(_gpu_), "gpu%u", (g)->number);                             \
+                log_object_full_errno(level, error, "GPU", _gpu_, __VA_ARGS__);                   \
+        })
+#define log_gpu_info(g, ...) (void) log_gpu_full_errno(g, LOG_INFO, 0, __VA_ARGS__)
+#define log_gpu_warning(g, ...) (void) log_gpu_full_errno(g, LOG_WARNING, 0, __VA_ARGS__)

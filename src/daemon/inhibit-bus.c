@@ -27,13 +27,11 @@ int bus_method_inhibit(sd_bus_message *message, void *userdata, sd_bus_error *er
         _cleanup_(closep) int fd = -EBADF;
         Manager *m = userdata;
         const char *what_text, *who, *why;
-        RateLimit *rl = inhibitors_ratelimit(m);
+        RateLimit *rl = inhibitors_ratelimit(m->inhibitors);
         uint32_t uid, pid;
         int what, r;
 
-        if (!rl)
-                return -ENOMEM;
-        r = bus_verify_caller(m, rl, message, "inhibit GPU and RDMA probes", error);
+        r = bus_verify_caller(m->config.privileged_group, rl, message, "inhibit GPU and RDMA probes", error);
         if (r < 0)
                 return r;
 
@@ -55,7 +53,7 @@ int bus_method_inhibit(sd_bus_message *message, void *userdata, sd_bus_error *er
                                          INHIBIT_WHY_MAX);
 
         sender_uid_pid(message, &uid, &pid);
-        r = inhibitor_add(m, message, (unsigned) what, who, why, uid, pid, &fd);
+        r = inhibitor_add(m->inhibitors, message, (unsigned) what, who, why, uid, pid, &fd);
         if (r == -EUSERS)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
                                          "This client already holds %d inhibitors.", INHIBITORS_PER_SENDER_MAX);
@@ -82,7 +80,7 @@ int bus_method_list_inhibitors(sd_bus_message *message, void *userdata, sd_bus_e
         r = sd_bus_message_open_container(reply, 'a', "(sssuu)");
         if (r < 0)
                 return r;
-        for (size_t i = 0; inhibitors_get(m, i, &info); i++) {
+        for (size_t i = 0; inhibitors_get(m->inhibitors, i, &info); i++) {
                 char what[INHIBIT_WHAT_STRING_MAX];
                 r = sd_bus_message_append(reply, "(sssuu)", inhibit_what_to_string(info.what, what), info.who,
                                           info.why, info.uid, info.pid);
@@ -98,7 +96,7 @@ int bus_method_list_inhibitors(sd_bus_message *message, void *userdata, sd_bus_e
 int bus_property_get_inhibited(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        unsigned mask = inhibitors_mask(m);
+        unsigned mask = inhibitors_mask(m->inhibitors);
         const char *kinds[3] = {};
         size_t n = 0;
 

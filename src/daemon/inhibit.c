@@ -2,10 +2,7 @@
 #include <fcntl.h>
 #include <sys/epoll.h>
 
-#include "gpu-prober.h"
 #include "inhibit.h"
-#include "reconcile.h"
-#include "manager.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
@@ -24,10 +21,12 @@ typedef struct Inhibitor {
 } Inhibitor;
 
 struct Inhibitors {
-        Manager *manager;
+        sd_event *event;
         Inhibitor **items; /* oldest first */
         size_t n_items;
         RateLimit ratelimit;
+        inhibitors_changed_t changed;
+        void *userdata;
 };
 
 static const char *const inhibit_kinds[] = { "gpu", "rdma" };
@@ -86,37 +85,36 @@ bool inhibit_text_is_valid(const char *s, size_t max, bool allow_empty) {
         return true;
 }
 
-static Inhibitors *inhibitors_get_or_new(Manager *m) {
-        if (m->inhibitors)
-                return m->inhibitors;
-        m->inhibitors = new0(Inhibitors, 1);
-        if (!m->inhibitors)
-                return NULL;
-        m->inhibitors->manager = m;
+int inhibitors_new(sd_event *event, inhibitors_changed_t changed, void *userdata, Inhibitors **ret) {
+        Inhibitors *s = new0(Inhibitors, 1);
+
+        if (!s)
+                return -ENOMEM;
+        s->event = event;
+        s->changed = changed;
+        s->userdata = userdata;
         /* Ten in a row, then one a second per sender: enough for any script, not for a flood. */
-        ratelimit_init(&m->inhibitors->ratelimit, 1, 10, 1024);
-        return m->inhibitors;
+        ratelimit_init(&s->ratelimit, 1, 10, 1024);
+        *ret = s;
+        return 0;
 }
 
-RateLimit *inhibitors_ratelimit(Manager *m) {
-        Inhibitors *s = inhibitors_get_or_new(m);
-        return s ? &s->ratelimit : NULL;
+RateLimit *inhibitors_ratelimit(Inhibitors *s) {
+        return &s->ratelimit;
 }
 
-unsigned inhibitors_mask(Manager *m) {
+unsigned inhibitors_mask(const Inhibitors *s) {
         unsigned mask = 0;
 
-        if (!m->inhibitors)
-                return 0;
-        for (size_t i = 0; i < m->inhibitors->n_items; i++)
-                mask |= m->inhibitors->items[i]->what;
+        for (size_t i = 0; s && i < s->n_items; i++)
+                mask |= s->items[i]->what;
         return mask;
 }
 
-bool inhibitors_get(Manager *m, size_t i, InhibitorInfo *ret) {
-        if (!m->inhibitors || i >= m->inhibitors->n_items)
+bool inhibitors_get(const Inhibitors *s, size_t i, InhibitorInfo *ret) {
+        if (!s || i >= s->n_items)
                 return false;
-        const Inhibitor *h = m->inhibitors->items[i];
+        const Inhibitor *h = s->items[i];
         *ret = (InhibitorInfo) {
                 .what = h->what,
                 .who = h->who,
@@ -127,14 +125,14 @@ bool inhibitors_get(Manager *m, size_t i, InhibitorInfo *ret) {
         return true;
 }
 
-bool manager_is_inhibited(Manager *m, const char *what) {
+bool inhibitors_cover(const Inhibitors *s, const char *what) {
         int mask = inhibit_what_from_string(what);
 
         if (mask < 0) {
-                log_debug("manager_is_inhibited(\"%s\"): unknown kind, answering yes.", strna(what));
+                log_debug("inhibitors_cover(\"%s\"): unknown kind, answering yes.", strna(what));
                 return true;
         }
-        return (inhibitors_mask(m) & (unsigned) mask) != 0;
+        return (inhibitors_mask(s) & (unsigned) mask) != 0;
 }
 
 static Inhibitor *inhibitor_free(Inhibitor *h) {
@@ -151,24 +149,17 @@ static Inhibitor *inhibitor_free(Inhibitor *h) {
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Inhibitor *, inhibitor_free);
 
-/* Announces a change of the inhibited kinds and lets the probes that were held off catch up. */
-static void inhibitors_changed(Manager *m, unsigned old_mask) {
-        unsigned mask = inhibitors_mask(m);
+/* Tells the owner (who announces Inhibited and lets held-off probes catch up) when the union moved. */
+static void inhibitors_changed(Inhibitors *s, unsigned old_mask) {
+        unsigned mask = inhibitors_mask(s);
 
-        if (mask == old_mask)
-                return;
-        bus_object_changed(&m->manager_object, "Inhibited");
-        if ((old_mask & INHIBIT_GPU) && !(mask & INHIBIT_GPU))
-                gpu_prober_inhibit_released(m);
-        /* RDMA paths held back while inhibited are due now. */
-        if ((old_mask & INHIBIT_RDMA) && !(mask & INHIBIT_RDMA))
-                reconcile_schedule(m);
+        if (mask != old_mask && s->changed)
+                s->changed(old_mask, mask, s->userdata);
 }
 
 static void inhibitor_release(Inhibitor *h, const char *how) {
         Inhibitors *s = h->owner;
-        Manager *m = s->manager;
-        unsigned old_mask = inhibitors_mask(m);
+        unsigned old_mask = inhibitors_mask(s);
         char what[INHIBIT_WHAT_STRING_MAX];
 
         for (size_t i = 0; i < s->n_items; i++)
@@ -180,7 +171,7 @@ static void inhibitor_release(Inhibitor *h, const char *how) {
         log_info("Released inhibitor of %s by \"%s\" (uid %" PRIu32 ", pid %" PRIu32 "): %s.",
                  inhibit_what_to_string(h->what, what), h->who, h->uid, h->pid, how);
         inhibitor_free(h);
-        inhibitors_changed(m, old_mask);
+        inhibitors_changed(s, old_mask);
 }
 
 static int on_hangup(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
@@ -193,18 +184,15 @@ static int on_sender_gone(sd_bus_track *track, void *userdata) {
         return 0;
 }
 
-int inhibitor_add(Manager *m, sd_bus_message *message, unsigned what, const char *who, const char *why,
+int inhibitor_add(Inhibitors *s, sd_bus_message *message, unsigned what, const char *who, const char *why,
                   uint32_t uid, uint32_t pid, int *ret_fd) {
         _cleanup_(inhibitor_freep) Inhibitor *h = NULL;
         _cleanup_(closep) int write_fd = -EBADF;
         const char *sender = sd_bus_message_get_sender(message);
-        Inhibitors *s = inhibitors_get_or_new(m);
-        unsigned old_mask = inhibitors_mask(m);
+        unsigned old_mask = inhibitors_mask(s);
         size_t from_sender = 0;
         int pipefd[2], r;
 
-        if (!s)
-                return -ENOMEM;
         for (size_t i = 0; i < s->n_items; i++)
                 if (streq(s->items[i]->sender, strempty(sender)))
                         from_sender++;
@@ -233,7 +221,7 @@ int inhibitor_add(Manager *m, sd_bus_message *message, unsigned what, const char
         write_fd = pipefd[1];
 
         /* Only the hang-up matters; whatever a client writes into the pipe is never read. */
-        r = sd_event_add_io(m->event, &h->hangup_source, h->fd, EPOLLHUP, on_hangup, h);
+        r = sd_event_add_io(s->event, &h->hangup_source, h->fd, EPOLLHUP, on_hangup, h);
         if (r < 0)
                 return r;
         (void) sd_event_source_set_description(h->hangup_source, "inhibitor");
@@ -256,7 +244,7 @@ int inhibitor_add(Manager *m, sd_bus_message *message, unsigned what, const char
         char what_text[INHIBIT_WHAT_STRING_MAX];
         log_info("Inhibitor of %s taken by \"%s\" (uid %" PRIu32 ", pid %" PRIu32 "): %s",
                  inhibit_what_to_string(what, what_text), who, uid, pid, isempty(why) ? "no reason given" : why);
-        inhibitors_changed(m, old_mask);
+        inhibitors_changed(s, old_mask);
         *ret_fd = TAKE_FD(write_fd);
         return 0;
 }

@@ -3,12 +3,15 @@
 #pragma once
 
 #include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
 
 #include "shared/macros.h"
 #include "shared/ratelimit.h"
 
-typedef struct Manager Manager;
 typedef struct Inhibitors Inhibitors;
+
+/* Called when the union of what is inhibited changed: old and new masks of InhibitWhat. */
+typedef void (*inhibitors_changed_t)(unsigned old_mask, unsigned new_mask, void *userdata);
 
 /* The kinds of probes an inhibitor holds off, as a bit mask. */
 typedef enum InhibitWhat {
@@ -53,22 +56,23 @@ bool inhibit_text_is_valid(const char *s, size_t max, bool allow_empty);
  * arguments and checked privileges. -EUSERS when the sender, -ENFILE when everybody together holds
  * the maximum.
  */
-int inhibitor_add(Manager *m, sd_bus_message *message, unsigned what, const char *who, const char *why,
+int inhibitor_add(Inhibitors *s, sd_bus_message *message, unsigned what, const char *who, const char *why,
                   uint32_t uid, uint32_t pid, int *ret_fd);
 
-/* The per-sender rate limit of Inhibit(), or NULL when out of memory. */
-RateLimit *inhibitors_ratelimit(Manager *m);
+int inhibitors_new(sd_event *event, inhibitors_changed_t changed, void *userdata, Inhibitors **ret);
+Inhibitors *inhibitors_free(Inhibitors *s);
 
-/* The union of what every held inhibitor inhibits. */
-unsigned inhibitors_mask(Manager *m);
+/* The per-sender rate limit of Inhibit(). */
+RateLimit *inhibitors_ratelimit(Inhibitors *s);
+
+/* The union of what every held inhibitor inhibits (0 for NULL). */
+unsigned inhibitors_mask(const Inhibitors *s);
 /* The held inhibitors, oldest first; i from 0 while it returns true. */
-bool inhibitors_get(Manager *m, size_t i, InhibitorInfo *ret);
+bool inhibitors_get(const Inhibitors *s, size_t i, InhibitorInfo *ret);
 
 /*
  * Whether probes of what ("gpu", "rdma", or several joined with ':') may not start now: true when any
  * held inhibitor covers any of them. An unknown what is a programming error and answers true, the
  * safe side.
  */
-bool manager_is_inhibited(Manager *m, const char *what);
-
-Inhibitors *inhibitors_free(Inhibitors *s);
+bool inhibitors_cover(const Inhibitors *s, const char *what);

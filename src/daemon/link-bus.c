@@ -2,17 +2,12 @@
 #include <arpa/inet.h>
 #include <linux/if.h>
 
+#include "bus-registry.h"
 #include "bus-util.h"
 #include "link-bus.h"
 #include "link.h"
-#include "manager.h"
+#include "shared/bus-names.h"
 #include "shared/parse-util.h"
-
-int link_object_path(int ifindex, char **ret) {
-        char label[16];
-        snprintf(label, sizeof(label), "%d", ifindex);
-        return sd_bus_path_encode(LINK_PATH_PREFIX, label, ret);
-}
 
 static int property_get_name_bytes(sd_bus *bus, const char *path, const char *interface,
                                    const char *property, sd_bus_message *reply, void *userdata,
@@ -42,14 +37,6 @@ static int property_get_duplex(sd_bus *bus, const char *path, const char *interf
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Link *l = userdata;
         return sd_bus_message_append(reply, "s", l->duplex ?: "unknown");
-}
-
-static int property_get_speed(sd_bus *bus, const char *path, const char *interface, const char *property,
-                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Link *l = userdata;
-        /* thunderbolt-net reports no speed of its own; the negotiated Thunderbolt rate is the truth. */
-        uint32_t speed = l->speed_mbps > 0 ? l->speed_mbps : l->thunderbolt_speed_mbps;
-        return sd_bus_message_append(reply, "u", speed);
 }
 
 static int property_get_addresses(sd_bus *bus, const char *path, const char *interface,
@@ -84,7 +71,7 @@ static const sd_bus_vtable link_vtable[] = {
         SD_BUS_PROPERTY("NameBytes", "ay", property_get_name_bytes, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Kind", "s", property_get_kind, offsetof(Link, kind),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("ConnectionType", "s", property_get_connection_type, offsetof(Link, connection_type),
+        SD_BUS_PROPERTY("ConnectionType", "s", property_get_connection_type, offsetof(Link, derived.connection_type),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("OperState", "s", property_get_operstate, offsetof(Link, operstate),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
@@ -95,32 +82,31 @@ static const sd_bus_vtable link_vtable[] = {
         SD_BUS_PROPERTY("Mtu", "u", NULL, offsetof(Link, mtu), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("HardwareAddress", "s", bus_property_get_string, offsetof(Link, hw_address),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("SpeedMbps", "u", property_get_speed, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("SpeedMbps", "u", NULL, offsetof(Link, derived.speed_mbps), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Duplex", "s", property_get_duplex, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Driver", "s", bus_property_get_string, offsetof(Link, driver),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Addresses", "a(suss)", property_get_addresses, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ThunderboltPeer", "o", bus_property_get_object_path,
-                        offsetof(Link, thunderbolt_peer_path), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("RdmaPort", "o", bus_property_get_object_path, offsetof(Link, rdma_port_path),
+                        offsetof(Link, derived.thunderbolt_peer_path), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RdmaPort", "o", bus_property_get_object_path, offsetof(Link, derived.rdma_port_path),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_VTABLE_END,
 };
 
-static void *link_lookup(Manager *m, const char *label) {
+static void *link_lookup(void *collection, const char *label) {
         int ifindex;
-        return parse_int(label, &ifindex) >= 0 && ifindex > 0 ? link_get(m, ifindex) : NULL;
+        return parse_int(label, &ifindex) >= 0 && ifindex > 0 ? link_get(collection, ifindex) : NULL;
 }
 
-static const BusObjectKind link_bus_kind = {
+static const BusKind link_bus_kind = {
         .prefix = LINK_PATH_PREFIX,
         .interface = LINK_INTERFACE,
         .vtable = link_vtable,
-        .table_offset = offsetof(Manager, links),
         .bus_offset = offsetof(Link, bus),
         .lookup = link_lookup,
 };
 
-int link_bus_register(Manager *m) {
-        return manager_add_bus_kind(m, &link_bus_kind);
+int link_bus_register(BusRegistry *registry, Links *links) {
+        return bus_registry_add(registry, &link_bus_kind, &links->table, links);
 }

@@ -2,13 +2,8 @@
 /* link-bus.h — the org.linkprobe.LinkProbe1.Link interface on link/<ifindex> objects */
 #pragma once
 
-#include <systemd/sd-bus.h>
+typedef struct BusRegistry BusRegistry;
+typedef struct Links Links;
 
-#define LINK_INTERFACE "org.linkprobe.LinkProbe1.Link"
-#define LINK_PATH_PREFIX "/org/linkprobe/LinkProbe1/link"
-
-typedef struct Manager Manager;
-
-int link_object_path(int ifindex, char **ret);
 /* Registers the fallback vtable and the node enumerator for every link object. */
-int link_bus_register(Manager *m);
+int link_bus_register(BusRegistry *registry, Links *links);

@@ -9,8 +9,6 @@
 #include <systemd/sd-event.h>
 
 #include "link-speed.h"
-#include "link.h"
-#include "manager.h"
 #include "sysfs/net.h"
 
 typedef struct SpeedRequest {
@@ -28,13 +26,14 @@ typedef struct SpeedAnswer {
 } SpeedAnswer;
 
 struct LinkSpeedReader {
-        Manager *manager;
+        link_speed_answer_t answer;
+        void *userdata;
         /* One SOCK_SEQPACKET pair: requests and answers keep their boundaries, a full queue says
          * EAGAIN instead of blocking the loop, and MSG_NOSIGNAL spares the worker a SIGPIPE when we
          * close our end at exit. */
         int loop_fd;
         int worker_fd;
-        int sysfs_fd; /* the manager's; the worker only reads through it */
+        int sysfs_fd; /* borrowed; the worker only reads through it */
         pthread_t worker;
         bool worker_started;
         sd_event_source *io;
@@ -88,16 +87,12 @@ static int on_answer(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 if (n != (ssize_t) sizeof(a))
                         return 0;
                 a.duplex[sizeof(a.duplex) - 1] = 0;
-
-                Link *l = link_get(r->manager, a.ifindex);
-                if (!l || l->speed_request != a.seq)
-                        continue; /* gone, or a newer request (or the link going down) superseded it */
-                l->speed_request = 0;
-                link_apply_speed(l, a.error, a.speed_mbps, a.duplex[0] ? a.duplex : NULL);
+                r->answer(r->userdata, a.ifindex, a.seq, a.error, a.speed_mbps, a.duplex[0] ? a.duplex : NULL);
         }
 }
 
-int link_speed_reader_new(Manager *m, LinkSpeedReader **ret) {
+int link_speed_reader_new(sd_event *event, int sysfs_fd, link_speed_answer_t answer, void *userdata,
+                          LinkSpeedReader **ret) {
         _cleanup_(link_speed_reader_freep) LinkSpeedReader *r = NULL;
         pthread_attr_t attr;
         int fds[2], k;
@@ -105,16 +100,17 @@ int link_speed_reader_new(Manager *m, LinkSpeedReader **ret) {
         r = new0(LinkSpeedReader, 1);
         if (!r)
                 return -ENOMEM;
-        r->manager = m;
+        r->answer = answer;
+        r->userdata = userdata;
         r->loop_fd = r->worker_fd = -EBADF;
-        r->sysfs_fd = m->sysfs_fd;
+        r->sysfs_fd = sysfs_fd;
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0)
                 return -errno;
         r->loop_fd = fds[0];
         r->worker_fd = fds[1];
 
-        k = sd_event_add_io(m->event, &r->io, r->loop_fd, EPOLLIN, on_answer, r);
+        k = sd_event_add_io(event, &r->io, r->loop_fd, EPOLLIN, on_answer, r);
         if (k < 0)
                 return k;
         (void) sd_event_source_set_description(r->io, "link-speed");
@@ -146,14 +142,14 @@ LinkSpeedReader *link_speed_reader_free(LinkSpeedReader *r) {
         return mfree(r);
 }
 
-int link_speed_reader_request(LinkSpeedReader *r, Link *l) {
-        SpeedRequest q = { .ifindex = l->ifindex, .seq = ++r->seq };
+int link_speed_reader_request(LinkSpeedReader *r, int ifindex, const char *name, uint64_t *ret_seq) {
+        SpeedRequest q = { .ifindex = ifindex, .seq = ++r->seq };
 
-        if (!l->name || strlen(l->name) >= sizeof(q.name))
+        if (!name || strlen(name) >= sizeof(q.name))
                 return -EINVAL;
-        memcpy(q.name, l->name, strlen(l->name));
+        memcpy(q.name, name, strlen(name));
         if (send(r->loop_fd, &q, sizeof(q), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
                 return -errno;
-        l->speed_request = q.seq;
+        *ret_seq = q.seq;
         return 0;
 }

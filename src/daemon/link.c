@@ -1,28 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <arpa/inet.h>
+#include <libudev.h>
 #include <linux/if.h>
 #include <linux/if_addr.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
 #include <systemd/sd-bus.h>
 
-#include "link-bus.h"
 #include "link-speed.h"
 #include "link.h"
-#include "manager.h"
-#include "rdma.h"
+#include "shared/bus-names.h"
 #include "shared/parse-util.h"
 #include "shared/string-table.h"
 #include "shared/string-util.h"
-#include "summary.h"
 #include "sysfs/net.h"
-
-/* Beyond this many hops a chain of upper devices is a loop or absurd; stop inheriting. */
-#define LINK_LOWER_DEPTH_MAX 8
+#include "udev.h"
 
 static void link_prepare(BusObject *o);
 
-static const BusObjectType link_bus_type = {
+const BusObjectType link_bus_type = {
         .interface = LINK_INTERFACE,
         .prepare = link_prepare,
 };
@@ -31,22 +27,32 @@ static inline Link *link_from_bus_object(BusObject *o) {
         return container_of(o, Link, bus);
 }
 
-Link *link_get(Manager *m, int ifindex) {
-        return table_get(&m->links, &ifindex);
+static int link_compare(const void *key, const void *object) {
+        return compare_int_key(key, ((const Link *) object)->ifindex);
 }
 
-Link *link_find(Manager *m, const char *s) {
+Link *link_get(Links *links, int ifindex) {
+        return table_get(&links->table, &ifindex);
+}
+
+Link *link_find(Links *links, const char *s) {
         Link *l;
         int ifindex;
 
         if (isempty(s))
                 return NULL;
         if (parse_int(s, &ifindex) >= 0 && ifindex > 0)
-                return link_get(m, ifindex);
-        TABLE_FOREACH(l, &m->links)
+                return link_get(links, ifindex);
+        TABLE_FOREACH(l, &links->table)
                 if (streq(l->name, s) || streq(l->name_utf8, s))
                         return l;
         return NULL;
+}
+
+int link_object_path(int ifindex, char **ret) {
+        char label[16];
+        snprintf(label, sizeof(label), "%d", ifindex);
+        return sd_bus_path_encode(LINK_PATH_PREFIX, label, ret);
 }
 
 static Link *link_free(Link *l) {
@@ -62,12 +68,13 @@ static Link *link_free(Link *l) {
         free(l->devtype);
         free(l->device_path);
         free(l->addresses);
-        free(l->thunderbolt_peer_path);
-        free(l->rdma_port_path);
+        free(l->synced);
+        free(l->derived.thunderbolt_peer_path);
+        free(l->derived.rdma_port_path);
         return mfree(l);
 }
 
-static int link_new(Manager *m, int ifindex, Link **ret) {
+static int link_new(Links *links, int ifindex, Link **ret) {
         _cleanup_(freep) char *path = NULL;
         Link *l;
         int r;
@@ -80,47 +87,56 @@ static int link_new(Manager *m, int ifindex, Link **ret) {
         if (!l)
                 return -ENOMEM;
         l->ifindex = ifindex;
-        l->manager = m;
+        l->links = links;
         l->kind = LINK_KIND_OTHER;
-        l->connection_type = CONNECTION_UNKNOWN;
+        l->derived.connection_type = CONNECTION_UNKNOWN;
         l->sysfs_stale = true;
 
-        r = table_put(&m->links, &l->ifindex, l);
+        r = table_put(&links->table, &l->ifindex, l);
         if (r < 0) {
                 free(l);
                 return r;
         }
-        bus_object_init(&l->bus, m, &link_bus_type, TAKE_PTR(path));
-        m->links_topology_changed = true;
-        summary_links_changed(m);
+        bus_object_init(&l->bus, links->publisher, &link_bus_type, TAKE_PTR(path));
+        links->topology_changed = true;
         *ret = l;
         return 0;
 }
 
 static void link_remove(Link *l) {
-        Manager *m = l->manager;
+        Links *links = l->links;
 
         log_link_debug(l, "Removed.");
-        rdma_link_removed(l);
         bus_object_remove(&l->bus);
-        table_remove(&m->links, &l->ifindex);
-        /* Nothing is queued for a removal, but what others derive from this link must follow. */
-        m->links_topology_changed = true;
-        summary_links_changed(m);
-        (void) manager_schedule_flush(m);
+        table_remove(&links->table, &l->ifindex);
+        links->topology_changed = true;
         link_free(l);
 }
 
-void links_free(Manager *m) {
+void links_init(Links *links, BusPublisher *p, int sysfs_fd) {
+        *links = (Links) {
+                .table = TABLE_INIT(link_compare),
+                .publisher = p,
+                .sysfs_fd = sysfs_fd,
+        };
+}
+
+void links_done(Links *links) {
         Link *l;
 
-        TABLE_FOREACH(l, &m->links)
+        /* Before the links and the sysfs root: the worker reads through the latter. */
+        links->speed_reader = link_speed_reader_free(links->speed_reader);
+        TABLE_FOREACH(l, &links->table)
                 link_free(l);
-        table_done(&m->links);
+        table_done(&links->table);
 }
 
 bool link_is_up(const Link *l) {
         return (l->flags & IFF_UP) && (l->flags & IFF_RUNNING);
+}
+
+bool link_has_carrier(const Link *l) {
+        return l->flags & IFF_LOWER_UP;
 }
 
 const char *link_operstate_to_string(uint8_t operstate) {
@@ -168,7 +184,7 @@ static int link_set_name(Link *l, const char *name) {
         return 1;
 }
 
-int link_process_netlink(Manager *m, struct rtnl_link *rl, bool removed) {
+int link_process_netlink(Links *links, struct rtnl_link *rl, bool removed) {
         char buf[128];
         struct nl_addr *addr;
         Link *l;
@@ -180,14 +196,14 @@ int link_process_netlink(Manager *m, struct rtnl_link *rl, bool removed) {
         if (ifindex <= 0)
                 return 0;
 
-        l = link_get(m, ifindex);
+        l = link_get(links, ifindex);
         if (removed) {
                 if (l)
                         link_remove(l);
                 return 0;
         }
         if (!l) {
-                r = link_new(m, ifindex, &l);
+                r = link_new(links, ifindex, &l);
                 if (r < 0)
                         return log_warning_errno(r, "Failed to add link %d: %m", ifindex);
         }
@@ -198,6 +214,9 @@ int link_process_netlink(Manager *m, struct rtnl_link *rl, bool removed) {
                 r = link_set_name(l, name);
                 if (r < 0)
                         return log_oom();
+                /* Other sources name their interfaces: a new name may concern one. */
+                if (r > 0)
+                        links->topology_changed = true;
         }
 
         /* Kind and ConnectionType are derived in link_prepare() and announced there if they move. */
@@ -205,7 +224,7 @@ int link_process_netlink(Manager *m, struct rtnl_link *rl, bool removed) {
         if (r < 0)
                 return log_oom();
         if (r > 0 || l->arphrd != rtnl_link_get_arptype(rl))
-                m->links_topology_changed = true;
+                links->topology_changed = true;
         l->arphrd = rtnl_link_get_arptype(rl);
 
         unsigned flags = rtnl_link_get_flags(rl);
@@ -237,7 +256,7 @@ int link_process_netlink(Manager *m, struct rtnl_link *rl, bool removed) {
         if (parent != l->parent_ifindex || master != l->master_ifindex) {
                 l->parent_ifindex = parent;
                 l->master_ifindex = master;
-                m->links_topology_changed = true;
+                links->topology_changed = true;
         }
 
         /* Any RTM_NEWLINK may come with a new speed (a bond's, as its ports change) without a
@@ -252,9 +271,9 @@ void link_request_sysfs(Link *l) {
         bus_object_queue(&l->bus);
 }
 
-void links_request_sysfs(Manager *m) {
+void links_request_sysfs(Links *links) {
         Link *l;
-        TABLE_FOREACH(l, &m->links)
+        TABLE_FOREACH(l, &links->table)
                 link_request_sysfs(l);
 }
 
@@ -304,7 +323,7 @@ static bool link_sysfs_lags(const Link *l, int error) {
         return true;
 }
 
-void link_apply_speed(Link *l, int error, int speed_mbps, const char *duplex) {
+static void link_apply_speed(Link *l, int error, int speed_mbps, const char *duplex) {
         if (link_sysfs_lags(l, error))
                 return;
         if (error < 0) {
@@ -312,13 +331,31 @@ void link_apply_speed(Link *l, int error, int speed_mbps, const char *duplex) {
                 speed_mbps = -1;
                 duplex = NULL;
         }
-        bus_object_set(&l->bus, l->speed_mbps, speed_mbps > 0 ? (uint32_t) speed_mbps : 0, "SpeedMbps");
+        /* SpeedMbps itself is derived (a Thunderbolt path may stand in): the pass announces it. */
+        if (l->driver_speed_mbps != (speed_mbps > 0 ? (uint32_t) speed_mbps : 0)) {
+                l->driver_speed_mbps = speed_mbps > 0 ? (uint32_t) speed_mbps : 0;
+                bus_object_queue(&l->bus);
+        }
         if (bus_object_set_string(&l->bus, &l->duplex, duplex, "Duplex") < 0)
                 log_oom();
 }
 
+static void on_speed_answer(void *userdata, int ifindex, uint64_t seq, int error, int speed_mbps,
+                            const char *duplex) {
+        Link *l = link_get(userdata, ifindex);
+
+        if (!l || l->speed_request != seq)
+                return; /* gone, or a newer request (or the link going down) superseded it */
+        l->speed_request = 0;
+        link_apply_speed(l, error, speed_mbps, duplex);
+}
+
+int links_start_speed_reader(Links *links, sd_event *event) {
+        return link_speed_reader_new(event, links->sysfs_fd, on_speed_answer, links, &links->speed_reader);
+}
+
 static void link_read_sysfs(Link *l) {
-        Manager *m = l->manager;
+        Links *links = l->links;
         SysfsNetWhat what = 0;
         _cleanup_(sysfs_net_facts_done) SysfsNetFacts f = { .speed_mbps = -1 };
         bool speed_wanted, speed_async = false;
@@ -331,15 +368,16 @@ static void link_read_sysfs(Link *l) {
         l->speed_request = 0;
         /* Before the name is ours the picture is made in one go, in place; afterwards the reader
          * keeps the loop free of the RTNL lock. */
-        if (speed_wanted && m->speed_reader && m->bus_name_acquired)
-                speed_async = link_speed_reader_request(m->speed_reader, l) >= 0;
+        if (speed_wanted && links->speed_reader && links->publisher->name_acquired)
+                speed_async = link_speed_reader_request(links->speed_reader, l->ifindex, l->name,
+                                                        &l->speed_request) >= 0;
         if (speed_wanted && !speed_async)
                 what |= SYSFS_NET_SPEED;
         if (link_needs_device_facts(l))
                 what |= SYSFS_NET_DEVICE;
 
         if (what != 0) {
-                r = sysfs_net_read(m->sysfs_fd, l->name, l->ifindex, what, &f);
+                r = sysfs_net_read(links->sysfs_fd, l->name, l->ifindex, what, &f);
                 if (link_sysfs_lags(l, r))
                         return;
                 if (r < 0) {
@@ -361,9 +399,8 @@ static void link_read_sysfs(Link *l) {
                 l->wireless = f.wireless;
                 l->on_thunderbolt = on_thunderbolt;
                 if (changed)
-                        m->links_topology_changed = true;
+                        links->topology_changed = true;
         }
-
 }
 
 static void link_prepare(BusObject *o) {
@@ -377,66 +414,8 @@ static void link_prepare(BusObject *o) {
                  * without this link): netlink's facts alone still tell a loopback, a bridge or a veth. */
                 LinkFacts facts = link_facts(l);
                 if (bus_object_set(&l->bus, l->kind, link_kind_from_facts(&facts), "Kind"))
-                        l->manager->links_topology_changed = true;
+                        l->links->topology_changed = true;
         }
-        /* RDMA ports name their interfaces: a new name, carrier or speed may concern one. */
-        rdma_link_changed(l);
-        summary_link_changed(l->manager, l);
-}
-
-/* The connection type a link has by itself, before upper devices inherit. */
-static ConnectionType link_own_connection_type(const Link *l) {
-        LinkFacts facts = link_facts(l);
-
-        if (l->kind == LINK_KIND_THUNDERBOLT)
-                return connection_type_for_thunderbolt(l->thunderbolt_generation);
-        /* Soft-RoCE (rxe) over a veth is RoCE as much as a ConnectX port is. */
-        if (IN_SET(l->kind, LINK_KIND_ETHERNET, LINK_KIND_VETH) && l->rdma_roce)
-                return CONNECTION_ROCE;
-        return connection_type_from_facts(l->kind, &facts);
-}
-
-static bool link_inherits_connection_type(const Link *l) {
-        return IN_SET(l->kind, LINK_KIND_BRIDGE, LINK_KIND_BOND, LINK_KIND_VLAN, LINK_KIND_MACVLAN);
-}
-
-/* A bond of Ethernet ports, a VLAN on Ethernet and the bridge holding the host's address are what a
- * person calls "Ethernet": uppers take the type of their first physical lower (ports via master,
- * stacked devices via parent), preferring the fastest kind of lower a person would name. */
-static ConnectionType link_resolve_connection_type(Manager *m, const Link *l, unsigned depth) {
-        ConnectionType best = CONNECTION_VIRTUAL;
-        int best_rank = INT32_MAX;
-        Link *lower;
-
-        if (!link_inherits_connection_type(l))
-                return link_own_connection_type(l);
-        if (depth >= LINK_LOWER_DEPTH_MAX)
-                return CONNECTION_VIRTUAL;
-
-        TABLE_FOREACH(lower, &m->links) {
-                if (lower == l)
-                        continue;
-                if (lower->master_ifindex != l->ifindex && l->parent_ifindex != lower->ifindex)
-                        continue;
-                ConnectionType t = link_resolve_connection_type(m, lower, depth + 1);
-                if (!connection_type_is_physical(t))
-                        continue;
-                int rank = rank_type_order(RANK_PURPOSE_RING, t);
-                if (rank < best_rank) {
-                        best = t;
-                        best_rank = rank;
-                }
-        }
-        return best;
-}
-
-void links_update_connection_types(Manager *m) {
-        Link *l;
-
-        summary_links_changed(m);
-        TABLE_FOREACH(l, &m->links)
-                bus_object_set(&l->bus, l->connection_type, link_resolve_connection_type(m, l, 0),
-                               "ConnectionType");
 }
 
 /* ---- addresses ---- */
@@ -467,12 +446,12 @@ static int address_from_netlink(struct rtnl_addr *ra, LinkAddress *ret) {
         return 0;
 }
 
-int link_process_address(Manager *m, struct rtnl_addr *ra, bool removed) {
+int link_process_address(Links *links, struct rtnl_addr *ra, bool removed) {
         LinkAddress a;
         Link *l;
         size_t i;
 
-        l = link_get(m, rtnl_addr_get_ifindex(ra));
+        l = link_get(links, rtnl_addr_get_ifindex(ra));
         if (!l)
                 return 0; /* the link's removal is already processed, or its addition is queued */
         if (address_from_netlink(ra, &a) < 0)
@@ -518,25 +497,25 @@ insert:;
 
 /* ---- mark and sweep, for the initial dump and every resync ---- */
 
-void links_mark(Manager *m) {
+void links_mark(Links *links) {
         Link *l;
-        TABLE_FOREACH(l, &m->links) {
+        TABLE_FOREACH(l, &links->table) {
                 l->seen = false;
                 l->n_synced = 0;
                 l->synced = mfree(l->synced);
         }
 }
 
-void links_sweep(Manager *m) {
+void links_sweep(Links *links) {
         Link *l;
-        TABLE_FOREACH_SAFE(l, &m->links)
+        TABLE_FOREACH_SAFE(l, &links->table)
                 if (!l->seen)
                         link_remove(l);
 }
 
-int link_sync_address(Manager *m, struct rtnl_addr *ra) {
+int link_sync_address(Links *links, struct rtnl_addr *ra) {
         LinkAddress a;
-        Link *l = link_get(m, rtnl_addr_get_ifindex(ra));
+        Link *l = link_get(links, rtnl_addr_get_ifindex(ra));
 
         if (!l || address_from_netlink(ra, &a) < 0)
                 return 0;
@@ -552,10 +531,10 @@ static int address_qsort_compare(const void *a, const void *b) {
         return address_compare(a, b);
 }
 
-void links_sweep_addresses(Manager *m) {
+void links_sweep_addresses(Links *links) {
         Link *l;
 
-        TABLE_FOREACH(l, &m->links) {
+        TABLE_FOREACH(l, &links->table) {
                 if (l->n_synced > 1)
                         qsort(l->synced, l->n_synced, sizeof(LinkAddress), address_qsort_compare);
                 if (l->n_synced != l->n_addresses ||
@@ -566,4 +545,34 @@ void links_sweep_addresses(Manager *m) {
                 l->n_addresses = l->n_synced;
                 l->n_synced = 0;
         }
+}
+
+/* ---- udev ---- */
+
+static void link_udev_event(void *userdata, struct udev_device *d, const char *action) {
+        const char *s = udev_device_get_property_value(d, "IFINDEX");
+        int ifindex;
+        Link *l;
+
+        /* Netlink owns a link's existence; udev only tells us that sysfs facts (driver binding,
+         * DEVTYPE from rules) may have changed. */
+        if (!s || parse_int(s, &ifindex) < 0)
+                return;
+        l = link_get(userdata, ifindex);
+        if (l)
+                link_request_sysfs(l);
+}
+
+static int links_udev_enumerate(void *userdata) {
+        links_request_sysfs(userdata);
+        return 0;
+}
+
+int links_watch(Links *links, UdevSource *udev) {
+        int r;
+
+        r = udev_source_add_subsystem(udev, "net", link_udev_event, links_udev_enumerate, links);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch udev's net subsystem: %m");
+        return 0;
 }

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* link.h — a network interface as we publish it: netlink state, sysfs facts, addresses */
+/* link.h — network interfaces as netlink and sysfs describe them (link/<ifindex> objects) */
 #pragma once
 
 #include <netinet/in.h>
+#include <systemd/sd-event.h>
 
 #include "bus-object.h"
 #include "classify.h"
-#include "shared/log.h"
+#include "log-object.h"
+#include "shared/table.h"
 
-typedef struct Manager Manager;
+typedef struct LinkSpeedReader LinkSpeedReader;
+typedef struct UdevSource UdevSource;
 struct rtnl_link;
 struct rtnl_addr;
 
@@ -20,9 +23,20 @@ typedef struct LinkAddress {
         uint32_t flags; /* IFA_F_* */
 } LinkAddress;
 
+/* Every link, and what the derivation pass needs to know about them as a whole. */
+typedef struct Links {
+        Table table; /* Link* by ifindex */
+        BusPublisher *publisher;
+        int sysfs_fd;
+        LinkSpeedReader *speed_reader; /* NULL: speeds are read in place */
+        /* Links came or went, or one changed what others derive from it (kind, lower devices, its
+         * backing device): the derivation pass redoes the cross-links and inherited types. */
+        bool topology_changed;
+} Links;
+
 typedef struct Link {
         int ifindex; /* first: the table's key */
-        Manager *manager;
+        Links *links;
         BusObject bus;
 
         /* From netlink. The name is the kernel's bytes; name_utf8 is what D-Bus can carry. */
@@ -37,71 +51,79 @@ typedef struct Link {
         char *hw_address;
         int master_ifindex;
         int parent_ifindex;
+        LinkAddress *addresses; /* sorted: IPv4 first, then by address and prefix length */
+        size_t n_addresses;
 
-        /* From sysfs, re-read once per flush after any event (see link_prepare); speed and duplex
-         * by the speed reader once the daemon runs. */
+        /* From sysfs, re-read once per flush after any event (link_prepare); speed and duplex by the
+         * speed reader once the daemon runs. */
         bool sysfs_stale;
         uint64_t speed_request; /* the speed reader's answer we wait for; 0: none */
-        uint32_t speed_mbps;
+        uint32_t driver_speed_mbps; /* what the driver reports; 0 unknown */
         char *duplex;
         char *driver;
         char *devtype;
         char *device_path; /* canonical sysfs path of the backing device, for other sources */
         bool wireless;
-        bool has_device;
         bool on_thunderbolt;
-
-        LinkKind kind;
-        ConnectionType connection_type;
-
-        LinkAddress *addresses; /* sorted: IPv4 first, then by address and prefix length */
-        size_t n_addresses;
+        LinkKind kind; /* judged from the facts above */
 
         /* Mark and sweep state of a full dump (start-up, overrun, Refresh). */
         bool seen;
         LinkAddress *synced;
         size_t n_synced;
 
-        /* Set by the Thunderbolt and RDMA sources. */
-        char *thunderbolt_peer_path;
-        unsigned thunderbolt_generation;
-        uint32_t thunderbolt_speed_mbps;
-        char *rdma_port_path;
-        bool rdma_roce;
+        /* Facts that combine this link with other objects: derive-link.c writes them, nothing else. */
+        struct {
+                uint32_t speed_mbps; /* SpeedMbps: the driver's, else the Thunderbolt path's */
+                ConnectionType connection_type;
+                char *thunderbolt_peer_path;
+                unsigned thunderbolt_generation; /* of the path to that peer; 0 unknown */
+                uint32_t thunderbolt_speed_mbps; /* the slower direction of that path */
+                char *rdma_port_path;
+                bool rdma_roce; /* that port is RoCE */
+        } derived;
 } Link;
 
-Link *link_get(Manager *m, int ifindex);
+/* Tells link objects apart from others in the publisher's queue (the derivation pass). */
+extern const BusObjectType link_bus_type;
+
+void links_init(Links *links, BusPublisher *p, int sysfs_fd);
+void links_done(Links *links);
+/* From now on speed and duplex are read off the loop (after READY=1: until then the picture is made
+ * in one go, in place). A failure leaves them read in place. */
+int links_start_speed_reader(Links *links, sd_event *event);
+/* Follows the udev subsystem "net": an event re-reads that link's sysfs facts. */
+int links_watch(Links *links, UdevSource *udev);
+
+Link *link_get(Links *links, int ifindex);
 /* Finds by kernel name or, if s is a number, by index. */
-Link *link_find(Manager *m, const char *s);
+Link *link_find(Links *links, const char *s);
+/* The object path of link/<ifindex>. */
+int link_object_path(int ifindex, char **ret);
 
 /* The netlink handlers: one path for the initial dump, live events and resyncs. */
-int link_process_netlink(Manager *m, struct rtnl_link *rl, bool removed);
-int link_process_address(Manager *m, struct rtnl_addr *ra, bool removed);
-/* An answer of the speed reader (error: sysfs_net_read()'s). */
-void link_apply_speed(Link *l, int error, int speed_mbps, const char *duplex);
+int link_process_netlink(Links *links, struct rtnl_link *rl, bool removed);
+int link_process_address(Links *links, struct rtnl_addr *ra, bool removed);
 
 /* A full dump: mark every link, feed every link and address, then sweep what was not seen and
  * publish only the differences. */
-void links_mark(Manager *m);
-void links_sweep(Manager *m);
-int link_sync_address(Manager *m, struct rtnl_addr *ra);
-void links_sweep_addresses(Manager *m);
+void links_mark(Links *links);
+void links_sweep(Links *links);
+int link_sync_address(Links *links, struct rtnl_addr *ra);
+void links_sweep_addresses(Links *links);
 
-/* Marks the link's sysfs facts for re-reading at the next flush (udev events, Refresh). */
+/* Marks the link's sysfs facts for re-reading at the next flush (udev events, Refresh, another
+ * source that saw sysfs move under it). */
 void link_request_sysfs(Link *l);
-void links_request_sysfs(Manager *m);
-
-/* Recomputes the connection types that upper devices inherit from their lowers. */
-void links_update_connection_types(Manager *m);
-
-void links_free(Manager *m);
+void links_request_sysfs(Links *links);
 
 const char *link_operstate_to_string(uint8_t operstate) _const_;
 const char *link_scope_to_string(uint8_t scope, char buf[static 4]);
 bool link_is_up(const Link *l);
+bool link_has_carrier(const Link *l);
 
 #define log_link_full_errno(link, level, error, ...) \
-        log_full_errno_prefix(level, error, (link)->name_utf8, __VA_ARGS__)
+        log_object_full_errno(level, error, "INTERFACE", (link)->name_utf8, __VA_ARGS__)
 #define log_link_debug(link, ...) (void) log_link_full_errno(link, LOG_DEBUG, 0, __VA_ARGS__)
 #define log_link_info(link, ...) (void) log_link_full_errno(link, LOG_INFO, 0, __VA_ARGS__)
 #define log_link_warning(link, ...) (void) log_link_full_errno(link, LOG_WARNING, 0, __VA_ARGS__)

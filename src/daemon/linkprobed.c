@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "manager-bus.h"
 #include "manager.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
@@ -76,17 +77,17 @@ static int parse_argv(int argc, char *argv[], Arguments *args) {
                         printf("linkprobed %s\n", VERSION);
                         return 0;
                 case ARG_SYSTEM:
-                        args->options.bus_kind = BUS_KIND_SYSTEM;
+                        args->options.bus = BUS_CONNECTION_SYSTEM;
                         break;
                 case ARG_USER:
-                        args->options.bus_kind = BUS_KIND_USER;
+                        args->options.bus = BUS_CONNECTION_USER;
                         break;
                 case ARG_BUS_ADDRESS:
                         if (isempty(optarg)) {
                                 log_error("--bus-address= needs an address, such as unix:path=/run/dbus/system_bus_socket.");
                                 return EXIT_USAGE;
                         }
-                        args->options.bus_kind = BUS_KIND_ADDRESS;
+                        args->options.bus = BUS_CONNECTION_ADDRESS;
                         args->options.bus_address = optarg;
                         break;
                 case ARG_CONFIG:
@@ -166,6 +167,14 @@ int main(int argc, char *argv[]) {
         r = manager_new(&config, &args.options, &m);
         if (r < 0)
                 return EXIT_FAILURE;
+        r = manager_connect(m);
+        if (r < 0)
+                return EXIT_FAILURE;
+        r = manager_bus_register(m);
+        if (r < 0) {
+                log_error_errno(r, "Failed to register the bus objects: %m");
+                return EXIT_FAILURE;
+        }
         r = manager_start(m);
         if (r < 0)
                 return EXIT_FAILURE;

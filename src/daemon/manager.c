@@ -1,117 +1,48 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/stat.h>
+/* The daemon as a whole: what it holds, in which order it starts, and how its parts are tied. */
 #include <linux/netlink.h>
+#include <signal.h>
 #include <sys/socket.h>
-#include <libudev.h>
 #include <systemd/sd-daemon.h>
 
-#include "gpu-bus.h"
 #include "gpu-prober.h"
-#include "gpu.h"
 #include "inhibit.h"
-#include "link-bus.h"
-#include "link.h"
-#include "manager-bus.h"
 #include "manager.h"
 #include "metrics.h"
-#include "summary.h"
-#include "link-speed.h"
 #include "netlink.h"
-#include "rdma.h"
-#include "peer-bus.h"
-#include "peer.h"
 #include "reconcile.h"
 #include "responder-supervisor.h"
-#include "sysfs/sysfs.h"
-#include "tbt.h"
+#include "shared/bus-names.h"
 #include "shared/log.h"
-#include "shared/parse-util.h"
-#include "shared/string-table.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
+#include "sysfs/sysfs.h"
 #include "udev.h"
 
-static const char *const manager_state_table[_MANAGER_STATE_MAX] = {
-        [MANAGER_STARTING] = "starting",
-        [MANAGER_RUNNING] = "running",
-        [MANAGER_DEGRADED] = "degraded",
-};
-
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manager_state, ManagerState, manager_state_table)
-
-static int link_compare(const void *key, const void *object) {
-        return compare_int_key(key, ((const Link *) object)->ifindex);
+static void on_derive(BusPublisher *p, size_t from, size_t to, void *userdata) {
+        Manager *m = userdata;
+        derive_run(&m->derive, p, from, to);
 }
 
-static int on_flush(sd_event_source *s, void *userdata) {
-        manager_flush_bus_objects(userdata);
-        return 0;
-}
-
-int manager_schedule_flush(Manager *m) {
-        if (!m->flush_source)
-                return 0;
-        return sd_event_source_set_enabled(m->flush_source, SD_EVENT_ONESHOT);
-}
-
-void manager_after_prepare(Manager *m) {
-        reconcile_links_changed(m);
-        if (m->links_topology_changed) {
-                tbt_update_links(m); /* may change an input of ConnectionType itself */
-                m->links_topology_changed = false;
-                links_update_connection_types(m);
-        }
-        /* Last: it derives from everything above. */
-        summary_update(m);
-}
-
-void manager_published(Manager *m) {
+static void on_published(void *userdata) {
+        Manager *m = userdata;
         metrics_exporter_changed(m->metrics);
 }
 
-static void manager_update_state(Manager *m) {
-        ManagerState s;
+/* Announces Inhibited and lets the probes that were held off catch up. */
+static void on_inhibitors_changed(unsigned old_mask, unsigned new_mask, void *userdata) {
+        Manager *m = userdata;
 
-        if (!m->bus_name_acquired)
-                s = MANAGER_STARTING;
-        else
-                s = strv_length(m->degraded_reasons) > 0 ? MANAGER_DEGRADED : MANAGER_RUNNING;
-        bus_object_set(&m->manager_object, m->state, s, "State");
+        bus_object_changed(&m->status.bus, "Inhibited");
+        if ((old_mask & INHIBIT_GPU) && !(new_mask & INHIBIT_GPU))
+                gpu_prober_inhibit_released(m->gpu_prober);
+        /* RDMA paths held back while inhibited are due now. */
+        if ((old_mask & INHIBIT_RDMA) && !(new_mask & INHIBIT_RDMA))
+                reconcile_schedule(m->reconciler);
 }
 
-void manager_set_degraded(Manager *m, const char *reason, bool on) {
-        size_t n = strv_length(m->degraded_reasons);
-        size_t i;
-
-        for (i = 0; i < n; i++)
-                if (streq(m->degraded_reasons[i], reason))
-                        break;
-        if (on == (i < n))
-                return;
-
-        if (on) {
-                char **grown = reallocarray(m->degraded_reasons, n + 2, sizeof(char *));
-                if (!grown) {
-                        log_oom();
-                        return;
-                }
-                m->degraded_reasons = grown;
-                m->degraded_reasons[n] = strdup(reason);
-                m->degraded_reasons[n + 1] = NULL;
-                if (!m->degraded_reasons[n]) {
-                        log_oom();
-                        return;
-                }
-                log_warning("Degraded: %s.", reason);
-        } else {
-                free(m->degraded_reasons[i]);
-                memmove(m->degraded_reasons + i, m->degraded_reasons + i + 1, (n - i) * sizeof(char *));
-                log_info("No longer degraded: %s.", reason);
-        }
-        bus_object_changed(&m->manager_object, "DegradedReasons");
-        manager_update_state(m);
+static bool sysfs_root_is_the_machines(const char *root) {
+        return !root || streq(root, "/sys") || streq(root, "/sys/");
 }
 
 int manager_new(const Config *config, const ManagerOptions *options, Manager **ret) {
@@ -124,15 +55,8 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
                 return log_oom();
         m->config = *config;
         m->options = *options;
-        m->links = TABLE_INIT(link_compare);
-        m->rdma_ports = TABLE_INIT(rdma_port_compare);
-        m->rdma_devices = TABLE_INIT(rdma_device_compare);
-        m->thunderbolt = TABLE_INIT(tbt_object_compare);
-        m->thunderbolt_services = TABLE_INIT(tbt_object_compare);
-        m->peers = TABLE_INIT(peer_compare_key);
-        m->peer_targets = TABLE_INIT(peer_target_compare_key);
-        m->node.hostname_fd = -EBADF;
-        m->state_dir_fd = -EBADF;
+        m->state_directory = STATE_DIRECTORY_INIT(options->state_directory);
+        m->netlink_fd = -EBADF;
         /* Cheap but not free: a few calls a second per client is plenty for anyone. */
         ratelimit_init(&m->read_ratelimit, 2, 10, 1024);
 
@@ -145,11 +69,51 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         if (r < 0)
                 return log_error_errno(r, "Failed to create the event loop: %m");
 
-        r = sd_event_add_defer(m->event, &m->flush_source, on_flush, m);
+        r = bus_publisher_init(&m->publisher, m->event,
+                               &(BusPublisherHooks) {
+                                       .derive = on_derive,
+                                       .published = on_published,
+                                       .userdata = m,
+                               });
         if (r < 0)
-                return log_error_errno(r, "Failed to create the flush source: %m");
-        (void) sd_event_source_set_enabled(m->flush_source, SD_EVENT_OFF);
-        (void) sd_event_source_set_description(m->flush_source, "bus-flush");
+                return log_error_errno(r, "Failed to create the bus flush: %m");
+
+        links_init(&m->links, &m->publisher, m->sysfs_fd);
+        thunderbolt_init(&m->thunderbolt, &m->publisher, m->sysfs_fd);
+        rdma_init(&m->rdma, &m->publisher, m->event, m->sysfs_fd, sysfs_root_is_the_machines(options->sysfs_root));
+        gpus_init(&m->gpus, &m->publisher);
+        peers_init(&m->peers, &m->publisher, &m->config.peers);
+        m->persist = (Persist) { .peers = &m->peers, .directory = &m->state_directory };
+
+        r = daemon_status_init(&m->status, &m->publisher);
+        if (r >= 0)
+                r = derive_init(&m->derive, &m->publisher, &m->links, &m->thunderbolt, &m->rdma, &m->peers);
+        if (r >= 0)
+                r = inhibitors_new(m->event, on_inhibitors_changed, m, &m->inhibitors);
+        if (r >= 0)
+                r = reconcile_new(&(ReconcilerContext) {
+                                          .peers = &m->peers,
+                                          .links = &m->links,
+                                          .event = m->event,
+                                          .config = &m->config.peers,
+                                          .inhibitors = m->inhibitors,
+                                          .persist = &m->persist,
+                                  },
+                                  &m->reconciler);
+        if (r >= 0 && m->config.gpu_enabled)
+                r = gpu_prober_new(&(GpuProberContext) {
+                                           .gpus = &m->gpus,
+                                           .event = m->event,
+                                           .config = &m->config,
+                                           .status = &m->status,
+                                           .inhibitors = m->inhibitors,
+                                           .state_directory = &m->state_directory,
+                                           .publisher = &m->publisher,
+                                   },
+                                   &m->gpu_prober);
+        if (r < 0)
+                return log_oom();
+        m->derive.reconciler = m->reconciler;
 
         *ret = TAKE_PTR(m);
         return 0;
@@ -159,38 +123,36 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
 
+        /* What runs children and holds descriptors first, then the objects, then the bus. */
         m->responder = responder_supervisor_free(m->responder);
         m->reconciler = reconcile_free(m->reconciler);
-        peers_free(m);
+        m->gpu_prober = gpu_prober_free(m->gpu_prober);
+        m->metrics = metrics_exporter_free(m->metrics);
+        m->inhibitors = inhibitors_free(m->inhibitors);
         for (size_t i = 0; i < m->n_responder_fds; i++)
                 safe_close(m->responder_fds[i]);
         free(m->responder_fds);
-        m->metrics = metrics_exporter_free(m->metrics);
-        m->gpu_prober = gpu_prober_free(m->gpu_prober);
-        gpus_free(m);
-        m->inhibitors = inhibitors_free(m->inhibitors);
-        /* Before the links and the sysfs root: the worker reads through the latter. */
-        m->speed_reader = link_speed_reader_free(m->speed_reader);
-        links_free(m);
-        rdma_free(m);
-        tbt_objects_free(m);
         m->netlink = netlink_free(m->netlink);
+        safe_close(m->netlink_fd);
         m->udev = udev_source_free(m->udev);
+
+        derive_done(&m->derive);
+        peers_done(&m->peers);
+        gpus_done(&m->gpus);
+        rdma_done(&m->rdma);
+        thunderbolt_done(&m->thunderbolt);
+        /* Before the sysfs root: the speed reader's worker reads through it. */
+        links_done(&m->links);
         node_done(&m->node);
         memory_done(&m->memory);
-        bus_object_done(&m->manager_object);
-        bus_object_done(&m->node_object);
-        bus_object_done(&m->memory_object);
-        bus_object_done(&m->summary_object);
-        summary_done(&m->summary);
-        free(m->dirty);
-        strv_free(m->degraded_reasons);
+        daemon_status_done(&m->status);
+        bus_publisher_done(&m->publisher);
+
         ratelimit_done(&m->read_ratelimit);
-        sd_event_source_disable_unref(m->flush_source);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
         safe_close(m->sysfs_fd);
-        safe_close(m->state_dir_fd);
+        state_directory_done(&m->state_directory);
         config_done(&m->config);
         return mfree(m);
 }
@@ -233,14 +195,14 @@ static int manager_setup_signals(Manager *m) {
 static int manager_connect_bus(Manager *m) {
         int r = -EINVAL;
 
-        switch (m->options.bus_kind) {
-        case BUS_KIND_SYSTEM:
+        switch (m->options.bus) {
+        case BUS_CONNECTION_SYSTEM:
                 r = sd_bus_open_system_with_description(&m->bus, "linkprobed");
                 break;
-        case BUS_KIND_USER:
+        case BUS_CONNECTION_USER:
                 r = sd_bus_open_user_with_description(&m->bus, "linkprobed");
                 break;
-        case BUS_KIND_ADDRESS:
+        case BUS_CONNECTION_ADDRESS:
                 r = sd_bus_new(&m->bus);
                 if (r >= 0)
                         r = sd_bus_set_address(m->bus, m->options.bus_address);
@@ -254,8 +216,8 @@ static int manager_connect_bus(Manager *m) {
         }
         if (r < 0)
                 return log_error_errno(r, "Failed to connect to the %s bus: %m",
-                                       m->options.bus_kind == BUS_KIND_USER ? "user"
-                                       : m->options.bus_kind == BUS_KIND_SYSTEM ? "system" : "given");
+                                       m->options.bus == BUS_CONNECTION_USER ? "user"
+                                       : m->options.bus == BUS_CONNECTION_SYSTEM ? "system" : "given");
 
         r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
@@ -284,9 +246,6 @@ static int manager_request_name(Manager *m) {
         return 0;
 }
 
-/* systemd may hand us a NETLINK_ROUTE socket (ListenNetlink=route with a large ReceiveBuffer=) so
- * the buffer is big without CAP_NET_ADMIN, and listening TCP sockets named "responder" for the
- * responder (socket activation). Anything else passed is closed with a notice. */
 static int manager_take_listen_fds(Manager *m, int *ret_netlink_fd) {
         _cleanup_(strv_freep) char **names = NULL;
         int n, netlink_fd = -EBADF;
@@ -322,27 +281,8 @@ static int manager_take_listen_fds(Manager *m, int *ret_netlink_fd) {
         return 0;
 }
 
-static void net_udev_event(Manager *m, struct udev_device *d, const char *action) {
-        const char *s = udev_device_get_property_value(d, "IFINDEX");
-        int ifindex;
-        Link *l;
-
-        /* Netlink owns a link's existence; udev only tells us that sysfs facts (driver binding,
-         * DEVTYPE from rules) may have changed. */
-        if (!s || parse_int(s, &ifindex) < 0)
-                return;
-        l = link_get(m, ifindex);
-        if (l)
-                link_request_sysfs(l);
-}
-
-static int net_udev_enumerate(Manager *m) {
-        links_request_sysfs(m);
-        return 0;
-}
-
-int manager_start(Manager *m) {
-        int r, netlink_fd = -EBADF;
+int manager_connect(Manager *m) {
+        int r;
 
         r = manager_setup_signals(m);
         if (r < 0)
@@ -350,133 +290,91 @@ int manager_start(Manager *m) {
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)
                 log_warning_errno(r, "Failed to enable the watchdog: %m");
-
-        r = manager_take_listen_fds(m, &netlink_fd);
+        r = manager_take_listen_fds(m, &m->netlink_fd);
         if (r < 0)
                 return r;
-
         r = manager_connect_bus(m);
         if (r < 0)
                 return r;
-        r = manager_bus_register(m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to register bus objects: %m");
-        r = link_bus_register(m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to register link objects: %m");
+        m->publisher.bus = m->bus;
+        m->registry.bus = m->bus;
+        return 0;
+}
 
-        r = link_speed_reader_new(m, &m->speed_reader);
+int manager_start(Manager *m) {
+        int r;
+
+        r = links_start_speed_reader(&m->links, m->event);
         if (r < 0)
                 /* Speeds are then read on the loop, as before READY=1 anyway. */
                 log_warning_errno(r, "Failed to start the link speed reader, reading in place: %m");
 
         /* Listen first, enumerate second: nothing that happens in between can be missed. */
-        r = netlink_new(m, netlink_fd, &m->netlink);
+        r = netlink_new(m->event, &m->links, &m->status, TAKE_FD(m->netlink_fd),
+                        m->options.netlink_rcvbuf ?: m->config.netlink_rcvbuf, &m->netlink);
         if (r < 0)
                 return r;
-
-        r = udev_source_new(m, &m->udev);
+        r = udev_source_new(m->event, m->config.udev_rcvbuf, &m->udev);
         if (r < 0)
                 return r;
-        r = udev_source_add_subsystem(m->udev, "net", net_udev_event, net_udev_enumerate);
-        if (r < 0)
-                return log_error_errno(r, "Failed to watch udev's net subsystem: %m");
-
-        /* Sources of facts beyond links register their bus objects and udev subsystems here, before
-         * the monitor starts; their enumerate handlers run with udev_source_enumerate() below. */
-        r = rdma_start(m);
+        r = links_watch(&m->links, m->udev);
+        if (r >= 0)
+                r = thunderbolt_watch(&m->thunderbolt, m->udev);
+        if (r >= 0)
+                r = rdma_watch(&m->rdma, m->udev);
         if (r < 0)
                 return r;
-        r = tbt_setup(m);
-        if (r < 0)
-                return r;
-        r = peer_bus_register(m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to register peer objects: %m");
-        r = reconcile_new(m, &m->reconciler);
-        if (r < 0)
-                return log_oom();
-        r = gpu_bus_register(m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to register GPU objects: %m");
-
         r = udev_source_start(m->udev);
         if (r < 0)
                 /* Netlink alone keeps links right and the other sources are read on Refresh(). */
-                manager_set_degraded(m, "udev-monitor-unavailable", true);
+                daemon_status_set_degraded(&m->status, "udev-monitor-unavailable", true);
 
-        r = node_start(m);
+        r = node_start(&m->node, &m->publisher, m->event);
         if (r < 0)
                 return r;
-        r = memory_start(m);
+        r = memory_start(&m->memory, &m->publisher, m->event, m->config.memory_poll_usec,
+                         m->config.memory_change_percent);
         if (r < 0)
                 return r;
 
         r = netlink_enumerate(m->netlink);
         if (r < 0)
                 return r;
-        if (m->udev)
-                (void) udev_source_enumerate(m->udev);
+        (void) udev_source_enumerate(m->udev);
 
         /* Everything found so far is published with the name: no signals for it. */
-        manager_flush_bus_objects(m);
-
+        bus_publisher_flush(&m->publisher);
         r = manager_request_name(m);
         if (r < 0)
                 return r;
-        m->bus_name_acquired = true;
-        manager_update_state(m);
-        manager_flush_bus_objects(m);
+        m->publisher.name_acquired = true;
+        daemon_status_update(&m->status);
+        bus_publisher_flush(&m->publisher);
 
-        log_info("linkprobed %s running: %zu links.", VERSION, table_size(&m->links));
-        (void) sd_notifyf(false, "READY=1\nSTATUS=Watching %zu links.", table_size(&m->links));
+        log_info("linkprobed %s running: %zu links.", VERSION, table_size(&m->links.table));
+        (void) sd_notifyf(false, "READY=1\nSTATUS=Watching %zu links.", table_size(&m->links.table));
 
         /* Work that is not part of the picture of the kernel's facts (measurements, persisted results,
          * responders) starts here, after READY=1. */
-        r = reconcile_start(m);
+        r = reconcile_start(m->reconciler);
         if (r < 0)
                 return r;
-        r = responder_supervisor_start(m, m->responder_fds, m->n_responder_fds, &m->responder);
+        r = responder_supervisor_start(m->event, &m->config.peers, &m->status, m->responder_fds, m->n_responder_fds,
+                                       &m->responder);
         m->responder_fds = mfree(m->responder_fds); /* taken over, whatever happened */
         m->n_responder_fds = 0;
         if (r < 0)
                 return r;
-        r = metrics_exporter_start(m, &m->metrics);
+        r = metrics_exporter_start(m->event, &m->config, manager_render_metrics, m, &m->metrics);
         if (r < 0)
                 return r;
-        r = gpu_prober_start(m);
-        if (r < 0)
-                return r;
+        if (m->gpu_prober) {
+                r = gpu_prober_start(m->gpu_prober);
+                if (r < 0)
+                        return r;
+        } else
+                log_debug("GPU probing is off ([Gpu] Enabled=no).");
         return 0;
-}
-
-int manager_open_state_directory(Manager *m) {
-        const char *dir = m->options.state_directory;
-        _cleanup_(freep) char *from_env = NULL;
-        int fd;
-
-        if (m->state_dir_fd >= 0)
-                return m->state_dir_fd;
-
-        if (!dir) {
-                /* systemd's StateDirectory= sets this (several paths are separated by ':'). */
-                const char *e = getenv("STATE_DIRECTORY");
-                if (!isempty(e)) {
-                        from_env = strndup(e, strcspn(e, ":"));
-                        if (!from_env)
-                                return log_oom();
-                        dir = from_env;
-                } else
-                        dir = LOCALSTATEDIR "/lib/linkprobe";
-        }
-
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-                return log_warning_errno(errno, "Cannot create the state directory %s: %m", dir);
-        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return log_warning_errno(errno, "Cannot open the state directory %s: %m", dir);
-        m->state_dir_fd = fd;
-        return fd;
 }
 
 int manager_run(Manager *m) {
@@ -501,10 +399,28 @@ int manager_refresh(Manager *m) {
 
         if (m->netlink)
                 r = netlink_resync(m->netlink);
-        links_request_sysfs(m);
+        links_request_sysfs(&m->links);
         if (m->udev)
                 (void) udev_source_enumerate(m->udev);
-        node_refresh(m);
-        memory_refresh(m);
+        node_refresh(&m->node);
+        memory_refresh(&m->memory);
         return r;
+}
+
+int manager_render_metrics(void *userdata, char **ret, size_t *ret_size) {
+        Manager *m = userdata;
+        MetricsSources sources = {
+                .status = &m->status,
+                .node = &m->node,
+                .memory = &m->memory,
+                .links = &m->links,
+                .thunderbolt = &m->thunderbolt,
+                .rdma = &m->rdma,
+                .gpus = &m->gpus,
+                .peers = &m->peers,
+                .netlink_overruns = netlink_overruns(m->netlink),
+                .udev_overruns = udev_source_overruns(m->udev),
+        };
+
+        return metrics_render_string(&sources, ret, ret_size);
 }

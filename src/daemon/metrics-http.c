@@ -4,9 +4,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "manager.h"
 #include "metrics-http.h"
-#include "metrics.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
 #include "shared/socket-util.h"
@@ -15,7 +13,9 @@
 typedef struct HttpConnection HttpConnection;
 
 struct MetricsHttp {
-        Manager *manager;
+        sd_event *event;
+        metrics_render_t render;
+        void *userdata;
         int listen_fd;
         sd_event_source *listen_source;
         HttpConnection *connections[METRICS_HTTP_CONNECTIONS_MAX];
@@ -118,7 +118,7 @@ static int connection_handle(HttpConnection *c, MetricsRequest req) {
         switch (req) {
         case METRICS_REQUEST_GET_METRICS:
         case METRICS_REQUEST_HEAD_METRICS:
-                r = metrics_render_string(c->server->manager, &metrics, &size);
+                r = c->server->render(c->server->userdata, &metrics, &size);
                 if (r < 0)
                         return connection_respond(c, 500, "Internal Server Error", text, "", 0, false, NULL);
                 c->server->served++;
@@ -233,9 +233,9 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         c->accepted = now_usec(CLOCK_MONOTONIC);
         c->fd = cfd;
         h->connections[slot] = c;
-        r = sd_event_add_io(h->manager->event, &c->io, cfd, EPOLLIN, on_connection_io, c);
+        r = sd_event_add_io(h->event, &c->io, cfd, EPOLLIN, on_connection_io, c);
         if (r >= 0)
-                r = sd_event_add_time_relative(h->manager->event, &c->timer, CLOCK_MONOTONIC, METRICS_HTTP_TIMEOUT_USEC,
+                r = sd_event_add_time_relative(h->event, &c->timer, CLOCK_MONOTONIC, METRICS_HTTP_TIMEOUT_USEC,
                                                0, on_connection_timeout, c);
         if (r < 0)
                 connection_free(c);
@@ -252,7 +252,8 @@ MetricsHttp *metrics_http_free(MetricsHttp *h) {
         return mfree(h);
 }
 
-int metrics_http_start(Manager *m, const char *listen_address, MetricsHttp **ret) {
+int metrics_http_start(sd_event *event, const char *listen_address, metrics_render_t render, void *userdata,
+                       MetricsHttp **ret) {
         struct sockaddr_storage sa;
         socklen_t len;
         MetricsHttp *h;
@@ -265,7 +266,9 @@ int metrics_http_start(Manager *m, const char *listen_address, MetricsHttp **ret
         h = new0(MetricsHttp, 1);
         if (!h)
                 return -ENOMEM;
-        h->manager = m;
+        h->event = event;
+        h->render = render;
+        h->userdata = userdata;
         h->listen_fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (h->listen_fd < 0) {
                 r = -errno;
@@ -278,7 +281,7 @@ int metrics_http_start(Manager *m, const char *listen_address, MetricsHttp **ret
                 r = -errno;
                 goto fail;
         }
-        r = sd_event_add_io(m->event, &h->listen_source, h->listen_fd, EPOLLIN, on_accept, h);
+        r = sd_event_add_io(event, &h->listen_source, h->listen_fd, EPOLLIN, on_accept, h);
         if (r < 0)
                 goto fail;
         log_info("Serving metrics at http://%s/metrics", listen_address);

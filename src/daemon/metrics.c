@@ -5,25 +5,28 @@
 #include <linux/if.h>
 #include <stdarg.h>
 
-#include "link.h"
-#include "manager.h"
-#include "metrics-http.h"
-#include "metrics.h"
-#include "netlink.h"
+#include "config.h"
 #include "gpu.h"
+#include "link.h"
+#include "memory.h"
+#include "metrics.h"
+#include "node.h"
 #include "peer.h"
-#include "rdma-bus.h"
-#include "tbt.h"
+#include "rdma-names.h"
 #include "rdma.h"
 #include "shared/fileio.h"
 #include "shared/log.h"
 #include "shared/time-util.h"
-#include "udev.h"
+#include "status.h"
+#include "tbt.h"
 
 #define TEXTFILE_NAME "linkprobe.prom"
 
 struct MetricsExporter {
-        Manager *manager;
+        sd_event *event;
+        const Config *config;
+        metrics_render_t render;
+        void *userdata;
         int textfile_dir_fd;
         uint64_t written_hash;
         bool written;
@@ -71,21 +74,21 @@ static void sample(FILE *f, const char *name, double value, ...) {
         fprintf(f, "%s %.17g\n", first ? "" : "}", value);
 }
 
-static void render_daemon(Manager *m, FILE *f) {
+static void render_daemon(const MetricsSources *m, FILE *f) {
         family(f, "linkprobe_daemon_info", "gauge", "The linkprobed version (always 1).");
         sample(f, "linkprobe_daemon_info", 1, "version", VERSION, NULL);
         family(f, "linkprobe_daemon_state", "gauge", "1 for the daemon's current state, 0 for the others.");
-        for (ManagerState s = 0; s < _MANAGER_STATE_MAX; s++)
-                sample(f, "linkprobe_daemon_state", m->state == s, "state", manager_state_to_string(s), NULL);
+        for (DaemonState s = 0; s < _DAEMON_STATE_MAX; s++)
+                sample(f, "linkprobe_daemon_state", m->status->state == s, "state", daemon_state_to_string(s), NULL);
         family(f, "linkprobe_netlink_overruns_total", "counter",
                "Netlink receive buffer overruns, each answered by a full re-read.");
-        sample(f, "linkprobe_netlink_overruns_total", (double) netlink_overruns(m->netlink), NULL);
+        sample(f, "linkprobe_netlink_overruns_total", (double) m->netlink_overruns, NULL);
         family(f, "linkprobe_udev_overruns_total", "counter", "udev monitor overruns, each answered by re-enumeration.");
-        sample(f, "linkprobe_udev_overruns_total", (double) udev_source_overruns(m->udev), NULL);
+        sample(f, "linkprobe_udev_overruns_total", (double) m->udev_overruns, NULL);
 }
 
-static void render_node(Manager *m, FILE *f) {
-        const Node *n = &m->node;
+static void render_node(const MetricsSources *m, FILE *f) {
+        const Node *n = m->node;
         char cpus[16];
 
         snprintf(cpus, sizeof(cpus), "%" PRIu32, n->cpu_count);
@@ -96,45 +99,41 @@ static void render_node(Manager *m, FILE *f) {
         family(f, "linkprobe_node_cpus", "gauge", "CPUs online when the daemon started.");
         sample(f, "linkprobe_node_cpus", n->cpu_count, NULL);
         family(f, "linkprobe_memory_total_bytes", "gauge", "MemTotal from /proc/meminfo.");
-        sample(f, "linkprobe_memory_total_bytes", (double) m->memory.total_bytes, NULL);
+        sample(f, "linkprobe_memory_total_bytes", (double) m->memory->total_bytes, NULL);
         family(f, "linkprobe_memory_available_bytes", "gauge", "MemAvailable from /proc/meminfo.");
-        sample(f, "linkprobe_memory_available_bytes", (double) m->memory.available_bytes, NULL);
+        sample(f, "linkprobe_memory_available_bytes", (double) m->memory->available_bytes, NULL);
 }
 
-static uint32_t link_speed_mbps(const Link *l) {
-        return l->speed_mbps > 0 ? l->speed_mbps : l->thunderbolt_speed_mbps;
-}
-
-static void render_links(Manager *m, FILE *f) {
+static void render_links(const MetricsSources *m, FILE *f) {
         Link *l;
 
         family(f, "linkprobe_link_info", "gauge", "A network link and what it is (always 1).");
-        TABLE_FOREACH(l, &m->links) {
+        TABLE_FOREACH(l, &m->links->table) {
                 char index[16];
                 snprintf(index, sizeof(index), "%d", l->ifindex);
                 sample(f, "linkprobe_link_info", 1, "device", l->name_utf8, "ifindex", index, "kind",
-                       link_kind_to_string(l->kind), "connection_type", connection_type_to_string(l->connection_type),
+                       link_kind_to_string(l->kind), "connection_type", connection_type_to_string(l->derived.connection_type),
                        "driver", strempty(l->driver), "address", strempty(l->hw_address), "operstate",
                        link_operstate_to_string(l->operstate), NULL);
         }
         family(f, "linkprobe_link_up", "gauge", "1 when the link's operational state is up.");
-        TABLE_FOREACH(l, &m->links)
+        TABLE_FOREACH(l, &m->links->table)
                 sample(f, "linkprobe_link_up", l->operstate == IF_OPER_UP, "device", l->name_utf8, NULL);
         family(f, "linkprobe_link_carrier", "gauge", "1 when the link is up and has a carrier.");
-        TABLE_FOREACH(l, &m->links)
+        TABLE_FOREACH(l, &m->links->table)
                 sample(f, "linkprobe_link_carrier", !!(l->flags & IFF_LOWER_UP), "device", l->name_utf8, NULL);
         family(f, "linkprobe_link_carrier_changes_total", "counter", "Carrier changes since the link was created.");
-        TABLE_FOREACH(l, &m->links)
+        TABLE_FOREACH(l, &m->links->table)
                 sample(f, "linkprobe_link_carrier_changes_total", l->carrier_changes, "device", l->name_utf8, NULL);
         family(f, "linkprobe_link_mtu_bytes", "gauge", "The link's MTU.");
-        TABLE_FOREACH(l, &m->links)
+        TABLE_FOREACH(l, &m->links->table)
                 sample(f, "linkprobe_link_mtu_bytes", l->mtu, "device", l->name_utf8, NULL);
         family(f, "linkprobe_link_speed_bytes", "gauge",
                "Negotiated speed in bytes per second; 0 when the kernel does not know.");
-        TABLE_FOREACH(l, &m->links)
-                sample(f, "linkprobe_link_speed_bytes", link_speed_mbps(l) * 125000.0, "device", l->name_utf8, NULL);
+        TABLE_FOREACH(l, &m->links->table)
+                sample(f, "linkprobe_link_speed_bytes", l->derived.speed_mbps * 125000.0, "device", l->name_utf8, NULL);
         family(f, "linkprobe_link_address_info", "gauge", "An address on a link and its class (always 1).");
-        TABLE_FOREACH(l, &m->links)
+        TABLE_FOREACH(l, &m->links->table)
                 for (size_t i = 0; i < l->n_addresses; i++) {
                         const LinkAddress *a = &l->addresses[i];
                         char text[INET6_ADDRSTRLEN], prefix[8], scope[4];
@@ -148,13 +147,13 @@ static void render_links(Manager *m, FILE *f) {
 }
 
 /* Labels as node_exporter's infiniband collector has them (device = the HCA, port), so they join. */
-static void render_rdma(Manager *m, FILE *f) {
+static void render_rdma(const MetricsSources *m, FILE *f) {
         RdmaPort *p;
 
-        if (table_size(&m->rdma_ports) == 0)
+        if (table_size(&m->rdma->ports) == 0)
                 return;
         family(f, "linkprobe_rdma_port_info", "gauge", "An RDMA port and what it is (always 1).");
-        TABLE_FOREACH(p, &m->rdma_ports) {
+        TABLE_FOREACH(p, &m->rdma->ports) {
                 char port[16], guid[RDMA_GUID_STRING_MAX];
                 snprintf(port, sizeof(port), "%u", p->number);
                 sample(f, "linkprobe_rdma_port_info", 1, "device", p->device, "port", port, "transport",
@@ -164,14 +163,14 @@ static void render_rdma(Manager *m, FILE *f) {
                        p->netdevs && p->netdevs[0] ? p->netdevs[0] : "", NULL);
         }
         family(f, "linkprobe_rdma_port_active", "gauge", "1 when the port's state is active.");
-        TABLE_FOREACH(p, &m->rdma_ports) {
+        TABLE_FOREACH(p, &m->rdma->ports) {
                 char port[16];
                 snprintf(port, sizeof(port), "%u", p->number);
                 sample(f, "linkprobe_rdma_port_active", p->status.state == RDMA_PORT_STATE_ACTIVE, "device", p->device,
                        "port", port, NULL);
         }
         family(f, "linkprobe_rdma_port_rate_bytes", "gauge", "The port's rate in bytes per second; 0 when unknown.");
-        TABLE_FOREACH(p, &m->rdma_ports) {
+        TABLE_FOREACH(p, &m->rdma->ports) {
                 char port[16];
                 snprintf(port, sizeof(port), "%u", p->number);
                 sample(f, "linkprobe_rdma_port_rate_bytes", rdma_rate_gbps(&p->status.rate) * 1.25e8, "device",
@@ -181,18 +180,18 @@ static void render_rdma(Manager *m, FILE *f) {
 
 /* Every hop of the Thunderbolt tree that is a link (routers below the host, peers). The sysname is the
  * key ("0-301"); rates are per direction, rx towards the device. */
-static void render_thunderbolt(Manager *m, FILE *f) {
+static void render_thunderbolt(const MetricsSources *m, FILE *f) {
         TbtObject *o;
         bool any = false;
 
-        TABLE_FOREACH(o, &m->thunderbolt)
+        TABLE_FOREACH(o, &m->thunderbolt->objects)
                 any |= o->published;
         if (!any)
                 return;
 
         family(f, "linkprobe_thunderbolt_device_info", "gauge",
                "A Thunderbolt/USB4 domain, router, peer host or retimer (always 1).");
-        TABLE_FOREACH(o, &m->thunderbolt) {
+        TABLE_FOREACH(o, &m->thunderbolt->objects) {
                 if (!o->published)
                         continue;
                 TbtDevice *d = o->device;
@@ -217,7 +216,7 @@ static void render_thunderbolt(Manager *m, FILE *f) {
         };
         for (size_t i = 0; i < ELEMENTSOF(rates); i++) {
                 family(f, rates[i].name, "gauge", rates[i].help);
-                TABLE_FOREACH(o, &m->thunderbolt) {
+                TABLE_FOREACH(o, &m->thunderbolt->objects) {
                         if (!o->published || !o->has_link)
                                 continue;
                         unsigned gbps = *(const unsigned *) (const void *) ((const uint8_t *) o + rates[i].offset);
@@ -226,14 +225,14 @@ static void render_thunderbolt(Manager *m, FILE *f) {
         }
         family(f, "linkprobe_thunderbolt_link_degraded", "gauge",
                "1 when both ends could do more than the link negotiated.");
-        TABLE_FOREACH(o, &m->thunderbolt)
+        TABLE_FOREACH(o, &m->thunderbolt->objects)
                 if (o->published && o->has_link)
                         sample(f, "linkprobe_thunderbolt_link_degraded", o->degraded, "sysname", o->sysname_utf8, NULL);
 }
 
 /* One series per measured path, labelled with the peer, the transport and the local side, so "the
  * slowest edge of the cluster" is one PromQL min() away. */
-static void render_peers(Manager *m, FILE *f) {
+static void render_peers(const MetricsSources *m, FILE *f) {
         static const struct {
                 const char *name, *type, *help;
         } families[] = {
@@ -247,14 +246,14 @@ static void render_peers(Manager *m, FILE *f) {
         Peer *p;
         bool any = false;
 
-        TABLE_FOREACH(p, &m->peers)
+        TABLE_FOREACH(p, &m->peers->paths)
                 any |= p->m.measured_at > 0;
         if (!any)
                 return;
 
         for (size_t i = 0; i < ELEMENTSOF(families); i++) {
                 family(f, families[i].name, families[i].type, families[i].help);
-                TABLE_FOREACH(p, &m->peers) {
+                TABLE_FOREACH(p, &m->peers->paths) {
                         if (p->m.measured_at == 0)
                                 continue;
                         double v[] = {
@@ -263,7 +262,7 @@ static void render_peers(Manager *m, FILE *f) {
                                 p->m.rtt_usec / 1e6,
                                 p->m.jitter_usec / 1e6,
                                 (double) p->m.measured_at / 1e6,
-                                p->stale,
+                                p->derived.stale,
                         };
                         _Static_assert(ELEMENTSOF(v) == ELEMENTSOF(families), "one value per family");
                         sample(f, families[i].name, v[i], "peer", strempty(p->peer_address), "path", p->key, "transport",
@@ -275,13 +274,13 @@ static void render_peers(Manager *m, FILE *f) {
 /* Labels that join with DCGM's (UUID, pci_bus_id; gpu = our index; DCGM's camelCase modelName is
  * spelled model, as Prometheus' naming rules and promtool want). Throughput is
  * in FLOP/s and bytes/s; FP16 of a device without it is left out rather than reported as 0. */
-static void render_gpus(Manager *m, FILE *f) {
+static void render_gpus(const MetricsSources *m, FILE *f) {
         Gpu *g;
 
-        if (table_size(&m->gpus) == 0)
+        if (table_size(&m->gpus->table) == 0)
                 return;
         family(f, "linkprobe_gpu_info", "gauge", "An OpenCL device and what it is (always 1).");
-        TABLE_FOREACH(g, &m->gpus) {
+        TABLE_FOREACH(g, &m->gpus->table) {
                 char index[16];
                 snprintf(index, sizeof(index), "%u", g->number);
                 sample(f, "linkprobe_gpu_info", 1, "gpu", index, "UUID", strempty(g->inventory.uuid), "pci_bus_id",
@@ -291,7 +290,7 @@ static void render_gpus(Manager *m, FILE *f) {
                        NULL);
         }
         family(f, "linkprobe_gpu_memory_bytes", "gauge", "Global memory of the device.");
-        TABLE_FOREACH(g, &m->gpus) {
+        TABLE_FOREACH(g, &m->gpus->table) {
                 char index[16];
                 snprintf(index, sizeof(index), "%u", g->number);
                 sample(f, "linkprobe_gpu_memory_bytes", (double) g->inventory.global_memory_bytes, "gpu", index,
@@ -308,7 +307,7 @@ static void render_gpus(Manager *m, FILE *f) {
         };
         for (size_t i = 0; i < ELEMENTSOF(measured); i++) {
                 family(f, measured[i].name, "gauge", measured[i].help);
-                TABLE_FOREACH(g, &m->gpus) {
+                TABLE_FOREACH(g, &m->gpus->table) {
                         const GpuMeasurement *gm = &g->measurement;
                         double v[] = {
                                 gm->memory_bandwidth_gb_s * 1e9,
@@ -326,7 +325,7 @@ static void render_gpus(Manager *m, FILE *f) {
         }
 }
 
-int metrics_render(Manager *m, FILE *f) {
+int metrics_render(const MetricsSources *m, FILE *f) {
         render_daemon(m, f);
         render_node(m, f);
         render_links(m, f);
@@ -337,7 +336,7 @@ int metrics_render(Manager *m, FILE *f) {
         return ferror(f) ? -EIO : 0;
 }
 
-int metrics_render_string(Manager *m, char **ret, size_t *ret_size) {
+int metrics_render_string(const MetricsSources *m, char **ret, size_t *ret_size) {
         char *buf = NULL;
         size_t size = 0;
         FILE *f = open_memstream(&buf, &size);
@@ -373,7 +372,7 @@ static int textfile_write(MetricsExporter *e) {
         size_t size;
         int r;
 
-        r = metrics_render_string(e->manager, &text, &size);
+        r = e->render(e->userdata, &text, &size);
         if (r < 0)
                 return log_warning_errno(r, "Failed to render metrics: %m");
         uint64_t h = hash_bytes(text, size);
@@ -402,7 +401,7 @@ void metrics_exporter_changed(MetricsExporter *e) {
         if (enabled != SD_EVENT_OFF)
                 return; /* a write is already due */
         /* A burst of changes becomes one write at the end of the window. */
-        (void) sd_event_source_set_time_relative(e->textfile_timer, e->manager->config.metrics_textfile_interval_usec);
+        (void) sd_event_source_set_time_relative(e->textfile_timer, e->config->metrics_textfile_interval_usec);
         (void) sd_event_source_set_enabled(e->textfile_timer, SD_EVENT_ONESHOT);
 }
 
@@ -415,28 +414,34 @@ MetricsExporter *metrics_exporter_free(MetricsExporter *e) {
         return mfree(e);
 }
 
-int metrics_exporter_start(Manager *m, MetricsExporter **ret) {
+int metrics_exporter_start(sd_event *event, const Config *config, metrics_render_t render, void *userdata,
+                           MetricsExporter **ret) {
         MetricsExporter *e;
         int r;
 
         *ret = NULL;
-        if (!m->config.metrics_textfile_directory && !m->config.metrics_listen)
+        if (!config->metrics_textfile_directory && !config->metrics_listen)
                 return 0;
 
         e = new0(MetricsExporter, 1);
         if (!e)
                 return log_oom();
-        e->manager = m;
-        e->textfile_dir_fd = -EBADF;
+        *e = (MetricsExporter) {
+                .event = event,
+                .config = config,
+                .render = render,
+                .userdata = userdata,
+                .textfile_dir_fd = -EBADF,
+        };
         *ret = e;
 
-        if (m->config.metrics_textfile_directory) {
-                e->textfile_dir_fd = open(m->config.metrics_textfile_directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (config->metrics_textfile_directory) {
+                e->textfile_dir_fd = open(config->metrics_textfile_directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (e->textfile_dir_fd < 0)
                         log_warning_errno(errno, "Cannot open the metrics textfile directory %s, not writing it: %m",
-                                          m->config.metrics_textfile_directory);
+                                          config->metrics_textfile_directory);
                 else {
-                        r = sd_event_add_time_relative(m->event, &e->textfile_timer, CLOCK_MONOTONIC, 0, 0,
+                        r = sd_event_add_time_relative(event, &e->textfile_timer, CLOCK_MONOTONIC, 0, 0,
                                                        on_textfile_timer, e);
                         if (r < 0)
                                 return log_error_errno(r, "Failed to set up the metrics textfile timer: %m");
@@ -445,11 +450,10 @@ int metrics_exporter_start(Manager *m, MetricsExporter **ret) {
                         (void) sd_event_source_set_enabled(e->textfile_timer, SD_EVENT_OFF);
                 }
         }
-
-        if (m->config.metrics_listen) {
-                r = metrics_http_start(m, m->config.metrics_listen, &e->http);
+        if (config->metrics_listen) {
+                r = metrics_http_start(event, config->metrics_listen, render, userdata, &e->http);
                 if (r < 0)
-                        log_warning_errno(r, "Not serving /metrics on %s: %m", m->config.metrics_listen);
+                        log_warning_errno(r, "Not serving /metrics on %s: %m", config->metrics_listen);
         }
         return 0;
 }

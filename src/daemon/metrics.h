@@ -3,11 +3,35 @@
 #pragma once
 
 #include <stdio.h>
+#include <systemd/sd-event.h>
 
+#include "metrics-http.h"
 #include "shared/macros.h"
 
-typedef struct Manager Manager;
+typedef struct Config Config;
+typedef struct DaemonStatus DaemonStatus;
+typedef struct Gpus Gpus;
+typedef struct Links Links;
+typedef struct Memory Memory;
 typedef struct MetricsExporter MetricsExporter;
+typedef struct Node Node;
+typedef struct Peers Peers;
+typedef struct Rdma Rdma;
+typedef struct Thunderbolt Thunderbolt;
+
+/* Everything the exposition is made of. */
+typedef struct MetricsSources {
+        const DaemonStatus *status;
+        const Node *node;
+        const Memory *memory;
+        Links *links;
+        Thunderbolt *thunderbolt;
+        Rdma *rdma;
+        Gpus *gpus;
+        Peers *peers;
+        uint64_t netlink_overruns;
+        uint64_t udev_overruns;
+} MetricsSources;
 
 /*
  * Writes the exposition (Prometheus text format 0.0.4, which node_exporter's textfile collector
@@ -15,13 +39,14 @@ typedef struct MetricsExporter MetricsExporter;
  * base units (bytes, seconds); strings are labels of *_info gauges; a link's label is "device", as
  * in node_exporter's node_network_* series, so the two join.
  */
-int metrics_render(Manager *m, FILE *f);
+int metrics_render(const MetricsSources *src, FILE *f);
 /* The same into a new string. */
-int metrics_render_string(Manager *m, char **ret, size_t *ret_size);
+int metrics_render_string(const MetricsSources *src, char **ret, size_t *ret_size);
 
 /* Starts what linkprobed.conf [Metrics] asks for: the textfile (rewritten when what we publish
- * changed, at most once per MinIntervalSec) and the HTTP listener. */
-int metrics_exporter_start(Manager *m, MetricsExporter **ret);
+ * changed, at most once per TextfileIntervalSec) and the HTTP listener; render makes the text. */
+int metrics_exporter_start(sd_event *event, const Config *config, metrics_render_t render, void *userdata,
+                           MetricsExporter **ret);
 MetricsExporter *metrics_exporter_free(MetricsExporter *e);
 /* Tells the exporter that published state changed (called by every bus flush that emitted). */
 void metrics_exporter_changed(MetricsExporter *e);

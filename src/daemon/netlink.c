@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 
 #include "link.h"
-#include "manager.h"
 #include "netlink.h"
+#include "status.h"
 #include "shared/log.h"
 #include "shared/socket-util.h"
 
@@ -20,7 +20,8 @@
  * copy of every link and address (about 1.9 KiB per veth, most of the daemon's heap at 2000 links)
  * and search its address cache linearly on every event, for diffs our own tables already make. */
 struct Netlink {
-        Manager *manager;
+        Links *links;
+        DaemonStatus *status;
         struct nl_sock *event_sock;  /* subscribed to link and address events, non-blocking */
         struct nl_cb *event_cb;      /* event_sock's callbacks, our reference */
         struct nl_sock *sync_sock;   /* dumps, blocking */
@@ -85,17 +86,17 @@ static void on_object(struct nl_object *obj, void *userdata) {
         switch (nl_object_get_msgtype(obj)) {
         case RTM_NEWLINK:
         case RTM_DELLINK:
-                (void) link_process_netlink(nl->manager, (struct rtnl_link *) obj,
+                (void) link_process_netlink(nl->links, (struct rtnl_link *) obj,
                                             nl_object_get_msgtype(obj) == RTM_DELLINK);
                 break;
         case RTM_NEWADDR:
                 if (nl->dumping_addresses)
-                        (void) link_sync_address(nl->manager, (struct rtnl_addr *) obj);
+                        (void) link_sync_address(nl->links, (struct rtnl_addr *) obj);
                 else
-                        (void) link_process_address(nl->manager, (struct rtnl_addr *) obj, false);
+                        (void) link_process_address(nl->links, (struct rtnl_addr *) obj, false);
                 break;
         case RTM_DELADDR:
-                (void) link_process_address(nl->manager, (struct rtnl_addr *) obj, true);
+                (void) link_process_address(nl->links, (struct rtnl_addr *) obj, true);
                 break;
         }
 }
@@ -131,23 +132,23 @@ static int netlink_dump(Netlink *nl, int type) {
 }
 
 int netlink_enumerate(Netlink *nl) {
-        Manager *m = nl->manager;
+        Links *links = nl->links;
         int r;
 
         /* Mark, apply every dumped object, sweep what was not seen: the table ends equal to the
          * kernel's, and only the differences are announced. */
-        links_mark(m);
+        links_mark(links);
         r = netlink_dump(nl, RTM_GETLINK);
         if (r < 0)
                 return log_error_errno(r, "Failed to dump links: %m");
-        links_sweep(m);
+        links_sweep(links);
 
         nl->dumping_addresses = true;
         r = netlink_dump(nl, RTM_GETADDR);
         nl->dumping_addresses = false;
         if (r < 0)
                 return log_error_errno(r, "Failed to dump addresses: %m");
-        links_sweep_addresses(m);
+        links_sweep_addresses(links);
 
         /* A dump of thousands of links leaves freed pages between our long-lived objects; give
          * them back rather than keep the peak as resident set. */
@@ -184,7 +185,7 @@ int netlink_resync(Netlink *nl) {
 
         netlink_drain(nl);
         r = netlink_enumerate(nl);
-        manager_set_degraded(nl->manager, "netlink-resync-failed", r < 0);
+        daemon_status_set_degraded(nl->status, "netlink-resync-failed", r < 0);
         return r;
 }
 
@@ -233,15 +234,16 @@ static int netlink_socket_new(Netlink *nl, struct nl_sock **ret) {
         return 0;
 }
 
-int netlink_new(Manager *m, int event_fd, Netlink **ret) {
+int netlink_new(sd_event *event, Links *links, DaemonStatus *status, int event_fd, uint64_t rcvbuf,
+                Netlink **ret) {
         _cleanup_(netlink_freep) Netlink *nl = NULL;
-        uint64_t rcvbuf;
         int r, fd;
 
         nl = new0(Netlink, 1);
         if (!nl)
                 return log_oom();
-        nl->manager = m;
+        nl->links = links;
+        nl->status = status;
 
         r = netlink_socket_new(nl, &nl->sync_sock);
         if (r >= 0)
@@ -261,7 +263,6 @@ int netlink_new(Manager *m, int event_fd, Netlink **ret) {
                 safe_close(event_fd);
                 log_debug("Using the netlink socket passed by systemd.");
         } else {
-                rcvbuf = m->options.netlink_rcvbuf ?: m->config.netlink_rcvbuf;
                 r = socket_set_rcvbuf(fd, rcvbuf);
                 if (r < 0)
                         log_warning_errno(r, "Failed to set the netlink receive buffer: %m");
@@ -279,7 +280,7 @@ int netlink_new(Manager *m, int event_fd, Netlink **ret) {
                 return log_error_errno(nl_to_errno(r), "Failed to subscribe to link and address events: %s",
                                        nl_geterror(r));
 
-        r = sd_event_add_io(m->event, &nl->io, fd, EPOLLIN, on_netlink_io, nl);
+        r = sd_event_add_io(event, &nl->io, fd, EPOLLIN, on_netlink_io, nl);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the netlink socket: %m");
         (void) sd_event_source_set_description(nl->io, "netlink");

@@ -3,17 +3,23 @@
  * overrun resync */
 #pragma once
 
+#include <systemd/sd-event.h>
+
 #include "shared/macros.h"
 
-typedef struct Manager Manager;
+typedef struct DaemonStatus DaemonStatus;
+typedef struct Links Links;
 typedef struct Netlink Netlink;
 
 /*
  * Subscribes to link and address events; netlink_enumerate() then dumps (subscribe first, dump
  * second, so nothing falls between them). event_fd, if >= 0, is a NETLINK_ROUTE socket systemd created for
- * us (ListenNetlink=, with a large ReceiveBuffer= we could not set without CAP_NET_ADMIN).
+ * us (ListenNetlink=, with a large ReceiveBuffer= we could not set without CAP_NET_ADMIN); otherwise
+ * our own socket gets rcvbuf bytes of buffer, as far as net.core.rmem_max allows. A failed resync
+ * makes the daemon degraded ("netlink-resync-failed").
  */
-int netlink_new(Manager *m, int event_fd, Netlink **ret);
+int netlink_new(sd_event *event, Links *links, DaemonStatus *status, int event_fd, uint64_t rcvbuf,
+                Netlink **ret);
 Netlink *netlink_free(Netlink *nl);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Netlink *, netlink_free);
 

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-access.h"
+#include "bus-registry.h"
 #include "bus-util.h"
-#include "link-bus.h"
-#include "link.h"
-#include "manager-bus.h"
 #include "inhibit.h"
+#include "link.h"
 #include "manager.h"
 #include "peer-bus.h"
 #include "peer.h"
 #include "persist.h"
 #include "reconcile.h"
 #include "shared/bus-error.h"
+#include "shared/bus-names.h"
 #include "shared/parse-util.h"
 #include "shared/string-util.h"
 
@@ -25,8 +25,7 @@ static int property_get_source_interface(sd_bus *bus, const char *path, const ch
         _cleanup_(freep) char *link_path = NULL;
         Peer *p = userdata;
 
-        if (p->source_ifindex > 0 && link_get(p->manager, p->source_ifindex) &&
-            link_object_path(p->source_ifindex, &link_path) >= 0)
+        if (p->derived.source_ifindex > 0 && link_object_path(p->derived.source_ifindex, &link_path) >= 0)
                 return sd_bus_message_append(reply, "o", link_path);
         return sd_bus_message_append(reply, "o", "/");
 }
@@ -88,7 +87,7 @@ static const sd_bus_vtable peer_vtable[] = {
         SD_BUS_PROPERTY("ConnectionType", "s", property_get_connection_type, 0, EMITS),
         SD_BUS_PROPERTY("MeasuredAt", "t", NULL, offsetof(Peer, m.measured_at), EMITS),
         SD_BUS_PROPERTY("ProbeDurationUsec", "t", NULL, offsetof(Peer, m.probe_duration_usec), EMITS),
-        SD_BUS_PROPERTY("Stale", "b", bus_property_get_bool, offsetof(Peer, stale), EMITS),
+        SD_BUS_PROPERTY("Stale", "b", bus_property_get_bool, offsetof(Peer, derived.stale), EMITS),
         SD_BUS_PROPERTY("TtlSec", "u", property_get_ttl, 0, CONST),
         SD_BUS_PROPERTY("NextProbeAt", "t", NULL, offsetof(Peer, next_probe_at), EMITS),
         SD_BUS_PROPERTY("LastAttemptAt", "t", NULL, offsetof(Peer, last_attempt_at), EMITS),
@@ -118,17 +117,14 @@ static int parse_method_address(Manager *m, const char *address, PeerAddress *re
 
         if (peer_address_parse(address, 0, ret, &why) < 0)
                 return invalid_address(error, address, why);
-        if (ret->scope[0] && !link_find(m, ret->scope))
+        if (ret->scope[0] && !link_find(&m->links, ret->scope))
                 return invalid_address(error, address, "no interface has the name given as the zone");
         return 0;
 }
 
 static int check_caller(Manager *m, sd_bus_message *message, const char *action, sd_bus_error *error) {
-        RateLimit *rl = reconcile_rate_limit(m);
-
-        if (!rl)
-                return sd_bus_error_set(error, BUS_ERROR_FAILED, "Peers are not set up yet; try again.");
-        return bus_verify_caller(m, rl, message, action, error);
+        return bus_verify_caller(m->config.privileged_group, reconcile_rate_limit(m->reconciler), message, action,
+                                 error);
 }
 
 typedef struct ProbeOptions {
@@ -239,7 +235,7 @@ static int method_probe_peer(sd_bus_message *message, void *userdata, sd_bus_err
         Manager *m = userdata;
         ProbeOptions o = { .transport = PEER_TRANSPORT_TCP };
         char text[PEER_ADDRESS_STRING_MAX];
-        RdmaLocalPort local = {};
+        RdmaPort *local = NULL;
         const char *address;
         PeerAddress a;
         Peer *p;
@@ -267,7 +263,7 @@ static int method_probe_peer(sd_bus_message *message, void *userdata, sd_bus_err
                                                 "The address names one zone and option \"Interface\" another.");
                 if (peer_address_set_scope(&a, o.interface, &why) < 0)
                         return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Option \"Interface\": %s.", why);
-                if (!link_find(m, a.scope))
+                if (!link_find(&m->links, a.scope))
                         return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                                 "Option \"Interface\" names no interface there is.");
         }
@@ -283,25 +279,24 @@ static int method_probe_peer(sd_bus_message *message, void *userdata, sd_bus_err
                 return r;
 
         if (o.transport == PEER_TRANSPORT_RDMA) {
-                if (manager_is_inhibited(m, "rdma"))
+                if (inhibitors_cover(m->inhibitors, "rdma"))
                         return sd_bus_error_set(error, BUS_ERROR_BUSY, "RDMA probes are inhibited right now.");
-                if (reconcile_find_rdma_port(m, o.device, o.port, &local) < 0)
+                local = rdma_find_active_port(&m->rdma, o.device, o.port);
+                if (!local)
                         return sd_bus_error_setf(error, BUS_ERROR_NOT_SUPPORTED, "No active local RDMA port%s%s.",
                                                  o.device ? " on " : "", strempty(o.device));
         }
 
         peer_address_format(&a, text);
-        r = peer_ensure(m, o.transport, o.transport == PEER_TRANSPORT_RDMA ? local.device : NULL, local.port, &a, text, &p);
+        r = peer_ensure(&m->peers, o.transport, local ? local->device : NULL, local ? local->number : 0, &a, text, &p);
         if (r == -E2BIG)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "No more than %d peer paths.", PEER_PATHS_MAX);
         if (r < 0)
                 return r;
         /* Nobody keeps this path measured: it is kept for its result until RemovePeer(). */
-        if (!p->wanted) {
-                p->adhoc = true;
-                peer_update_origins(p);
-        }
-        reconcile_request(m, p, o.duration_usec, o.samples);
+        if (!p->wanted)
+                peer_set_adhoc(p, true);
+        reconcile_request(m->reconciler, p, o.duration_usec, o.samples);
         return sd_bus_reply_method_return(message, "o", p->bus.path);
 }
 
@@ -321,13 +316,14 @@ static int method_add_peer(sd_bus_message *message, void *userdata, sd_bus_error
         if (r < 0)
                 return r;
 
-        r = peer_target_add(m, &a, PEER_ORIGIN_ADDED, NULL);
+        r = peer_target_add(&m->peers, &a, PEER_ORIGIN_ADDED, NULL);
         if (r == -E2BIG)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED, "No more than %d peers.", PEER_TARGETS_MAX);
         if (r < 0)
                 return r;
-        reconcile_run(m);
-        (void) persist_save(m);
+        /* The paths exist, and were announced, when the caller hears back. */
+        bus_publisher_flush(&m->publisher);
+        (void) persist_save(&m->persist);
         return sd_bus_reply_method_return(message, NULL);
 }
 
@@ -352,25 +348,26 @@ static int method_remove_peer(sd_bus_message *message, void *userdata, sd_bus_er
                 return r;
 
         peer_address_format(&a, text);
-        t = peer_target_get(m, text);
+        t = peer_target_get(&m->peers, text);
         if (t && (t->origins & PEER_ORIGIN_ADDED)) {
-                (void) peer_target_drop(m, t, PEER_ORIGIN_ADDED);
+                (void) peer_target_drop(&m->peers, t, PEER_ORIGIN_ADDED);
                 removed = true;
         }
-        TABLE_FOREACH(p, &m->peers)
+        TABLE_FOREACH(p, &m->peers.paths)
                 if (p->adhoc && streq(p->peer_address, text)) {
-                        p->adhoc = false;
+                        peer_set_adhoc(p, false);
                         removed = true;
                 }
-        t = peer_target_get(m, text);
+        t = peer_target_get(&m->peers, text);
         if (!removed && t)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Peer %s %s; it cannot be removed here.", text,
                                          (t->origins & PEER_ORIGIN_CONFIG) ? "is configured in linkprobed.conf"
                                                                            : "was discovered and goes with its link");
         if (!removed)
                 return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_PEER, "No peer %s was added or probed.", text);
-        reconcile_run(m);
-        (void) persist_save(m);
+        /* The paths are gone, and InterfacesRemoved went out, when the caller hears back. */
+        bus_publisher_flush(&m->publisher);
+        (void) persist_save(&m->persist);
         return sd_bus_reply_method_return(message, NULL);
 }
 
@@ -385,15 +382,14 @@ static const sd_bus_vtable manager_peer_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
-static void *peer_lookup(Manager *m, const char *label) {
-        return peer_get(m, label);
+static void *peer_lookup(void *collection, const char *label) {
+        return peer_get(collection, label);
 }
 
-static const BusObjectKind peer_bus_kind = {
+static const BusKind peer_bus_kind = {
         .prefix = PEER_PATH_PREFIX,
         .interface = PEER_INTERFACE,
         .vtable = peer_vtable,
-        .table_offset = offsetof(Manager, peers),
         .bus_offset = offsetof(Peer, bus),
         .lookup = peer_lookup,
 };
@@ -401,7 +397,7 @@ static const BusObjectKind peer_bus_kind = {
 int peer_bus_register(Manager *m) {
         int r;
 
-        r = manager_add_bus_kind(m, &peer_bus_kind);
+        r = bus_registry_add(&m->registry, &peer_bus_kind, &m->peers.paths, &m->peers);
         if (r < 0)
                 return r;
         /* A second vtable for the same interface: sd-bus merges them, so Manager's methods stay in one

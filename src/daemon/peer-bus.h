@@ -2,11 +2,6 @@
 /* peer-bus.h — org.linkprobe.LinkProbe1.Peer on peer/<key>, and the Manager's peer methods */
 #pragma once
 
-#include <systemd/sd-bus.h>
-
-#define PEER_INTERFACE "org.linkprobe.LinkProbe1.Peer"
-#define PEER_PATH_PREFIX "/org/linkprobe/LinkProbe1/peer"
-
 typedef struct Manager Manager;
 
 /* Registers the Peer fallback vtable and node enumerator, and ProbePeer/AddPeer/RemovePeer on the

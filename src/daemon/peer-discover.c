@@ -9,12 +9,10 @@
 
 #include "config-peers.h"
 #include "link.h"
-#include "manager.h"
 #include "peer-discover.h"
 #include "peer.h"
-#include "shared/string-util.h"
-#include "reconcile.h"
 #include "shared/log.h"
+#include "shared/string-util.h"
 #include "shared/time-util.h"
 
 #define PING_ATTEMPTS_MAX 5
@@ -29,7 +27,11 @@ typedef struct PingState {
 } PingState;
 
 struct PeerDiscovery {
-        Manager *manager;
+        Links *links;
+        Peers *peers;
+        const PeersConfig *config;
+        peer_discovery_changed_t changed;
+        void *userdata;
         struct nl_sock *sock;
         struct nl_cache_mngr *cache_manager;
         struct nl_cache *neighbours;
@@ -40,7 +42,7 @@ struct PeerDiscovery {
 };
 
 static bool link_kind_wanted(const PeerDiscovery *d, const Link *l) {
-        return strv_contains(d->manager->config.peers.discover_kinds, link_kind_to_string(l->kind));
+        return strv_contains(d->config->discover_kinds, link_kind_to_string(l->kind));
 }
 
 /* The peer address a neighbour entry stands for, if it stands for one. */
@@ -58,7 +60,7 @@ static int neighbour_address(PeerDiscovery *d, struct rtnl_neigh *n, PeerAddress
         memcpy(a.bytes, nl_addr_get_binary_addr(dst), 16);
         if (!peer_address_is_link_local(&a))
                 return -EINVAL;
-        l = link_get(d->manager, rtnl_neigh_get_ifindex(n));
+        l = link_get(d->links, rtnl_neigh_get_ifindex(n));
         if (!l || !link_kind_wanted(d, l) || !link_is_up(l) || !l->name || strlen(l->name) >= IF_NAMESIZE)
                 return -EINVAL;
         snprintf(a.scope, sizeof(a.scope), "%s", l->name);
@@ -81,9 +83,9 @@ static void on_neighbour_event(struct nl_cache *cache, struct nl_object *obj, in
         usable = action != NL_ACT_DEL && neighbour_address(d, (struct rtnl_neigh *) obj, &a) > 0;
         if (action == NL_ACT_DEL && neighbour_address(d, (struct rtnl_neigh *) obj, &a) <= 0)
                 return;
-        t = peer_target_get(d->manager, peer_address_format(&a, text));
+        t = peer_target_get(d->peers, peer_address_format(&a, text));
         if (usable != (t && (t->origins & PEER_ORIGIN_DISCOVERED)))
-                reconcile_schedule(d->manager);
+                d->changed(d->userdata);
 }
 
 static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -94,19 +96,24 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
                 /* An overrun lost events: re-dump at the next pass. */
                 log_debug("Neighbour events lost (%s), re-reading the neighbour table.", nl_geterror(r));
                 d->resync = true;
-                reconcile_schedule(d->manager);
+                d->changed(d->userdata);
         }
         return 0;
 }
 
-int peer_discovery_new(Manager *m, PeerDiscovery **ret) {
+int peer_discovery_new(sd_event *event, Links *links, Peers *peers, const PeersConfig *config,
+                       peer_discovery_changed_t changed, void *userdata, PeerDiscovery **ret) {
         PeerDiscovery *d;
         int r;
 
         d = new0(PeerDiscovery, 1);
         if (!d)
                 return -ENOMEM;
-        d->manager = m;
+        d->links = links;
+        d->peers = peers;
+        d->config = config;
+        d->changed = changed;
+        d->userdata = userdata;
         d->sock = nl_socket_alloc();
         if (!d->sock) {
                 peer_discovery_free(d);
@@ -120,13 +127,13 @@ int peer_discovery_new(Manager *m, PeerDiscovery **ret) {
                 peer_discovery_free(d);
                 return -EIO;
         }
-        r = sd_event_add_io(m->event, &d->io, nl_cache_mngr_get_fd(d->cache_manager), EPOLLIN, on_io, d);
+        r = sd_event_add_io(event, &d->io, nl_cache_mngr_get_fd(d->cache_manager), EPOLLIN, on_io, d);
         if (r < 0) {
                 peer_discovery_free(d);
                 return r;
         }
         (void) sd_event_source_set_description(d->io, "neighbours");
-        STRV_FOREACH(k, m->config.peers.discover_kinds)
+        STRV_FOREACH(k, config->discover_kinds)
                 log_info("Discovering peers on %s links.", *k);
         *ret = d;
         return 0;
@@ -183,23 +190,25 @@ typedef struct Collect {
 
 static void collect_neighbour(struct nl_object *obj, void *userdata) {
         Collect *c = userdata;
+        PeerTarget *t;
         PeerAddress a;
         int ifindex, r;
 
         ifindex = neighbour_address(c->d, (struct rtnl_neigh *) obj, &a);
         if (ifindex <= 0)
                 return;
-        r = peer_target_add(c->d->manager, &a, PEER_ORIGIN_DISCOVERED, NULL);
+        r = peer_target_add(c->d->peers, &a, PEER_ORIGIN_DISCOVERED, &t);
         if (r < 0) {
                 log_debug_errno(r, "Cannot add a discovered peer: %m");
                 return;
         }
+        t->seen = true;
         if (c->n_found < PING_LINKS_MAX)
                 c->found[c->n_found++] = ifindex;
 }
 
 uint64_t peer_discovery_update(PeerDiscovery *d, uint64_t now) {
-        Manager *m = d->manager;
+        Peers *peers = d->peers;
         Collect c = { .d = d };
         uint64_t wake = UINT64_MAX;
         PeerTarget *t;
@@ -214,16 +223,16 @@ uint64_t peer_discovery_update(PeerDiscovery *d, uint64_t now) {
         }
 
         /* Mark and sweep: what the table holds now is all that is discovered. */
-        TABLE_FOREACH(t, &m->peer_targets)
-                t->origins &= ~PEER_ORIGIN_DISCOVERED;
+        TABLE_FOREACH(t, &peers->targets)
+                t->seen = false;
         nl_cache_foreach(d->neighbours, collect_neighbour, &c);
-        TABLE_FOREACH_SAFE(t, &m->peer_targets)
-                if (t->origins == 0)
-                        (void) peer_target_drop(m, t, 0);
+        TABLE_FOREACH_SAFE(t, &peers->targets)
+                if ((t->origins & PEER_ORIGIN_DISCOVERED) && !t->seen)
+                        (void) peer_target_drop(peers, t, PEER_ORIGIN_DISCOVERED);
 
         for (size_t i = 0; i < d->n_pings; i++)
                 d->pings[i].seen = false;
-        TABLE_FOREACH(l, &m->links) {
+        TABLE_FOREACH(l, &d->links->table) {
                 PingState *p;
                 bool found = false;
 

@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-#include "link.h"
-#include "manager.h"
-#include "peer-bus.h"
+#include "config-peers.h"
 #include "peer.h"
-#include "reconcile.h"
+#include "shared/bus-names.h"
 #include "shared/json-util.h"
 #include "shared/string-table.h"
 #include "shared/string-util.h"
@@ -27,7 +25,7 @@ static const char *const peer_probe_state_table[_PEER_PROBE_STATE_MAX] = {
 DEFINE_STRING_TABLE_LOOKUP(peer_transport, PeerTransport, peer_transport_table)
 DEFINE_STRING_TABLE_LOOKUP(peer_probe_state, PeerProbeState, peer_probe_state_table)
 
-static const BusObjectType peer_bus_type = {
+const BusObjectType peer_bus_type = {
         .interface = PEER_INTERFACE,
 };
 
@@ -44,20 +42,16 @@ char *peer_make_key(PeerTransport t, const char *device, unsigned port, const Pe
         return key;
 }
 
-int peer_compare_key(const void *key, const void *object) {
+static int peer_compare_key(const void *key, const void *object) {
         return strcmp(key, ((const Peer *) object)->key);
 }
 
-int peer_target_compare_key(const void *key, const void *object) {
+static int peer_target_compare_key(const void *key, const void *object) {
         return strcmp(key, ((const PeerTarget *) object)->address);
 }
 
-Peer *peer_get(Manager *m, const char *key) {
-        return table_get(&m->peers, key);
-}
-
-size_t peers_count(Manager *m) {
-        return table_size(&m->peers);
+Peer *peer_get(Peers *peers, const char *key) {
+        return table_get(&peers->paths, key);
 }
 
 void peer_measurement_done(PeerMeasurement *m) {
@@ -81,7 +75,7 @@ static Peer *peer_free(Peer *p) {
         return mfree(p);
 }
 
-int peer_ensure(Manager *m, PeerTransport t, const char *device, unsigned port, const PeerAddress *sink,
+int peer_ensure(Peers *peers, PeerTransport t, const char *device, unsigned port, const PeerAddress *sink,
                 const char *peer_address, Peer **ret) {
         _cleanup_(freep) char *key = NULL, *path = NULL;
         char address[PEER_ADDRESS_STRING_MAX];
@@ -91,12 +85,12 @@ int peer_ensure(Manager *m, PeerTransport t, const char *device, unsigned port, 
         key = peer_make_key(t, device, port, sink);
         if (!key)
                 return -ENOMEM;
-        p = peer_get(m, key);
+        p = peer_get(peers, key);
         if (p) {
                 *ret = p;
                 return 0;
         }
-        if (table_size(&m->peers) >= PEER_PATHS_MAX)
+        if (table_size(&peers->paths) >= PEER_PATHS_MAX)
                 return -E2BIG;
         r = sd_bus_path_encode(PEER_PATH_PREFIX, key, &path);
         if (r < 0)
@@ -105,11 +99,12 @@ int peer_ensure(Manager *m, PeerTransport t, const char *device, unsigned port, 
         p = new0(Peer, 1);
         if (!p)
                 return -ENOMEM;
-        p->manager = m;
+        p->owner = peers;
         p->transport = t;
         p->sink = *sink;
         p->source_port = port;
-        p->stale = true;
+        p->derived.stale = true;
+        p->source_pending = true; /* a zone names the interface before any measurement */
         p->key = TAKE_PTR(key);
         p->address = strdup(peer_address_format(sink, address));
         p->peer_address = strdup(peer_address ?: address);
@@ -118,98 +113,77 @@ int peer_ensure(Manager *m, PeerTransport t, const char *device, unsigned port, 
                 peer_free(p);
                 return -ENOMEM;
         }
-        /* A link-local sink names the interface it is reached through. */
-        if (sink->scope[0]) {
-                Link *l = link_find(m, sink->scope);
-                p->source_ifindex = l ? l->ifindex : 0;
-                /* Known before any measurement; the first result confirms it. */
-                if (l && (free_and_strdup(&p->m.source_interface, l->name_utf8) < 0 ||
-                          free_and_strdup(&p->m.connection_type, connection_type_to_string(l->connection_type)) < 0)) {
-                        peer_free(p);
-                        return -ENOMEM;
-                }
-        }
-
-        r = table_put(&m->peers, p->key, p);
+        r = table_put(&peers->paths, p->key, p);
         if (r < 0) {
                 peer_free(p);
                 return r;
         }
-        bus_object_init(&p->bus, m, &peer_bus_type, TAKE_PTR(path));
-        log_debug("Peer path %s added.", p->key);
+        bus_object_init(&p->bus, peers->publisher, &peer_bus_type, TAKE_PTR(path));
+        log_peer_debug(p, "Added.");
         *ret = p;
         return 1;
 }
 
 void peer_remove(Peer *p) {
-        Manager *m = p->manager;
+        Peers *peers = p->owner;
 
-        log_debug("Peer path %s removed.", p->key);
-        reconcile_forget(m, p);
+        log_peer_debug(p, "Removed.");
+        /* A running probe is cancelled with the path (peer_free()); the reconciler finds its
+         * transport idle again at its next pass. */
         bus_object_remove(&p->bus);
-        table_remove(&m->peers, p->key);
+        table_remove(&peers->paths, p->key);
         peer_free(p);
 }
 
-void peers_free(Manager *m) {
-        Peer *p;
+static PeerTarget *peer_target_free(PeerTarget *t);
 
-        TABLE_FOREACH(p, &m->peers)
+void peers_init(Peers *peers, BusPublisher *p, const PeersConfig *config) {
+        *peers = (Peers) {
+                .paths = TABLE_INIT(peer_compare_key),
+                .targets = TABLE_INIT(peer_target_compare_key),
+                .publisher = p,
+                .config = config,
+        };
+}
+
+void peers_done(Peers *peers) {
+        Peer *p;
+        PeerTarget *t;
+
+        TABLE_FOREACH(p, &peers->paths)
                 peer_free(p);
-        table_done(&m->peers);
-        peer_targets_free(m);
+        table_done(&peers->paths);
+        TABLE_FOREACH(t, &peers->targets)
+                peer_target_free(t);
+        table_done(&peers->targets);
 }
 
 uint64_t peer_ttl_usec(const Peer *p) {
-        const PeersConfig *c = &p->manager->config.peers;
+        const PeersConfig *c = p->owner->config;
+
         return p->transport == PEER_TRANSPORT_RDMA ? c->rdma_ttl_usec : c->tcp_ttl_usec;
 }
 
-uint64_t peer_update_stale(Peer *p, uint64_t now) {
-        uint64_t expires = p->m.measured_at > 0 ? p->m.measured_at + peer_ttl_usec(p) : 0;
-        bool stale = p->m.measured_at == 0 || now >= expires;
-
-        bus_object_set(&p->bus, p->stale, stale, "Stale");
-        return stale ? UINT64_MAX : expires;
+uint64_t peer_expires_at(const Peer *p) {
+        return p->m.measured_at > 0 ? p->m.measured_at + peer_ttl_usec(p) : 0;
 }
 
 void peer_set_state(Peer *p, PeerProbeState s) {
         bus_object_set(&p->bus, p->state, s, "ProbeState");
 }
 
-void peer_set_source_ifindex(Peer *p, int ifindex) {
-        bus_object_set(&p->bus, p->source_ifindex, ifindex, "SourceInterface");
+void peer_set_adhoc(Peer *p, bool adhoc) {
+        if (p->adhoc == adhoc)
+                return;
+        p->adhoc = adhoc;
+        peer_update_origins(p);
+        /* Whether nobody wants it any more is the expansion's to say. */
+        p->owner->targets_changed = true;
+        bus_publisher_schedule(p->owner->publisher);
 }
 
 void peer_update_origins(Peer *p) {
         bus_object_set(&p->bus, p->origins, p->wanted | (p->adhoc ? PEER_ORIGIN_PROBED : 0u), "Origins");
-}
-
-static bool link_has_address(const Link *l, const PeerAddress *a) {
-        size_t len = a->family == AF_INET ? 4 : 16;
-        for (size_t i = 0; i < l->n_addresses; i++)
-                if (l->addresses[i].family == a->family && memcmp(l->addresses[i].address, a->bytes, len) == 0)
-                        return true;
-        return false;
-}
-
-/* The link a probe left through: the sink's zone, else the link that owns the local address the
- * probe reports. */
-static Link *peer_find_source_link(Peer *p, const char *source) {
-        Manager *m = p->manager;
-        PeerAddress a;
-        Link *l;
-
-        if (p->sink.scope[0])
-                return link_find(m, p->sink.scope);
-        if (!source || peer_address_parse_host(source, &a) < 0)
-                return NULL;
-        if (a.scope[0])
-                return link_find(m, a.scope);
-        TABLE_FOREACH(l, &m->links)
-                if (link_has_address(l, &a))
-                        return l;
-        return NULL;
 }
 
 static void peer_set_measurement(Peer *p, const PeerMeasurement *n) {
@@ -239,7 +213,6 @@ void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_real
         case PROBE_OUTCOME_OK: {
                 json_object *doc = result->document;
                 const char *source = json_string_or(doc, "source", NULL);
-                Link *l = peer_find_source_link(p, source);
                 _cleanup_(freep) char *escaped = source ? utf8_escape_invalid(source) : NULL;
                 PeerMeasurement n = {
                         .upload_gbps = json_figure(doc, "upload_gbps"),
@@ -250,23 +223,25 @@ void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_real
                         .measured_at = started_realtime,
                         .probe_duration_usec = result->duration_usec,
                         .source_address = escaped,
-                        .source_interface = l ? l->name_utf8 : NULL,
-                        .connection_type = l ? (char *) connection_type_to_string(l->connection_type) : NULL,
+                        /* Which interface that is, and what it is now: the derivation pass. */
+                        .source_interface = p->m.source_interface,
+                        .connection_type = p->m.connection_type,
                 };
                 peer_set_measurement(p, &n);
-                peer_set_source_ifindex(p, l ? l->ifindex : 0);
+                p->source_pending = true;
+                bus_object_queue(&p->bus);
                 peer_set_error(p, NULL, NULL);
                 peer_set_state(p, PEER_PROBE_OK);
                 p->n_failures = 0;
-                log_info("%s: up %.2f Gbit/s, down %.2f Gbit/s, RTT %.0f us (%.1f s).", p->key, n.upload_gbps,
-                         n.download_gbps, n.rtt_usec, (double) result->duration_usec / USEC_PER_SEC);
+                log_peer_info(p, "Up %.2f Gbit/s, down %.2f Gbit/s, RTT %.0f us (%.1f s).", n.upload_gbps,
+                              n.download_gbps, n.rtt_usec, (double) result->duration_usec / USEC_PER_SEC);
                 break;
         }
         case PROBE_OUTCOME_UNSUPPORTED:
                 peer_set_error(p, "unsupported", result->error_message);
                 peer_set_state(p, PEER_PROBE_UNSUPPORTED);
                 p->n_failures = 0;
-                log_info("%s: not supported: %s", p->key, strna(result->error_message));
+                log_peer_info(p, "Not supported: %s", strna(result->error_message));
                 break;
         case PROBE_OUTCOME_ERROR:
         case PROBE_OUTCOME_TIMEOUT:
@@ -276,15 +251,13 @@ void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_real
                 peer_set_error(p, result->error_name ?: "error", result->error_message);
                 peer_set_state(p, PEER_PROBE_FAILED);
                 p->n_failures++;
-                log_info("%s: probe failed: %s: %s", p->key, strna(result->error_name), strna(result->error_message));
+                log_peer_info(p, "Probe failed: %s: %s", strna(result->error_name), strna(result->error_message));
                 break;
         }
-        (void) peer_update_stale(p, now_usec(CLOCK_REALTIME));
 }
 
 void peer_restore(Peer *p, const PeerMeasurement *m, PeerProbeState state, const char *error, const char *message,
                   uint64_t last_attempt_at) {
-        Link *l = m->source_interface ? link_find(p->manager, m->source_interface) : NULL;
         PeerMeasurement restored = *m;
 
         /* What a zone already told about the source stays when the file knows nothing better. */
@@ -293,20 +266,20 @@ void peer_restore(Peer *p, const PeerMeasurement *m, PeerProbeState state, const
         if (!restored.connection_type)
                 restored.connection_type = p->m.connection_type;
         peer_set_measurement(p, &restored);
-        if (!p->sink.scope[0])
-                peer_set_source_ifindex(p, l ? l->ifindex : 0);
+        /* The file says what the interface was when measured; the pass finds which link it is now. */
+        p->source_pending = !restored.source_interface;
+        bus_object_queue(&p->bus);
         peer_set_error(p, error, message);
         /* A probe that was running when the daemon went away has no result. */
         if (IN_SET(state, PEER_PROBE_OK, PEER_PROBE_FAILED, PEER_PROBE_UNSUPPORTED))
                 peer_set_state(p, state);
         bus_object_set(&p->bus, p->last_attempt_at, last_attempt_at, "LastAttemptAt");
-        (void) peer_update_stale(p, now_usec(CLOCK_REALTIME));
 }
 
 /* ---- targets ---- */
 
-PeerTarget *peer_target_get(Manager *m, const char *address) {
-        return table_get(&m->peer_targets, address);
+PeerTarget *peer_target_get(Peers *peers, const char *address) {
+        return table_get(&peers->targets, address);
 }
 
 static PeerTarget *peer_target_free(PeerTarget *t) {
@@ -316,15 +289,15 @@ static PeerTarget *peer_target_free(PeerTarget *t) {
         return mfree(t);
 }
 
-int peer_target_add(Manager *m, const PeerAddress *a, PeerOrigin origin, PeerTarget **ret) {
+int peer_target_add(Peers *peers, const PeerAddress *a, PeerOrigin origin, PeerTarget **ret) {
         char address[PEER_ADDRESS_STRING_MAX];
         PeerTarget *t;
         int r;
 
         peer_address_format(a, address);
-        t = peer_target_get(m, address);
+        t = peer_target_get(peers, address);
         if (!t) {
-                if (table_size(&m->peer_targets) >= PEER_TARGETS_MAX)
+                if (table_size(&peers->targets) >= PEER_TARGETS_MAX)
                         return -E2BIG;
                 t = new0(PeerTarget, 1);
                 if (!t)
@@ -335,33 +308,33 @@ int peer_target_add(Manager *m, const PeerAddress *a, PeerOrigin origin, PeerTar
                         peer_target_free(t);
                         return -ENOMEM;
                 }
-                r = table_put(&m->peer_targets, t->address, t);
+                r = table_put(&peers->targets, t->address, t);
                 if (r < 0) {
                         peer_target_free(t);
                         return r;
                 }
         }
-        t->origins |= origin;
+        if ((t->origins | origin) != t->origins) {
+                t->origins |= origin;
+                peers->targets_changed = true;
+                bus_publisher_schedule(peers->publisher);
+        }
         if (ret)
                 *ret = t;
         return 0;
 }
 
-bool peer_target_drop(Manager *m, PeerTarget *t, PeerOrigin origin) {
-        t->origins &= ~origin;
+bool peer_target_drop(Peers *peers, PeerTarget *t, PeerOrigin origin) {
+        if ((t->origins & ~origin) != t->origins) {
+                t->origins &= ~origin;
+                peers->targets_changed = true;
+                bus_publisher_schedule(peers->publisher);
+        }
         if (t->origins != 0)
                 return false;
-        table_remove(&m->peer_targets, t->address);
+        table_remove(&peers->targets, t->address);
         peer_target_free(t);
         return true;
-}
-
-void peer_targets_free(Manager *m) {
-        PeerTarget *t;
-
-        TABLE_FOREACH(t, &m->peer_targets)
-                peer_target_free(t);
-        table_done(&m->peer_targets);
 }
 
 /* ---- the best path to each peer ---- */
@@ -372,8 +345,8 @@ static double peer_bandwidth(const Peer *p) {
 
 /* Negative when a is the better path. */
 static int peer_compare_paths(const Peer *a, const Peer *b) {
-        if (a->stale != b->stale)
-                return a->stale ? 1 : -1;
+        if (a->derived.stale != b->derived.stale)
+                return a->derived.stale ? 1 : -1;
         if (peer_bandwidth(a) != peer_bandwidth(b))
                 return peer_bandwidth(a) > peer_bandwidth(b) ? -1 : 1;
         if (a->m.rtt_usec != b->m.rtt_usec)
@@ -386,15 +359,15 @@ static int compare_by_peer_address(const void *x, const void *y) {
         return strcmp(a->peer_address, b->peer_address);
 }
 
-int peer_best_paths(Manager *m, Peer ***ret, size_t *ret_n) {
+int peer_best_paths(Peers *peers, Peer ***ret, size_t *ret_n) {
         _cleanup_(freep) Peer **best = NULL;
         size_t n = 0;
         Peer *p;
 
-        best = new0(Peer *, MAX(table_size(&m->peers), (size_t) 1));
+        best = new0(Peer *, MAX(table_size(&peers->paths), (size_t) 1));
         if (!best)
                 return -ENOMEM;
-        TABLE_FOREACH(p, &m->peers) {
+        TABLE_FOREACH(p, &peers->paths) {
                 size_t i;
 
                 if (p->m.measured_at == 0)

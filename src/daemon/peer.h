@@ -3,10 +3,12 @@
 #pragma once
 
 #include "bus-object.h"
-#include "shared/peer-address.h"
+#include "log-object.h"
 #include "probe-runner.h"
+#include "shared/peer-address.h"
+#include "shared/table.h"
 
-typedef struct Manager Manager;
+typedef struct PeersConfig PeersConfig;
 
 typedef enum PeerTransport {
         PEER_TRANSPORT_TCP,
@@ -39,12 +41,23 @@ typedef enum PeerOrigin {
 #define PEER_TARGETS_MAX 256
 #define PEER_PATHS_MAX 1024
 
-/* A peer address somebody wants measured: its paths are derived from it at every reconciler pass. */
+/* A peer address somebody wants measured: the derivation pass expands it into paths. */
 typedef struct PeerTarget {
         char *address; /* first: the table's key; canonical (peer_address_format) */
         PeerAddress parsed;
         unsigned origins;
+        bool seen; /* mark and sweep of a discovery update */
 } PeerTarget;
+
+/* Every measured path and every address somebody wants measured. */
+typedef struct Peers {
+        Table paths;   /* Peer* by key: one per measured path */
+        Table targets; /* PeerTarget* by address: what is wanted measured, and why */
+        BusPublisher *publisher;
+        const PeersConfig *config;
+        /* Targets came, went or changed origins: the derivation pass expands them into paths again. */
+        bool targets_changed;
+} Peers;
 
 /* What one probe measured, as published. */
 typedef struct PeerMeasurement {
@@ -63,7 +76,7 @@ typedef struct PeerMeasurement {
 /* One measured path: (tcp, sink address) or (rdma, source device/port, sink address). */
 typedef struct Peer {
         char *key; /* first: the table's key, "tcp:10.0.0.2" or "rdma:mlx5_0/1:10.0.0.2" */
-        Manager *manager;
+        Peers *owner;
         BusObject bus;
 
         PeerTransport transport;
@@ -73,14 +86,15 @@ typedef struct Peer {
         char *source_device; /* RDMA */
         unsigned source_port;
 
-        unsigned wanted;   /* PeerOrigin bits of the targets that want it, recomputed every pass */
+        unsigned wanted;   /* PeerOrigin bits of the targets that want it (the derivation pass) */
         bool adhoc;        /* ProbePeer() measured it: kept though nobody wants it */
         unsigned origins;  /* as published: wanted, plus PEER_ORIGIN_PROBED when adhoc */
-        bool seen;         /* mark and sweep during a pass */
+        bool seen;         /* mark and sweep during an expansion */
 
         PeerMeasurement m;
-        int source_ifindex; /* 0 = unknown */
-        bool stale;
+        /* A new result, or a new path: the pass records which interface it left through, and that
+         * interface's name and type as they are now (SourceInterfaceName, ConnectionType). */
+        bool source_pending;
 
         PeerProbeState state;
         char *last_error;         /* stable name, NULL when the last probe succeeded */
@@ -93,7 +107,15 @@ typedef struct Peer {
         bool requested;         /* ProbePeer(): next in line for its transport */
         uint64_t request_duration_usec;
         unsigned request_samples;
-        ProbeRun *run;
+        ProbeRun *run;              /* freed (the probe killed) with the path */
+        uint64_t probe_started_at;  /* CLOCK_REALTIME µs, of the run */
+        struct Reconciler *scheduler; /* who started the run, and hears how it ended */
+
+        /* Derived (derive-peer.c writes these). */
+        struct {
+                int source_ifindex; /* SourceInterface; 0 unknown */
+                bool stale;
+        } derived;
 } Peer;
 
 const char *peer_transport_to_string(PeerTransport t) _const_;
@@ -104,46 +126,45 @@ PeerProbeState peer_probe_state_from_string(const char *s) _pure_;
 /* The key of a path. device is NULL for TCP. */
 char *peer_make_key(PeerTransport t, const char *device, unsigned port, const PeerAddress *sink);
 
-/* For the tables in Manager: a key string against a Peer or a PeerTarget. */
-int peer_compare_key(const void *key, const void *object);
-int peer_target_compare_key(const void *key, const void *object);
+/* Tells path objects apart from others in the publisher's queue (the derivation pass). */
+extern const BusObjectType peer_bus_type;
 
-Peer *peer_get(Manager *m, const char *key);
-/* Creates a path object (published at the next flush) or returns the one there. */
-int peer_ensure(Manager *m, PeerTransport t, const char *device, unsigned port, const PeerAddress *sink,
+void peers_init(Peers *peers, BusPublisher *p, const PeersConfig *config);
+void peers_done(Peers *peers);
+
+Peer *peer_get(Peers *peers, const char *key);
+/* Creates a path object (published at the next flush) or returns the one there. 1 when created. */
+int peer_ensure(Peers *peers, PeerTransport t, const char *device, unsigned port, const PeerAddress *sink,
                 const char *peer_address, Peer **ret);
 /* Unpublishes and frees (a running probe is cancelled). */
 void peer_remove(Peer *p);
-void peers_free(Manager *m);
-size_t peers_count(Manager *m);
 
 /* The TTL of the path's transport. */
 uint64_t peer_ttl_usec(const Peer *p);
-/* Recomputes Stale at now (CLOCK_REALTIME µs); returns when it will flip to stale, or UINT64_MAX. */
-uint64_t peer_update_stale(Peer *p, uint64_t now);
-
+/* When the last measurement goes stale by age (CLOCK_REALTIME µs); 0 when there is none. */
+uint64_t peer_expires_at(const Peer *p);
 void peer_set_state(Peer *p, PeerProbeState s);
 /* Takes in a finished probe: measurements on success, the error otherwise. */
 void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_realtime);
-/* Restores what a state file held; the path is then republished with Stale computed now. */
+/* Restores what a state file held; the path is then republished, Stale as the pass finds it. */
 void peer_restore(Peer *p, const PeerMeasurement *m, PeerProbeState state, const char *error, const char *message,
                   uint64_t last_attempt_at);
-void peer_set_source_ifindex(Peer *p, int ifindex);
 /* Publishes Origins from wanted and adhoc when they changed. */
 void peer_update_origins(Peer *p);
+/* ProbePeer() measured a path nobody wants (it is kept for its result), or RemovePeer() let it go. */
+void peer_set_adhoc(Peer *p, bool adhoc);
 
 /* Targets. */
-PeerTarget *peer_target_get(Manager *m, const char *address);
-int peer_target_add(Manager *m, const PeerAddress *a, PeerOrigin origin, PeerTarget **ret);
+PeerTarget *peer_target_get(Peers *peers, const char *address);
+int peer_target_add(Peers *peers, const PeerAddress *a, PeerOrigin origin, PeerTarget **ret);
 /* Clears origin; the target goes when nothing wants it any more. Returns true if it went. */
-bool peer_target_drop(Manager *m, PeerTarget *t, PeerOrigin origin);
-void peer_targets_free(Manager *m);
+bool peer_target_drop(Peers *peers, PeerTarget *t, PeerOrigin origin);
 
 void peer_measurement_done(PeerMeasurement *m);
 
 /**
  * peer_best_paths() - the best measured path to each peer, for Summary.BestPeerPaths
- * @m: the manager
+ * @peers: the paths
  * @ret: an array of the best path per peer address (PeerAddress property), sorted by that address;
  *       free the array (not the paths) with free()
  * @ret_n: its length
@@ -154,4 +175,8 @@ void peer_measurement_done(PeerMeasurement *m);
  *
  * Return: 0 or -ENOMEM.
  */
-int peer_best_paths(Manager *m, Peer ***ret, size_t *ret_n);
+int peer_best_paths(Peers *peers, Peer ***ret, size_t *ret_n);
+
+#define log_peer_full_errno(p, level, error, ...) log_object_full_errno(level, error, "PEER_PATH", (p)->key, __VA_ARGS__)
+#define log_peer_debug(p, ...) (void) log_peer_full_errno(p, LOG_DEBUG, 0, __VA_ARGS__)
+#define log_peer_info(p, ...) (void) log_peer_full_errno(p, LOG_INFO, 0, __VA_ARGS__)

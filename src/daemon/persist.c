@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "manager.h"
 #include "peer.h"
 #include "persist.h"
 #include "shared/json-util.h"
@@ -18,16 +17,16 @@ static const StateFile persist_file = {
         .what = "peer results",
 };
 
-static int open_state_directory(Manager *m) {
+static int open_state_directory(Persist *store) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         int fd;
 
-        /* manager_open_state_directory() logs each failure; do not ask it on every probe. */
-        if (m->persist_retry_after > now)
+        /* state_directory_open() logs each failure; do not ask it on every probe. */
+        if (store->retry_after > now)
                 return -EAGAIN;
-        fd = manager_open_state_directory(m);
+        fd = state_directory_open(store->directory);
         if (fd < 0)
-                m->persist_retry_after = now + PERSIST_RETRY_USEC;
+                store->retry_after = now + PERSIST_RETRY_USEC;
         return fd;
 }
 
@@ -63,7 +62,7 @@ static json_object *path_to_json(const Peer *p) {
         return o;
 }
 
-int persist_save(Manager *m) {
+int persist_save(Persist *store) {
         _cleanup_(json_object_putp) json_object *doc = NULL;
         json_object *added, *paths;
         PeerTarget *t;
@@ -81,33 +80,33 @@ int persist_save(Manager *m) {
         json_object_object_add(doc, "version", json_object_new_int(PERSIST_VERSION));
         json_object_object_add(doc, "added", added);
         json_object_object_add(doc, "paths", paths);
-        TABLE_FOREACH(t, &m->peer_targets)
+        TABLE_FOREACH(t, &store->peers->targets)
                 if (t->origins & PEER_ORIGIN_ADDED)
                         json_object_array_add(added, json_object_new_string(t->address));
-        TABLE_FOREACH(p, &m->peers) {
+        TABLE_FOREACH(p, &store->peers->paths) {
                 json_object *o = path_to_json(p);
                 if (!o)
                         return log_oom();
                 json_object_array_add(paths, o);
         }
 
-        fd = open_state_directory(m);
+        fd = open_state_directory(store);
         if (fd < 0) {
                 log_debug_errno(fd, "Keeping peer results in memory only: %m");
                 return fd;
         }
         r = state_file_write(fd, &persist_file, doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
         if (r < 0) {
-                if (!m->persist_failing)
+                if (!store->failing)
                         log_warning_errno(r, "Cannot save peer results to %s in the state directory, keeping them "
                                              "in memory: %m", PERSIST_FILE);
-                m->persist_failing = true;
-                m->persist_retry_after = now_usec(CLOCK_MONOTONIC) + PERSIST_RETRY_USEC;
+                store->failing = true;
+                store->retry_after = now_usec(CLOCK_MONOTONIC) + PERSIST_RETRY_USEC;
                 return r;
         }
-        if (m->persist_failing)
+        if (store->failing)
                 log_info("Saving peer results works again.");
-        m->persist_failing = false;
+        store->failing = false;
         return 0;
 }
 
@@ -138,7 +137,7 @@ static bool is_device_name(const char *s) {
         return true;
 }
 
-static int restore_path(Manager *m, json_object *o) {
+static int restore_path(Peers *peers, json_object *o) {
         const char *address = json_string_or(o, "address", NULL), *peer = json_string_or(o, "peer", NULL);
         const char *device = json_string_or(o, "source_device", NULL);
         PeerTransport transport = peer_transport_from_string(json_string_or(o, "transport", NULL));
@@ -159,7 +158,7 @@ static int restore_path(Manager *m, json_object *o) {
 
         /* A port belongs to RDMA paths only: a TCP path restored with one would publish a SourcePort
          * that no probe gives it. */
-        r = peer_ensure(m, transport, transport == PEER_TRANSPORT_RDMA ? device : NULL,
+        r = peer_ensure(peers, transport, transport == PEER_TRANSPORT_RDMA ? device : NULL,
                         transport == PEER_TRANSPORT_RDMA ? (unsigned) port : 0, &sink, peer, &p);
         if (r < 0)
                 return r;
@@ -181,7 +180,7 @@ static int restore_path(Manager *m, json_object *o) {
         return 0;
 }
 
-int persist_load(Manager *m) {
+int persist_load(Persist *store) {
         _cleanup_(json_object_putp) json_object *doc = NULL;
         _cleanup_(freep) char *text = NULL;
         json_object *v, *added = NULL, *paths = NULL;
@@ -189,7 +188,7 @@ int persist_load(Manager *m) {
         size_t size, n_bad = 0;
         int fd, r;
 
-        fd = open_state_directory(m);
+        fd = open_state_directory(store);
         if (fd < 0)
                 return fd;
         r = state_file_read(fd, &persist_file, &text, &size);
@@ -220,14 +219,17 @@ int persist_load(Manager *m) {
                 PeerAddress a;
                 if (!json_object_is_type(e, json_type_string) ||
                     peer_address_parse(json_object_get_string(e), 0, &a, NULL) < 0 ||
-                    peer_target_add(m, &a, PEER_ORIGIN_ADDED, NULL) < 0)
+                    peer_target_add(store->peers, &a, PEER_ORIGIN_ADDED, NULL) < 0)
                         n_bad++;
         }
         for (size_t i = 0; json_object_is_type(paths, json_type_array) && i < json_object_array_length(paths); i++)
-                if (restore_path(m, json_object_array_get_idx(paths, i)) < 0)
+                if (restore_path(store->peers, json_object_array_get_idx(paths, i)) < 0)
                         n_bad++;
         if (n_bad > 0)
                 log_warning("%s: ignored %zu entries that are not valid.", PERSIST_FILE, n_bad);
-        log_debug("Restored %zu peer paths from %s.", table_size(&m->peers), PERSIST_FILE);
+        /* What was restored is held against what is wanted now, at the next derivation pass. */
+        store->peers->targets_changed = true;
+        bus_publisher_schedule(store->peers->publisher);
+        log_debug("Restored %zu peer paths from %s.", table_size(&store->peers->paths), PERSIST_FILE);
         return 0;
 }

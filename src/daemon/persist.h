@@ -4,7 +4,16 @@
 
 #include "shared/macros.h"
 
-typedef struct Manager Manager;
+typedef struct Peers Peers;
+typedef struct StateDirectory StateDirectory;
+
+/* Where the peers are kept, and whether saving works. */
+typedef struct Persist {
+        Peers *peers;
+        StateDirectory *directory;
+        bool failing;         /* the last save failed (logged once) */
+        uint64_t retry_after; /* CLOCK_MONOTONIC: no new attempt to open the directory before */
+} Persist;
 
 #define PERSIST_FILE "peers.json"
 #define PERSIST_FILE_MAX (4U << 20)
@@ -17,11 +26,11 @@ typedef struct Manager Manager;
  * Temporary files a crash left behind are removed. Never fails the daemon: returns 0 or the -errno it
  * logged.
  */
-int persist_load(Manager *m);
+int persist_load(Persist *p);
 
 /*
  * Replaces PERSIST_FILE atomically (temporary file, fsync, rename, fsync of the directory). When the
  * state directory cannot be written the failure is logged once, the state stays in memory, and the
  * next save after a minute tries again.
  */
-int persist_save(Manager *m);
+int persist_save(Persist *p);

@@ -1,155 +1,120 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <sys/epoll.h>
 
-#include "manager.h"
 #include "rdma-live.h"
-#include "rdma-verbs.h"
 #include "shared/log.h"
+#include "shared/string-util.h"
 #include "sysfs/sysfs.h"
 
-static bool sysfs_root_is_ours(const Manager *m) {
-        const char *root = m->options.sysfs_root;
-        return !root || streq(root, "/sys") || streq(root, "/sys/");
+void rdma_live_close(RdmaLive *live) {
+        live->source = sd_event_source_disable_unref(live->source);
+        live->verbs = rdma_verbs_device_free(live->verbs);
+        live->uverbs = mfree(live->uverbs);
 }
 
-static void rdma_device_reread_ports(Manager *m, const char *name) {
-        RdmaPort *p;
-
-        TABLE_FOREACH(p, &m->rdma_ports)
-                if (streq(p->device, name))
-                        rdma_port_request_reread(p);
-}
-
-void rdma_device_close_verbs(RdmaDevice *dev) {
-        dev->verbs_source = sd_event_source_disable_unref(dev->verbs_source);
-        dev->verbs = rdma_verbs_device_free(dev->verbs);
-        dev->uverbs = mfree(dev->uverbs);
-}
-
-/* Drops libibverbs for the device and publishes what sysfs says. */
-static void rdma_device_fall_back_to_sysfs(RdmaDevice *dev) {
-        rdma_device_close_verbs(dev);
-        rdma_device_reread_ports(dev->manager, dev->name);
+/* Drops libibverbs for the device and has sysfs read again. */
+static void rdma_live_fall_back_to_sysfs(RdmaLive *live) {
+        rdma_live_close(live);
+        live->port_event(live, 0, live->userdata);
 }
 
 /* The class/infiniband_verbs entry whose ibdev is the device, or NULL. */
-static char *rdma_find_uverbs(Manager *m, const char *name) {
+static char *find_uverbs(int sysfs_fd, const char *name) {
         _cleanup_(strv_freep) char **entries = NULL;
 
-        if (sysfs_list_dir(m->sysfs_fd, "class/infiniband_verbs", &entries) < 0)
+        if (sysfs_list_dir(sysfs_fd, "class/infiniband_verbs", &entries) < 0)
                 return NULL;
         STRV_FOREACH(e, entries) {
                 _cleanup_(freep) char *dir = NULL, *ibdev = NULL;
 
                 if (sysfs_path_join("class/infiniband_verbs", *e, &dir) < 0)
                         return NULL;
-                if (sysfs_read_string(m->sysfs_fd, dir, "ibdev", &ibdev) >= 0 && streq(ibdev, name))
+                if (sysfs_read_string(sysfs_fd, dir, "ibdev", &ibdev) >= 0 && streq(ibdev, name))
                         return strdup(*e);
         }
         return NULL;
 }
 
-void rdma_uverbs_removed(Manager *m, const char *uverbs) {
-        RdmaDevice *dev;
-
-        TABLE_FOREACH(dev, &m->rdma_devices)
-                if (dev->verbs && dev->uverbs && streq(dev->uverbs, uverbs)) {
-                        log_debug("RDMA device %s: %s is going away, closing it.", dev->name, uverbs);
-                        rdma_device_fall_back_to_sysfs(dev);
-                }
-}
-
 static int on_verbs_event(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        RdmaDevice *dev = userdata;
-        Manager *m = dev->manager;
+        RdmaLive *live = userdata;
         RdmaVerbsEvent ev;
-        RdmaPort *p;
         int r;
 
         for (;;) {
-                r = rdma_verbs_device_read_event(dev->verbs, &ev);
+                r = rdma_verbs_device_read_event(live->verbs, &ev);
                 if (r == -EAGAIN)
                         break;
                 if (r < 0) {
-                        log_debug_errno(r, "RDMA device %s: cannot read an async event, using sysfs only: %m", dev->name);
-                        rdma_device_fall_back_to_sysfs(dev);
+                        log_debug_errno(r, "RDMA device %s: cannot read an async event, using sysfs only: %m", live->name);
+                        rdma_live_fall_back_to_sysfs(live);
                         return 0;
                 }
-                log_debug("RDMA device %s: %s (%d) on port %u.", dev->name, rdma_verbs_event_type_to_string(ev.type),
+                log_debug("RDMA device %s: %s (%d) on port %u.", live->name, rdma_verbs_event_type_to_string(ev.type),
                           ev.raw, ev.port);
-
                 if (ev.type == RDMA_VERBS_EVENT_DEVICE_FATAL) {
                         log_warning("RDMA device %s: the driver reported a fatal error; publishing sysfs values "
-                                    "until the device is added again.", dev->name);
-                        rdma_device_fall_back_to_sysfs(dev);
+                                    "until the device is added again.", live->name);
+                        rdma_live_fall_back_to_sysfs(live);
                         return 0;
                 }
                 /* rdma-verbs names a port only for the events about one: re-read that port. */
-                p = ev.port > 0 ? rdma_port_get(m, dev->name, ev.port) : NULL;
-                if (p)
-                        rdma_port_request_reread(p);
+                if (ev.port > 0)
+                        live->port_event(live, ev.port, live->userdata);
         }
-
         if (revents & (EPOLLHUP | EPOLLERR)) {
-                log_debug("RDMA device %s: the async event file was closed, using sysfs only.", dev->name);
-                rdma_device_fall_back_to_sysfs(dev);
+                log_debug("RDMA device %s: the async event file was closed, using sysfs only.", live->name);
+                rdma_live_fall_back_to_sysfs(live);
         }
         return 0;
 }
 
-int rdma_device_open_verbs(RdmaDevice *dev) {
+int rdma_live_open(RdmaLive *live, sd_event *event, int sysfs_fd) {
         _cleanup_(rdma_verbs_device_freep) RdmaVerbsDevice *v = NULL;
-        Manager *m = dev->manager;
         int r;
 
-        if (dev->verbs)
+        if (live->verbs)
                 return 0;
-        if (!sysfs_root_is_ours(m))
-                return -EXDEV;
-
-        r = rdma_verbs_device_open(dev->name, &v);
+        r = rdma_verbs_device_open(live->name, &v);
         if (r < 0) {
-                if (r != dev->verbs_error) {
+                if (r != live->error) {
                         if (r == -ENODEV)
-                                log_debug("RDMA device %s: not known to libibverbs, publishing sysfs values.", dev->name);
+                                log_debug("RDMA device %s: not known to libibverbs, publishing sysfs values.", live->name);
                         else
                                 log_info_errno(r, "RDMA device %s: cannot open it with libibverbs, publishing sysfs "
-                                                  "values: %m", dev->name);
+                                                  "values: %m", live->name);
                 }
-                dev->verbs_error = r;
+                live->error = r;
                 return r;
         }
-
-        r = sd_event_add_io(m->event, &dev->verbs_source, rdma_verbs_device_get_event_fd(v), EPOLLIN,
-                            on_verbs_event, dev);
+        r = sd_event_add_io(event, &live->source, rdma_verbs_device_get_event_fd(v), EPOLLIN, on_verbs_event, live);
         if (r < 0)
-                return log_warning_errno(r, "RDMA device %s: cannot watch its async events: %m", dev->name);
-        (void) sd_event_source_set_description(dev->verbs_source, "rdma-verbs");
-        dev->uverbs = rdma_find_uverbs(m, dev->name);
-        dev->verbs = TAKE_PTR(v);
-        dev->verbs_error = 0;
-        log_debug("RDMA device %s: live port state from libibverbs (%zu ports).", dev->name, dev->verbs->n_ports);
+                return log_warning_errno(r, "RDMA device %s: cannot watch its async events: %m", live->name);
+        (void) sd_event_source_set_description(live->source, "rdma-verbs");
+        live->uverbs = find_uverbs(sysfs_fd, live->name);
+        live->verbs = TAKE_PTR(v);
+        live->error = 0;
+        log_debug("RDMA device %s: live port state from libibverbs (%zu ports).", live->name, live->verbs->n_ports);
         return 0;
 }
 
-const RdmaPortStatus *rdma_device_verbs_status(RdmaDevice *dev, const InfinibandPort *sysfs) {
+const RdmaPortStatus *rdma_live_port_status(RdmaLive *live, const InfinibandPort *sysfs) {
         _cleanup_(freep) char *difference = NULL;
         RdmaVerbsPort *vp;
         int r;
 
-        if (!dev || !dev->verbs)
+        if (!live->verbs)
                 return NULL;
-        r = rdma_verbs_device_query_port(dev->verbs, sysfs->number);
+        r = rdma_verbs_device_query_port(live->verbs, sysfs->number);
         if (r < 0) {
                 log_debug_errno(r, "RDMA device %s port %u: ibv_query_port() failed, publishing sysfs values: %m",
-                                dev->name, sysfs->number);
+                                live->name, sysfs->number);
                 return NULL;
         }
-        vp = rdma_verbs_device_get_port(dev->verbs, sysfs->number);
+        vp = rdma_verbs_device_get_port(live->verbs, sysfs->number);
         if (!vp)
                 return NULL;
         if (rdma_verbs_port_compare(vp, sysfs, &difference) != 0)
                 log_debug("RDMA device %s port %u: libibverbs and sysfs disagree, publishing libibverbs: %s",
-                          dev->name, sysfs->number, strna(difference));
+                          live->name, sysfs->number, strna(difference));
         return &vp->status;
 }

@@ -2,11 +2,8 @@
 #include <libudev.h>
 #include <linux/if.h>
 
-#include "link.h"
-#include "manager.h"
-#include "rdma-bus.h"
-#include "rdma-live.h"
 #include "rdma.h"
+#include "shared/bus-names.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
 #include "sysfs/net.h"
@@ -23,12 +20,25 @@ static inline RdmaPort *rdma_port_from_bus_object(BusObject *o) {
         return container_of(o, RdmaPort, bus);
 }
 
-int rdma_port_compare(const void *key, const void *object) {
+static int rdma_port_compare(const void *key, const void *object) {
         return strcmp(key, ((const RdmaPort *) object)->key);
 }
 
-int rdma_device_compare(const void *key, const void *object) {
+static int rdma_device_compare(const void *key, const void *object) {
         return strcmp(key, ((const RdmaDevice *) object)->name);
+}
+
+int rdma_port_object_path(const char *device, unsigned port, char **ret_key, char **ret_path) {
+        _cleanup_(freep) char *key = NULL;
+        int r;
+
+        if (asprintf(&key, "%s_%u", device, port) < 0)
+                return -ENOMEM;
+        r = sd_bus_path_encode(RDMA_PATH_PREFIX, key, ret_path);
+        if (r < 0)
+                return r;
+        *ret_key = TAKE_PTR(key);
+        return 0;
 }
 
 /* ---- devices (the libibverbs handle lives there) ---- */
@@ -36,38 +46,82 @@ int rdma_device_compare(const void *key, const void *object) {
 static RdmaDevice *rdma_device_free(RdmaDevice *dev) {
         if (!dev)
                 return NULL;
-        rdma_device_close_verbs(dev);
+        rdma_live_close(&dev->live);
         free(dev->name);
         return mfree(dev);
 }
 
-static RdmaDevice *rdma_device_get(Manager *m, const char *name) {
-        return table_get(&m->rdma_devices, name);
+static RdmaDevice *rdma_device_get(Rdma *rdma, const char *name) {
+        return table_get(&rdma->devices, name);
 }
 
-static RdmaDevice *rdma_device_get_or_new(Manager *m, const char *name) {
-        RdmaDevice *dev = rdma_device_get(m, name);
+/* Verbs saw something happen on a port (0: verbs were dropped, every port is read from sysfs). */
+static void rdma_device_port_event(RdmaLive *live, unsigned number, void *userdata) {
+        RdmaDevice *dev = userdata;
+        RdmaPort *p;
+
+        TABLE_FOREACH(p, &dev->owner->ports)
+                if (streq(p->device, dev->name) && (number == 0 || p->number == number))
+                        rdma_port_request_reread(p);
+}
+
+static RdmaDevice *rdma_device_get_or_new(Rdma *rdma, const char *name) {
+        RdmaDevice *dev = rdma_device_get(rdma, name);
 
         if (dev)
                 return dev;
         dev = new0(RdmaDevice, 1);
         if (!dev)
                 return NULL;
-        dev->manager = m;
+        dev->owner = rdma;
         dev->name = strdup(name);
-        if (!dev->name || table_put(&m->rdma_devices, dev->name, dev) < 0)
+        dev->live = (RdmaLive) {
+                .name = dev->name,
+                .port_event = rdma_device_port_event,
+                .userdata = dev,
+        };
+        if (!dev->name || table_put(&rdma->devices, dev->name, dev) < 0)
                 return rdma_device_free(dev);
         return dev;
 }
 
+static void rdma_device_open_verbs(RdmaDevice *dev) {
+        if (dev->owner->verbs_allowed)
+                (void) rdma_live_open(&dev->live, dev->owner->event, dev->owner->sysfs_fd);
+}
+
+void rdma_uverbs_removed(Rdma *rdma, const char *uverbs) {
+        RdmaDevice *dev;
+
+        TABLE_FOREACH(dev, &rdma->devices)
+                if (dev->live.verbs && dev->live.uverbs && streq(dev->live.uverbs, uverbs)) {
+                        log_debug("RDMA device %s: %s is going away, closing it.", dev->name, uverbs);
+                        rdma_live_close(&dev->live);
+                        rdma_device_port_event(&dev->live, 0, dev);
+                }
+}
+
 /* ---- ports ---- */
 
-RdmaPort *rdma_port_get(Manager *m, const char *device, unsigned number) {
+RdmaPort *rdma_port_get(Rdma *rdma, const char *device, unsigned number) {
         char key[128];
 
         if (snprintf(key, sizeof(key), "%s_%u", device, number) >= (int) sizeof(key))
                 return NULL;
-        return table_get(&m->rdma_ports, key);
+        return table_get(&rdma->ports, key);
+}
+
+bool rdma_port_is_active(const RdmaPort *p) {
+        return p->status.state == RDMA_PORT_STATE_ACTIVE;
+}
+
+RdmaPort *rdma_find_active_port(Rdma *rdma, const char *device, unsigned port) {
+        RdmaPort *p;
+
+        TABLE_FOREACH(p, &rdma->ports)
+                if (rdma_port_is_active(p) && (!device || streq(device, p->device)) && (port == 0 || port == p->number))
+                        return p;
+        return NULL;
 }
 
 static void rdma_port_gids_free(RdmaPortGid *gids, size_t n) {
@@ -87,23 +141,35 @@ static RdmaPort *rdma_port_free(RdmaPort *p) {
         free(p->board_id);
         rdma_port_gids_free(p->gids, p->n_gids);
         strv_free(p->netdevs);
-        free(p->net_interface_path);
+        free(p->netdev_ifindexes);
+        free(p->derived.net_interface_path);
         return mfree(p);
 }
 
-void rdma_free(Manager *m) {
+void rdma_init(Rdma *rdma, BusPublisher *p, sd_event *event, int sysfs_fd, bool verbs_allowed) {
+        *rdma = (Rdma) {
+                .ports = TABLE_INIT(rdma_port_compare),
+                .devices = TABLE_INIT(rdma_device_compare),
+                .publisher = p,
+                .event = event,
+                .sysfs_fd = sysfs_fd,
+                .verbs_allowed = verbs_allowed,
+        };
+}
+
+void rdma_done(Rdma *rdma) {
         RdmaPort *p;
         RdmaDevice *dev;
 
-        TABLE_FOREACH(p, &m->rdma_ports)
+        TABLE_FOREACH(p, &rdma->ports)
                 rdma_port_free(p);
-        table_done(&m->rdma_ports);
-        TABLE_FOREACH(dev, &m->rdma_devices)
+        table_done(&rdma->ports);
+        TABLE_FOREACH(dev, &rdma->devices)
                 rdma_device_free(dev);
-        table_done(&m->rdma_devices);
+        table_done(&rdma->devices);
 }
 
-static int rdma_port_new(Manager *m, const InfinibandDevice *d, unsigned number, RdmaPort **ret) {
+static int rdma_port_new(Rdma *rdma, const InfinibandDevice *d, unsigned number, RdmaPort **ret) {
         _cleanup_(freep) char *key = NULL, *path = NULL;
         RdmaPort *p;
         int r;
@@ -116,7 +182,7 @@ static int rdma_port_new(Manager *m, const InfinibandDevice *d, unsigned number,
         if (!p)
                 return -ENOMEM;
         *p = (RdmaPort) {
-                .manager = m,
+                .owner = rdma,
                 .number = number,
                 .node_type = d->node_type,
                 .node_guid = d->node_guid,
@@ -132,13 +198,14 @@ static int rdma_port_new(Manager *m, const InfinibandDevice *d, unsigned number,
                 rdma_port_free(p);
                 return -ENOMEM;
         }
-        r = table_put(&m->rdma_ports, p->key, p);
+        r = table_put(&rdma->ports, p->key, p);
         if (r < 0) {
                 rdma_port_free(p);
                 return r;
         }
-        bus_object_init(&p->bus, m, &rdma_port_bus_type, TAKE_PTR(path));
-        log_debug("RDMA port %s: added.", p->key);
+        bus_object_init(&p->bus, rdma->publisher, &rdma_port_bus_type, TAKE_PTR(path));
+        rdma->changed = true;
+        log_rdma_debug(p, "Added.");
         *ret = p;
         return 0;
 }
@@ -154,161 +221,15 @@ void rdma_port_request_reread(RdmaPort *p) {
         bus_object_queue(&p->bus);
 }
 
-/* ---- cross-links with Link objects ---- */
-
-/* Whether the interface sysfs knows as name is the link l. The same name can belong to an interface
- * in another network namespace (RDMA devices in shared mode list those), and netlink may be ahead of
- * sysfs during a rename; the index settles both. */
-static bool rdma_netdev_is_link(Manager *m, const char *name, const Link *l) {
-        _cleanup_(freep) char *dir = NULL;
-        int ifindex;
-
-        if (!l->name || !streq(l->name, name) || !sysfs_net_name_is_valid(name))
-                return false;
-        if (sysfs_path_join("class/net", name, &dir) < 0)
-                return false;
-        return sysfs_read_int(m->sysfs_fd, dir, "ifindex", &ifindex) >= 0 && ifindex == l->ifindex;
-}
-
-static Link *rdma_find_link(Manager *m, const char *name, const Link *exclude) {
-        Link *l;
-
-        TABLE_FOREACH(l, &m->links)
-                if (l != exclude && l->name && streq(l->name, name))
-                        return rdma_netdev_is_link(m, name, l) ? l : NULL;
-        return NULL;
-}
-
-/* The port a link carries: one that names it first (its own interface) wins over one that merely
- * lists it (a bond over two ports, a VLAN). */
-static RdmaPort *rdma_port_for_link(Manager *m, const Link *l) {
-        RdmaPort *p, *found = NULL;
-
-        if (isempty(l->name))
-                return NULL;
-        TABLE_FOREACH(p, &m->rdma_ports) {
-                size_t i = 0;
-
-                while (p->netdevs && p->netdevs[i] && !streq(p->netdevs[i], l->name))
-                        i++;
-                if (!p->netdevs || !p->netdevs[i])
-                        continue;
-                if (i == 0) {
-                        found = p;
-                        break;
-                }
-                if (!found)
-                        found = p;
-        }
-        if (found && !rdma_netdev_is_link(m, l->name, l))
-                return NULL;
-        return found;
-}
-
-static void rdma_link_set_port(Link *l, const RdmaPort *p) {
-        Manager *m = l->manager;
-        bool roce = p && p->transport == RDMA_TRANSPORT_ROCE;
-
-        if (bus_object_set_string(&l->bus, &l->rdma_port_path, p ? p->bus.path : NULL, "RdmaPort") < 0)
-                log_oom();
-        if (l->rdma_roce != roce) {
-                /* An input of the link's ConnectionType: recomputed at the flush. */
-                l->rdma_roce = roce;
-                m->links_topology_changed = true;
-                bus_object_queue(&l->bus);
-        }
-}
-
-static void rdma_port_set_net_interface(RdmaPort *p, const Link *exclude) {
-        Link *l = NULL;
-
-        STRV_FOREACH(name, p->netdevs) {
-                l = rdma_find_link(p->manager, *name, exclude);
-                if (l)
-                        break;
-        }
-        if ((l ? l->ifindex : 0) != p->net_ifindex) {
-                p->net_ifindex = l ? l->ifindex : 0;
-                p->netdev_seen = false;
-        }
-        if (bus_object_set_string(&p->bus, &p->net_interface_path, l ? l->bus.path : NULL, "NetInterface") < 0)
-                log_oom();
-}
-
-/* After a port was added or its interfaces or transport changed: every link it names or named. */
-static void rdma_port_update_links(RdmaPort *p) {
-        Manager *m = p->manager;
-        Link *l;
-
-        TABLE_FOREACH(l, &m->links) {
-                bool named = false;
-                STRV_FOREACH(name, p->netdevs)
-                        if (l->name && streq(*name, l->name)) {
-                                named = true;
-                                break;
-                        }
-                if (named || streq_ptr(l->rdma_port_path, p->bus.path))
-                        rdma_link_set_port(l, rdma_port_for_link(m, l));
-        }
-        rdma_port_set_net_interface(p, NULL);
-}
-
 static void rdma_port_remove(RdmaPort *p) {
-        Manager *m = p->manager;
-        Link *l;
+        Rdma *rdma = p->owner;
 
-        log_debug("RDMA port %s: removed.", p->key);
+        log_rdma_debug(p, "Removed.");
         bus_object_remove(&p->bus);
-        table_remove(&m->rdma_ports, p->key);
+        table_remove(&rdma->ports, p->key);
         /* Another port may carry the same interface (a bond); otherwise the link has none now. */
-        TABLE_FOREACH(l, &m->links)
-                if (streq_ptr(l->rdma_port_path, p->bus.path))
-                        rdma_link_set_port(l, rdma_port_for_link(m, l));
+        rdma->changed = true;
         rdma_port_free(p);
-}
-
-void rdma_link_changed(Link *l) {
-        Manager *m = l->manager;
-        RdmaPort *p;
-
-        /* The common case, a machine without RDMA, costs nothing per link event. */
-        if (table_size(&m->rdma_ports) == 0 && !l->rdma_port_path)
-                return;
-
-        rdma_link_set_port(l, rdma_port_for_link(m, l));
-
-        TABLE_FOREACH(p, &m->rdma_ports) {
-                bool named = false;
-                STRV_FOREACH(name, p->netdevs)
-                        if (l->name && streq(*name, l->name)) {
-                                named = true;
-                                break;
-                        }
-                if (!named && p->net_ifindex != l->ifindex)
-                        continue;
-                rdma_port_set_net_interface(p, NULL);
-                if (p->net_ifindex != l->ifindex)
-                        continue;
-
-                /* The kernel announces no port state change for RoCE ports; their state follows the
-                 * Ethernet link, which netlink just told us about. */
-                bool carrier = l->flags & IFF_LOWER_UP;
-                if (!p->netdev_seen || p->netdev_carrier != carrier || p->netdev_speed_mbps != l->speed_mbps) {
-                        p->netdev_seen = true;
-                        p->netdev_carrier = carrier;
-                        p->netdev_speed_mbps = l->speed_mbps;
-                        rdma_port_request_reread(p);
-                }
-        }
-}
-
-void rdma_link_removed(Link *l) {
-        Manager *m = l->manager;
-        RdmaPort *p;
-
-        TABLE_FOREACH(p, &m->rdma_ports)
-                if (p->net_ifindex == l->ifindex)
-                        rdma_port_set_net_interface(p, l);
 }
 
 /* ---- applying what was read ---- */
@@ -381,20 +302,44 @@ static int rdma_port_set_gids(RdmaPort *p, const InfinibandPort *ip) {
         return 1;
 }
 
-/* Returns 1 if the list changed, 0 if not, -ENOMEM. */
+/* The index class/net gives the interface of that name now, 0 when there is none. */
+static int netdev_ifindex(int sysfs_fd, const char *name) {
+        _cleanup_(freep) char *dir = NULL;
+        int ifindex;
+
+        if (!sysfs_net_name_is_valid(name) || sysfs_path_join("class/net", name, &dir) < 0)
+                return 0;
+        return sysfs_read_int(sysfs_fd, dir, "ifindex", &ifindex) >= 0 && ifindex > 0 ? ifindex : 0;
+}
+
+/* The port's interfaces and their indexes now. The same name can belong to an interface in another
+ * network namespace (RDMA devices in shared mode list those), and netlink may be ahead of sysfs during
+ * a rename: a link is the port's only when name and index both match. Returns 1 if either changed, 0
+ * if not, -ENOMEM. */
 static int rdma_port_set_netdevs(RdmaPort *p, const InfinibandPort *ip) {
         _cleanup_(strv_freep) char **l = new0(char *, ip->n_netdevs + 1);
+        _cleanup_(freep) int *ifindexes = new0(int, ip->n_netdevs + 1);
+        bool same_names, same_indexes;
 
-        if (!l)
+        if (!l || !ifindexes)
                 return -ENOMEM;
-        for (size_t i = 0; i < ip->n_netdevs; i++)
-                if (!(l[i] = strdup(ip->netdevs[i].name)))
+        for (size_t i = 0; i < ip->n_netdevs; i++) {
+                l[i] = strdup(ip->netdevs[i].name);
+                if (!l[i])
                         return -ENOMEM;
-        if (strv_equal(l, p->netdevs))
+                ifindexes[i] = netdev_ifindex(p->owner->sysfs_fd, l[i]);
+        }
+        same_names = strv_equal(l, p->netdevs);
+        same_indexes = same_names &&
+                       (ip->n_netdevs == 0 || memcmp(ifindexes, p->netdev_ifindexes, ip->n_netdevs * sizeof(int)) == 0);
+        if (same_indexes)
                 return 0;
+        if (!same_names)
+                bus_object_changed(&p->bus, "NetDevices");
         strv_free(p->netdevs);
         p->netdevs = TAKE_PTR(l);
-        bus_object_changed(&p->bus, "NetDevices");
+        free(p->netdev_ifindexes);
+        p->netdev_ifindexes = TAKE_PTR(ifindexes);
         return 1;
 }
 
@@ -405,13 +350,13 @@ static void rdma_port_log_warnings(const char *what, char **warnings) {
 
 /* Publishes the live facts of a port: from sysfs, with libibverbs' answers where it has any. */
 static int rdma_port_apply_state(RdmaPort *p, const InfinibandPort *ip) {
-        RdmaDevice *dev = rdma_device_get(p->manager, p->device);
+        RdmaDevice *dev = rdma_device_get(p->owner, p->device);
         RdmaPortStatus s;
         bool relink;
         int r;
 
         rdma_port_log_warnings(p->key, ip->warnings);
-        rdma_port_status_merge(&ip->status, rdma_device_verbs_status(dev, ip), &s);
+        rdma_port_status_merge(&ip->status, dev ? rdma_live_port_status(&dev->live, ip) : NULL, &s);
 
         bus_object_set(&p->bus, p->status.state, s.state, "State");
         bus_object_set(&p->bus, p->status.phys_state, s.phys_state, "PhysState");
@@ -431,23 +376,23 @@ static int rdma_port_apply_state(RdmaPort *p, const InfinibandPort *ip) {
         if (r < 0)
                 return r;
         if (relink || r > 0)
-                rdma_port_update_links(p);
+                p->owner->changed = true;
         return 0;
 }
 
-static int rdma_port_apply(Manager *m, const InfinibandDevice *d, const InfinibandPort *ip) {
-        RdmaPort *p = rdma_port_get(m, d->name, ip->number);
+static int rdma_port_apply(Rdma *rdma, const InfinibandDevice *d, const InfinibandPort *ip) {
+        RdmaPort *p = rdma_port_get(rdma, d->name, ip->number);
         int r;
 
         if (p && !rdma_port_identity_matches(p, d)) {
                 /* Identity properties are const: a different device under the same name is a new
                  * object. */
-                log_debug("RDMA port %s: the device's identity changed, replacing the object.", p->key);
+                log_rdma_debug(p, "The device's identity changed, replacing the object.");
                 rdma_port_remove(p);
                 p = NULL;
         }
         if (!p) {
-                r = rdma_port_new(m, d, ip->number, &p);
+                r = rdma_port_new(rdma, d, ip->number, &p);
                 if (r < 0)
                         return r;
         }
@@ -456,8 +401,8 @@ static int rdma_port_apply(Manager *m, const InfinibandDevice *d, const Infiniba
         return rdma_port_apply_state(p, ip);
 }
 
-static void rdma_device_apply(Manager *m, const InfinibandDevice *d, bool try_verbs) {
-        RdmaDevice *dev = rdma_device_get_or_new(m, d->name);
+static void rdma_device_apply(Rdma *rdma, const InfinibandDevice *d, bool try_verbs) {
+        RdmaDevice *dev = rdma_device_get_or_new(rdma, d->name);
         RdmaPort *p;
         int r;
 
@@ -467,23 +412,23 @@ static void rdma_device_apply(Manager *m, const InfinibandDevice *d, bool try_ve
         }
         dev->seen = true;
         if (try_verbs)
-                (void) rdma_device_open_verbs(dev);
+                rdma_device_open_verbs(dev);
         rdma_port_log_warnings(d->name, d->warnings);
 
-        TABLE_FOREACH(p, &m->rdma_ports)
+        TABLE_FOREACH(p, &rdma->ports)
                 if (streq(p->device, d->name))
                         p->seen = false;
         for (size_t i = 0; i < d->n_ports; i++) {
-                r = rdma_port_apply(m, d, d->ports[i]);
+                r = rdma_port_apply(rdma, d, d->ports[i]);
                 if (r < 0)
                         log_warning_errno(r, "RDMA device %s port %u: cannot publish: %m", d->name, d->ports[i]->number);
         }
-        TABLE_FOREACH_SAFE(p, &m->rdma_ports)
+        TABLE_FOREACH_SAFE(p, &rdma->ports)
                 if (streq(p->device, d->name) && !p->seen)
                         rdma_port_remove(p);
 }
 
-void rdma_device_remove(Manager *m, const char *name) {
+void rdma_device_remove(Rdma *rdma, const char *name) {
         _cleanup_(freep) char *copy = strdup(name); /* name may belong to what is freed below */
         RdmaDevice *dev;
         RdmaPort *p;
@@ -492,55 +437,56 @@ void rdma_device_remove(Manager *m, const char *name) {
                 log_oom();
                 return;
         }
-        TABLE_FOREACH_SAFE(p, &m->rdma_ports)
+        TABLE_FOREACH_SAFE(p, &rdma->ports)
                 if (streq(p->device, copy))
                         rdma_port_remove(p);
-        dev = table_remove(&m->rdma_devices, copy);
+        dev = table_remove(&rdma->devices, copy);
         rdma_device_free(dev);
 }
 
-void rdma_device_process(Manager *m, const char *name, bool try_verbs) {
+void rdma_device_process(Rdma *rdma, const char *name, bool try_verbs) {
         _cleanup_(infiniband_device_freep) InfinibandDevice *d = NULL;
         int r;
 
-        r = infiniband_device_read(m->sysfs_fd, name, &d);
+        r = infiniband_device_read(rdma->sysfs_fd, name, &d);
         if (r == -ENOENT || r == -EINVAL) {
                 /* Gone since the event was sent (or a name no device can have). */
                 log_debug_errno(r, "RDMA device %s: not there (%m), removing its ports.", name);
-                rdma_device_remove(m, name);
+                rdma_device_remove(rdma, name);
                 return;
         }
         if (r < 0) {
                 log_warning_errno(r, "RDMA device %s: cannot read: %m", name);
                 return;
         }
-        rdma_device_apply(m, d, try_verbs);
+        rdma_device_apply(rdma, d, try_verbs);
 }
 
-int rdma_enumerate(Manager *m) {
+int rdma_enumerate(void *userdata) {
+        Rdma *rdma = userdata;
         _cleanup_(infiniband_device_list_freep) InfinibandDevice **devices = NULL;
         RdmaDevice *dev;
         RdmaPort *p;
         int r;
 
-        r = infiniband_enumerate(m->sysfs_fd, &devices, NULL);
+        r = infiniband_enumerate(rdma->sysfs_fd, &devices, NULL);
         if (r < 0)
                 return log_warning_errno(r, "Cannot list the RDMA devices in class/infiniband: %m");
 
-        TABLE_FOREACH(p, &m->rdma_ports)
+        TABLE_FOREACH(p, &rdma->ports)
                 p->seen = false;
-        TABLE_FOREACH(dev, &m->rdma_devices)
+        TABLE_FOREACH(dev, &rdma->devices)
                 dev->seen = false;
 
         for (size_t i = 0; devices[i]; i++)
-                rdma_device_apply(m, devices[i], true);
+                rdma_device_apply(rdma, devices[i], true);
 
-        TABLE_FOREACH_SAFE(p, &m->rdma_ports)
+        TABLE_FOREACH_SAFE(p, &rdma->ports)
                 if (!p->seen)
                         rdma_port_remove(p);
-        TABLE_FOREACH_SAFE(dev, &m->rdma_devices)
+        TABLE_FOREACH_SAFE(dev, &rdma->devices)
                 if (!dev->seen) {
-                        table_remove(&m->rdma_devices, dev->name);
+                        table_remove(&rdma->devices, dev->name);
                         rdma_device_free(dev);
                 }
         return 0;
@@ -551,76 +497,75 @@ int rdma_enumerate(Manager *m) {
 static void rdma_port_prepare(BusObject *o) {
         _cleanup_(infiniband_port_freep) InfinibandPort *ip = NULL;
         RdmaPort *p = rdma_port_from_bus_object(o);
-        Manager *m = p->manager;
+        Rdma *rdma = p->owner;
         int r;
 
         if (!p->reread)
                 return;
         p->reread = false;
 
-        r = infiniband_port_read(m->sysfs_fd, p->device, p->number, &ip);
+        r = infiniband_port_read(rdma->sysfs_fd, p->device, p->number, &ip);
         if (r == -ENOENT || r == -EINVAL) {
                 _cleanup_(freep) char *device = strdup(p->device);
                 /* The port or its device is gone: read the whole device (which may free p). */
                 if (device)
-                        rdma_device_process(m, device, false);
+                        rdma_device_process(rdma, device, false);
                 return;
         }
         if (r < 0) {
-                log_warning_errno(r, "RDMA port %s: cannot read: %m", p->key);
+                log_rdma_warning_errno(p, r, "Cannot read: %m");
                 return;
         }
         r = rdma_port_apply_state(p, ip);
         if (r < 0)
-                log_warning_errno(r, "RDMA port %s: cannot publish: %m", p->key);
+                log_rdma_warning_errno(p, r, "Cannot publish: %m");
 }
 
 /* ---- udev ---- */
 
-static void rdma_udev_event(Manager *m, struct udev_device *d, const char *action) {
+static void rdma_udev_event(void *userdata, struct udev_device *d, const char *action) {
+        Rdma *rdma = userdata;
         const char *name = udev_device_get_sysname(d);
 
         if (isempty(name))
                 return;
         if (streq(action, "remove"))
-                rdma_device_remove(m, name);
+                rdma_device_remove(rdma, name);
         else if (streq(action, "move"))
                 /* Renamed ("rdma dev set NAME name NEW"): the ports' keys change; start over. */
-                (void) rdma_enumerate(m);
+                (void) rdma_enumerate(rdma);
         else
-                rdma_device_process(m, name, streq(action, "add"));
+                rdma_device_process(rdma, name, streq(action, "add"));
 }
 
 /* A uverbs device appears after its RDMA device ("modprobe mlx5_ib" registers both, verbs last):
  * that is when libibverbs can open the device. It goes before the RDMA device does. */
-static void rdma_verbs_udev_event(Manager *m, struct udev_device *d, const char *action) {
+static void rdma_verbs_udev_event(void *userdata, struct udev_device *d, const char *action) {
+        Rdma *rdma = userdata;
         _cleanup_(freep) char *dir = NULL, *ibdev = NULL;
         const char *name = udev_device_get_sysname(d);
 
         if (isempty(name) || !sysfs_net_name_is_valid(name))
                 return;
         if (streq(action, "remove")) {
-                rdma_uverbs_removed(m, name);
+                rdma_uverbs_removed(rdma, name);
                 return;
         }
         if (!streq(action, "add"))
                 return;
         if (sysfs_path_join("class/infiniband_verbs", name, &dir) < 0 ||
-            sysfs_read_string(m->sysfs_fd, dir, "ibdev", &ibdev) < 0)
+            sysfs_read_string(rdma->sysfs_fd, dir, "ibdev", &ibdev) < 0)
                 return;
-        if (rdma_device_get(m, ibdev))
-                rdma_device_process(m, ibdev, true);
+        if (rdma_device_get(rdma, ibdev))
+                rdma_device_process(rdma, ibdev, true);
 }
 
-int rdma_start(Manager *m) {
+int rdma_watch(Rdma *rdma, UdevSource *udev) {
         int r;
 
-        r = rdma_bus_register(m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to register RDMA port objects: %m");
-        r = udev_source_add_subsystem(m->udev, "infiniband", rdma_udev_event, rdma_enumerate);
+        r = udev_source_add_subsystem(udev, "infiniband", rdma_udev_event, rdma_enumerate, rdma);
         if (r >= 0)
-                r = udev_source_add_subsystem(m->udev, "infiniband_verbs", rdma_verbs_udev_event, NULL);
+                r = udev_source_add_subsystem(udev, "infiniband_verbs", rdma_verbs_udev_event, NULL, rdma);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch udev's infiniband subsystem: %m");
         return 0;

@@ -5,11 +5,26 @@
 #include <systemd/sd-event.h>
 
 #include "bus-object.h"
+#include "log-object.h"
+#include "rdma-live.h"
+#include "shared/table.h"
 #include "sysfs/infiniband.h"
 
-typedef struct Manager Manager;
-typedef struct Link Link;
-typedef struct RdmaVerbsDevice RdmaVerbsDevice;
+typedef struct UdevSource UdevSource;
+
+/* Every RDMA port, and the devices they belong to. No RDMA subsystem is a normal state: empty. */
+typedef struct Rdma {
+        Table ports;   /* RdmaPort* by "<device>_<port>" */
+        Table devices; /* RdmaDevice* by name */
+        BusPublisher *publisher;
+        sd_event *event;
+        int sysfs_fd;
+        /* The sysfs root is this machine's own, so libibverbs sees the same devices. */
+        bool verbs_allowed;
+        /* Ports came or went, or changed their interfaces or transport: the derivation pass redoes
+         * the cross-links with network links. */
+        bool changed;
+} Rdma;
 
 /* One non-zero GID table entry as published. */
 typedef struct RdmaPortGid {
@@ -21,7 +36,7 @@ typedef struct RdmaPortGid {
 
 typedef struct RdmaPort {
         char *key; /* "<device>_<port>": the table key and the label of the object path */
-        Manager *manager;
+        Rdma *owner;
         BusObject bus;
 
         char *device; /* the kernel's name (bytes; escaped for D-Bus) */
@@ -42,72 +57,75 @@ typedef struct RdmaPort {
         RdmaTransport transport;
         RdmaPortGid *gids;
         size_t n_gids;
-        char **netdevs; /* the port's network interfaces (kernel bytes), its own first */
-
-        /* The Link of the first of netdevs that is one of our links. */
-        char *net_interface_path;
-        int net_ifindex;
-        /* That link's carrier and speed when the port was last read: a change re-reads the port,
-         * since RoCE port state follows the Ethernet link and the kernel sends no uevent for it. */
-        bool netdev_seen;
-        bool netdev_carrier;
-        uint32_t netdev_speed_mbps;
+        char **netdevs;       /* the port's network interfaces (kernel bytes), its own first */
+        int *netdev_ifindexes; /* their indexes in class/net when the port was read; 0 unknown */
 
         bool reread; /* re-read from sysfs (and verbs) at the next flush */
         bool seen;   /* mark and sweep */
+
+        /* Derived (derive-link.c writes these): the first of netdevs that is one of our links, and
+         * that link's carrier and speed when the port was last read. A change re-reads the port, since
+         * RoCE port state follows the Ethernet link and the kernel sends no uevent for it. */
+        struct {
+                char *net_interface_path;
+                int net_ifindex;
+                bool netdev_seen;
+                bool netdev_carrier;
+                uint32_t netdev_speed_mbps;
+        } derived;
 } RdmaPort;
 
 /* Per RDMA device: what is not published but kept for its ports (the libibverbs handle). */
 typedef struct RdmaDevice {
         char *name;
-        Manager *manager;
-        RdmaVerbsDevice *verbs;
-        char *uverbs; /* its class/infiniband_verbs entry ("uverbs0"), while verbs is open */
-        sd_event_source *verbs_source;
-        int verbs_error; /* why verbs are not used (negative errno), logged once per value */
+        Rdma *owner;
+        RdmaLive live;
         bool seen;
 } RdmaDevice;
 
-int rdma_port_compare(const void *key, const void *object);
-int rdma_device_compare(const void *key, const void *object);
-void rdma_free(Manager *m);
-
-/* Registers the bus objects and the udev subsystem "infiniband"; call before the udev monitor
- * starts. The enumeration then runs with every other udev source's. */
-int rdma_start(Manager *m);
+void rdma_init(Rdma *rdma, BusPublisher *p, sd_event *event, int sysfs_fd, bool verbs_allowed);
+void rdma_done(Rdma *rdma);
+/* Follows the udev subsystems "infiniband" and "infiniband_verbs"; call before the monitor starts.
+ * The enumeration then runs with every other udev source's. */
+int rdma_watch(Rdma *rdma, UdevSource *udev);
 
 /**
  * rdma_enumerate() - read every RDMA device again and publish the differences
- * @m: the manager
+ * @userdata: the Rdma
  *
  * Start-up, udev overrun and Refresh(). Ports that are gone are removed, new ones added, changed
  * ones announced. No RDMA subsystem is a normal state: no ports, nothing logged.
  *
  * Return: 0, or -errno when class/infiniband exists but cannot be listed.
  */
-int rdma_enumerate(Manager *m);
+int rdma_enumerate(void *userdata);
 
 /**
  * rdma_device_process() - read one device again (a udev event named it)
- * @m: the manager
+ * @rdma: the ports and devices
  * @name: the device's name in class/infiniband
  * @try_verbs: also try to open the device with libibverbs if it is not open yet
  *
  * A device that is gone (or never was) has its ports removed.
  */
-void rdma_device_process(Manager *m, const char *name, bool try_verbs);
-void rdma_device_remove(Manager *m, const char *name);
+void rdma_device_process(Rdma *rdma, const char *name, bool try_verbs);
+void rdma_device_remove(Rdma *rdma, const char *name);
 
-/* The hooks of the Link object: after its facts were re-read (netlink event, rename, carrier,
- * speed), and before it goes away. They keep Link.RdmaPort, ConnectionType and
- * RdmaPort.NetInterface right whichever side changes first, and re-read a port whose network
- * interface's carrier or speed changed. */
-void rdma_link_changed(Link *l);
-void rdma_link_removed(Link *l);
+/* A uverbs device went away: whoever holds it open must let go now. For a driver that cannot
+ * disassociate user contexts (rxe, siw, ...) the kernel waits for every open file before it
+ * removes the RDMA device, and the "remove" of the RDMA device itself only comes after that. */
+void rdma_uverbs_removed(Rdma *rdma, const char *uverbs);
 
-/* Marks a port for re-reading at the next flush. */
+/* The key "<device>_<port>" and the object path rdma/<key>. */
+int rdma_port_object_path(const char *device, unsigned port, char **ret_key, char **ret_path);
+
+/* Marks a port for re-reading at the next flush (a verbs event, or its network interface's carrier
+ * or speed moved). */
 void rdma_port_request_reread(RdmaPort *p);
-RdmaPort *rdma_port_get(Manager *m, const char *device, unsigned number);
+RdmaPort *rdma_port_get(Rdma *rdma, const char *device, unsigned number);
+/* The first active port, on device (NULL: any) with number port (0: any). */
+RdmaPort *rdma_find_active_port(Rdma *rdma, const char *device, unsigned port);
+bool rdma_port_is_active(const RdmaPort *p);
 
 /**
  * rdma_port_status_merge() - the live status to publish from sysfs and (optionally) verbs
@@ -116,3 +134,7 @@ RdmaPort *rdma_port_get(Manager *m, const char *device, unsigned number);
  * @ret: every field verbs knows from verbs, the rest from sysfs
  */
 void rdma_port_status_merge(const RdmaPortStatus *sysfs, const RdmaPortStatus *verbs, RdmaPortStatus *ret);
+
+#define log_rdma_full_errno(p, level, error, ...) log_object_full_errno(level, error, "RDMA_PORT", (p)->key, __VA_ARGS__)
+#define log_rdma_debug(p, ...) (void) log_rdma_full_errno(p, LOG_DEBUG, 0, __VA_ARGS__)
+#define log_rdma_warning_errno(p, error, ...) log_rdma_full_errno(p, LOG_WARNING, error, __VA_ARGS__)

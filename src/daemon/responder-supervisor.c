@@ -5,7 +5,8 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "manager.h"
+#include "config-peers.h"
+#include "status.h"
 #include "shared/peer-address.h"
 #include "probe-runner.h"
 #include "responder-supervisor.h"
@@ -18,7 +19,9 @@
 #define DEGRADED_REASON "responder-failed"
 
 struct ResponderSupervisor {
-        Manager *manager;
+        sd_event *event;
+        const PeersConfig *config;
+        DaemonStatus *status;
         int fds[RESPONDER_SOCKETS_MAX];
         size_t n_fds;
         char *args[RESPONDER_ARGS_MAX];
@@ -28,10 +31,6 @@ struct ResponderSupervisor {
         uint64_t started_at; /* CLOCK_MONOTONIC */
         unsigned n_restarts;
 };
-
-pid_t responder_supervisor_pid(const ResponderSupervisor *s) {
-        return s ? probe_run_pid(s->run) : 0;
-}
 
 ResponderSupervisor *responder_supervisor_free(ResponderSupervisor *s) {
         if (!s)
@@ -105,7 +104,7 @@ static int add_arg(ResponderSupervisor *s, size_t *n, const char *format, ...) {
 }
 
 static int build_args(ResponderSupervisor *s) {
-        const PeersConfig *c = &s->manager->config.peers;
+        const PeersConfig *c = s->config;
         size_t n = 0;
         int r = 0;
 
@@ -138,7 +137,7 @@ static void on_responder_exit(ProbeRun *run, const siginfo_t *si, void *userdata
 static int responder_spawn(ResponderSupervisor *s) {
         int r;
 
-        r = probe_service_start(s->manager->event, probe_directory(), RESPONDER_PROGRAM, s->args, s->fds, s->n_fds,
+        r = probe_service_start(s->event, probe_directory(), RESPONDER_PROGRAM, s->args, s->fds, s->n_fds,
                                 on_responder_exit, s, &s->run);
         if (r < 0)
                 return log_error_errno(r, "Cannot start %s: %m", RESPONDER_PROGRAM);
@@ -155,7 +154,7 @@ static void schedule_restart(ResponderSupervisor *s) {
                 r = sd_event_source_set_enabled(s->restart_timer, SD_EVENT_ONESHOT);
         if (r < 0) {
                 log_error_errno(r, "Cannot schedule the responder's restart: %m");
-                manager_set_degraded(s->manager, DEGRADED_REASON, true);
+                daemon_status_set_degraded(s->status, DEGRADED_REASON, true);
         }
 }
 
@@ -168,11 +167,11 @@ static int on_restart(sd_event_source *source, uint64_t usec, void *userdata) {
 
         s->n_restarts++;
         if (responder_spawn(s) >= 0) {
-                manager_set_degraded(s->manager, DEGRADED_REASON, false);
+                daemon_status_set_degraded(s->status, DEGRADED_REASON, false);
                 return 0;
         }
         /* fork() or exec() failing may pass (memory, a package upgrade): keep trying, slower. */
-        manager_set_degraded(s->manager, DEGRADED_REASON, true);
+        daemon_status_set_degraded(s->status, DEGRADED_REASON, true);
         next_backoff(s);
         schedule_restart(s);
         return 0;
@@ -188,7 +187,7 @@ static void on_responder_exit(ProbeRun *run, const siginfo_t *si, void *userdata
                 /* Its configuration is wrong; starting it again would fail the same way. */
                 log_error("%s exited with status %d (%s); not restarting it. Check [Responder] in linkprobed.conf.",
                           RESPONDER_PROGRAM, si->si_status, si->si_status == 1 ? "configuration error" : "bad arguments");
-                manager_set_degraded(s->manager, DEGRADED_REASON, true);
+                daemon_status_set_degraded(s->status, DEGRADED_REASON, true);
                 return;
         }
 
@@ -206,9 +205,10 @@ static void on_responder_exit(ProbeRun *run, const siginfo_t *si, void *userdata
         schedule_restart(s);
 }
 
-int responder_supervisor_start(Manager *m, int *passed_fds, size_t n_passed, ResponderSupervisor **ret) {
+int responder_supervisor_start(sd_event *event, const PeersConfig *config, DaemonStatus *status, int *passed_fds,
+                               size_t n_passed, ResponderSupervisor **ret) {
         _cleanup_(responder_supervisor_freep) ResponderSupervisor *s = NULL;
-        const PeersConfig *c = &m->config.peers;
+        const PeersConfig *c = config;
         int r;
 
         *ret = NULL;
@@ -218,7 +218,9 @@ int responder_supervisor_start(Manager *m, int *passed_fds, size_t n_passed, Res
         s = new0(ResponderSupervisor, 1);
         if (!s)
                 return log_oom();
-        s->manager = m;
+        s->event = event;
+        s->config = config;
+        s->status = status;
         for (size_t i = 0; i < n_passed; i++) {
                 if (s->n_fds >= RESPONDER_SOCKETS_MAX) {
                         safe_close(passed_fds[i]);
@@ -235,7 +237,7 @@ int responder_supervisor_start(Manager *m, int *passed_fds, size_t n_passed, Res
                 r = open_listener(*spec, &fd);
                 if (r < 0) {
                         log_error_errno(r, "Cannot listen on %s for the responder: %m", *spec);
-                        manager_set_degraded(m, DEGRADED_REASON, true);
+                        daemon_status_set_degraded(status, DEGRADED_REASON, true);
                         continue;
                 }
                 log_info("Responder listening on %s.", *spec);
@@ -247,7 +249,7 @@ int responder_supervisor_start(Manager *m, int *passed_fds, size_t n_passed, Res
         r = build_args(s);
         if (r < 0)
                 return log_error_errno(r, "Cannot build the responder's arguments: %m");
-        r = sd_event_add_time(m->event, &s->restart_timer, CLOCK_MONOTONIC, UINT64_MAX, 0, on_restart, s);
+        r = sd_event_add_time(event, &s->restart_timer, CLOCK_MONOTONIC, UINT64_MAX, 0, on_restart, s);
         if (r < 0)
                 return log_error_errno(r, "Cannot create the responder's restart timer: %m");
         (void) sd_event_source_set_enabled(s->restart_timer, SD_EVENT_OFF);
@@ -255,7 +257,7 @@ int responder_supervisor_start(Manager *m, int *passed_fds, size_t n_passed, Res
 
         r = responder_spawn(s);
         if (r < 0) {
-                manager_set_degraded(m, DEGRADED_REASON, true);
+                daemon_status_set_degraded(status, DEGRADED_REASON, true);
                 next_backoff(s);
                 schedule_restart(s);
         }

@@ -2,9 +2,12 @@
 /* responder-supervisor.h — linkprobe-responder run and restarted by the daemon on sockets it owns */
 #pragma once
 
+#include <systemd/sd-event.h>
+
 #include "shared/macros.h"
 
-typedef struct Manager Manager;
+typedef struct DaemonStatus DaemonStatus;
+typedef struct PeersConfig PeersConfig;
 typedef struct ResponderSupervisor ResponderSupervisor;
 
 /* How long the responder must run before a crash counts as new (the back-off starts over). */
@@ -21,10 +24,9 @@ typedef struct ResponderSupervisor ResponderSupervisor;
  * ("responder-failed"), as does a socket that cannot be bound. Nothing configured or passed: *ret
  * is NULL.
  */
-int responder_supervisor_start(Manager *m, int *passed_fds, size_t n_passed, ResponderSupervisor **ret);
+int responder_supervisor_start(sd_event *event, const PeersConfig *config, DaemonStatus *status, int *passed_fds,
+                               size_t n_passed, ResponderSupervisor **ret);
 /* Stops the responder (SIGTERM, bounded wait) and closes the sockets. */
 ResponderSupervisor *responder_supervisor_free(ResponderSupervisor *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ResponderSupervisor *, responder_supervisor_free);
 
-/* The responder's pid, 0 when it is not running (tests, status). */
-pid_t responder_supervisor_pid(const ResponderSupervisor *s);

@@ -2,11 +2,44 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "shared/fileio.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
 #include "state-file.h"
+
+int state_directory_open(StateDirectory *d) {
+        _cleanup_(freep) char *from_env = NULL;
+        const char *dir = d->path;
+        int fd;
+
+        if (d->fd >= 0)
+                return d->fd;
+        if (!dir) {
+                /* systemd's StateDirectory= sets this (several paths are separated by ':'). */
+                const char *e = getenv("STATE_DIRECTORY");
+                if (!isempty(e)) {
+                        from_env = strndup(e, strcspn(e, ":"));
+                        if (!from_env)
+                                return log_oom();
+                        dir = from_env;
+                } else
+                        dir = LOCALSTATEDIR "/lib/linkprobe";
+        }
+
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return log_warning_errno(errno, "Cannot create the state directory %s: %m", dir);
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return log_warning_errno(errno, "Cannot open the state directory %s: %m", dir);
+        d->fd = fd;
+        return fd;
+}
+
+void state_directory_done(StateDirectory *d) {
+        d->fd = safe_close(d->fd);
+}
 
 static void remove_leftovers(int dir_fd, const StateFile *f) {
         _cleanup_(closedirp) DIR *d = NULL;

@@ -5,6 +5,22 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
+#include "shared/macros.h"
+
+/* The directory results are kept in: --state-directory=, else $STATE_DIRECTORY (systemd's
+ * StateDirectory=), else LOCALSTATEDIR/lib/linkprobe. Opened, and created if missing, on first use. */
+typedef struct StateDirectory {
+        const char *path; /* NULL: the default above */
+        int fd;           /* -EBADF until opened */
+} StateDirectory;
+
+#define STATE_DIRECTORY_INIT(p) ((StateDirectory) { .path = (p), .fd = -EBADF })
+
+/* The directory's fd (owned by d), or -errno after a warning: the caller keeps its state in memory
+ * and says so. */
+int state_directory_open(StateDirectory *d);
+void state_directory_done(StateDirectory *d);
+
 typedef struct StateFile {
         const char *name;        /* in the state directory: "peers.json" */
         const char *bad_suffix;  /* a file we cannot use is renamed to name + this: ".corrupt" */

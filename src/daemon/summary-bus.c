@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "manager-bus.h"
-#include "manager.h"
+#include "shared/bus-names.h"
+#include "summary-bus.h"
 #include "summary.h"
-
-#define SUMMARY_INTERFACE "org.linkprobe.LinkProbe1.Summary"
 
 static int property_get_fastest(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -54,26 +52,19 @@ static int property_get_best_paths(sd_bus *bus, const char *path, const char *in
 
 static const sd_bus_vtable summary_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("FastestLink", "(ossu)", property_get_fastest, offsetof(Manager, summary.fastest),
+        SD_BUS_PROPERTY("FastestLink", "(ossu)", property_get_fastest, offsetof(Summary, fastest),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("ThunderboltPeers", "a(osddss)", property_get_tbt_peers, offsetof(Manager, summary),
+        SD_BUS_PROPERTY("ThunderboltPeers", "a(osddss)", property_get_tbt_peers, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("RdmaPortsActive", "u", NULL, offsetof(Manager, summary.rdma_ports_active),
+        SD_BUS_PROPERTY("RdmaPortsActive", "u", NULL, offsetof(Summary, rdma_ports_active),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("DegradedLinks", "a(oss)", property_get_degraded, offsetof(Manager, summary),
+        SD_BUS_PROPERTY("DegradedLinks", "a(oss)", property_get_degraded, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("BestPeerPaths", "a(sodddb)", property_get_best_paths, offsetof(Manager, summary),
+        SD_BUS_PROPERTY("BestPeerPaths", "a(sodddb)", property_get_best_paths, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_VTABLE_END,
 };
 
-static const BusObjectType summary_bus_type = { .interface = SUMMARY_INTERFACE };
-
-int summary_bus_register(Manager *m) {
-        int r;
-
-        r = sd_bus_add_object_vtable(m->bus, NULL, BUS_PATH, SUMMARY_INTERFACE, summary_vtable, m);
-        if (r < 0)
-                return r;
-        return manager_root_object_init(m, &m->summary_object, &summary_bus_type);
+int summary_bus_register(sd_bus *bus, Summary *s) {
+        return sd_bus_add_object_vtable(bus, NULL, BUS_PATH, SUMMARY_INTERFACE, summary_vtable, s);
 }

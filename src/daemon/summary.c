@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "link-bus.h"
 #include "link.h"
-#include "manager.h"
 #include "peer.h"
-#include "rdma-bus.h"
+#include "rdma-names.h"
 #include "rdma.h"
-#include "shared/parse-util.h"
+#include "shared/bus-names.h"
 #include "shared/string-util.h"
 #include "summary.h"
 #include "tbt.h"
@@ -42,41 +40,55 @@ static void best_paths_free(SummaryPeerPath *b, size_t n) {
         free(b);
 }
 
-void summary_done(Summary *s) {
+/* What the summary holds, without the bus object: one computed summary is swapped for the next. */
+static void summary_values_done(Summary *s) {
         fastest_done(&s->fastest);
         tbt_peers_free(s->tbt_peers, s->n_tbt_peers);
         degraded_free(s->degraded, s->n_degraded);
         best_paths_free(s->best_paths, s->n_best_paths);
-        *s = (Summary) {};
+        s->tbt_peers = NULL;
+        s->degraded = NULL;
+        s->best_paths = NULL;
+        s->n_tbt_peers = s->n_degraded = s->n_best_paths = 0;
+        s->rdma_ports_active = 0;
+        s->fastest_stale = false;
 }
 
-static uint32_t link_speed(const Link *l) {
-        return l->speed_mbps > 0 ? l->speed_mbps : l->thunderbolt_speed_mbps;
+static const BusObjectType summary_bus_type = { .interface = SUMMARY_INTERFACE };
+
+int summary_init(Summary *s, BusPublisher *p) {
+        *s = (Summary) { .fastest_stale = true };
+        return bus_object_init_root(&s->bus, p, &summary_bus_type);
+}
+
+void summary_done(Summary *s) {
+        summary_values_done(s);
+        bus_object_done(&s->bus);
 }
 
 /* Candidates are links that are up and are a connection a person would name (not loopback, virtual
  * or a VPN). */
 static bool fastest_candidate(const Link *l) {
-        return link_is_up(l) && connection_type_is_physical(l->connection_type);
+        return link_is_up(l) && connection_type_is_physical(l->derived.connection_type);
 }
 
 /* A total order, so the answer does not depend on the order links are looked at: the faster link;
  * on a tie the ring order (Thunderbolt first), then the lower index. */
 static bool fastest_beats(const Link *a, const Link *b) {
-        if (link_speed(a) != link_speed(b))
-                return link_speed(a) > link_speed(b);
-        int ra = rank_type_order(RANK_PURPOSE_RING, a->connection_type);
-        int rb = rank_type_order(RANK_PURPOSE_RING, b->connection_type);
+        if (a->derived.speed_mbps != b->derived.speed_mbps)
+                return a->derived.speed_mbps > b->derived.speed_mbps;
+        int ra = rank_type_order(RANK_PURPOSE_RING, a->derived.connection_type);
+        int rb = rank_type_order(RANK_PURPOSE_RING, b->derived.connection_type);
         if (ra != rb)
                 return ra < rb;
         return a->ifindex < b->ifindex;
 }
 
-static int compute_fastest(Manager *m, SummaryFastestLink *ret) {
+static int compute_fastest(Links *links, SummaryFastestLink *ret) {
         const Link *best = NULL;
         Link *l;
 
-        TABLE_FOREACH(l, &m->links)
+        TABLE_FOREACH(l, &links->table)
                 if (fastest_candidate(l) && (!best || fastest_beats(l, best)))
                         best = l;
         *ret = (SummaryFastestLink) {};
@@ -85,24 +97,15 @@ static int compute_fastest(Manager *m, SummaryFastestLink *ret) {
         ret->ifindex = best->ifindex;
         ret->path = strdup(best->bus.path);
         ret->name = strdup(best->name_utf8);
-        ret->connection_type = connection_type_to_string(best->connection_type);
-        ret->speed_mbps = link_speed(best);
+        ret->connection_type = connection_type_to_string(best->derived.connection_type);
+        ret->speed_mbps = best->derived.speed_mbps;
         return ret->path && ret->name ? 0 : -ENOMEM;
 }
 
-static Link *link_from_path(Manager *m, const char *path) {
-        _cleanup_(freep) char *label = NULL;
-        int ifindex;
-
-        if (!path || sd_bus_path_decode(path, LINK_PATH_PREFIX, &label) <= 0 || parse_int(label, &ifindex) < 0)
-                return NULL;
-        return link_get(m, ifindex);
-}
-
-static int compute_tbt(Manager *m, Summary *s) {
+static int compute_tbt(Links *links, Thunderbolt *tbt, Summary *s) {
         TbtObject *o;
 
-        TABLE_FOREACH(o, &m->thunderbolt) {
+        TABLE_FOREACH(o, &tbt->objects) {
                 if (!o->published)
                         continue;
                 if (o->type == TBT_NODE_PEER) {
@@ -110,7 +113,7 @@ static int compute_tbt(Manager *m, Summary *s) {
                         if (!grown)
                                 return -ENOMEM;
                         s->tbt_peers = grown;
-                        Link *l = link_from_path(m, o->net_interface_path);
+                        Link *l = o->derived.net_ifindex > 0 ? link_get(links, o->derived.net_ifindex) : NULL;
                         SummaryTbtPeer *p = &s->tbt_peers[s->n_tbt_peers++];
                         *p = (SummaryTbtPeer) {
                                 .path = strdup(o->bus.path),
@@ -141,10 +144,10 @@ static int compute_tbt(Manager *m, Summary *s) {
         return 0;
 }
 
-static int compute_rdma(Manager *m, Summary *s) {
+static int compute_rdma(Rdma *rdma, Summary *s) {
         RdmaPort *p;
 
-        TABLE_FOREACH(p, &m->rdma_ports) {
+        TABLE_FOREACH(p, &rdma->ports) {
                 bool active = IN_SET(p->status.state, RDMA_PORT_STATE_ACTIVE, RDMA_PORT_STATE_ACTIVE_DEFER);
                 s->rdma_ports_active += active;
 
@@ -166,12 +169,12 @@ static int compute_rdma(Manager *m, Summary *s) {
         return 0;
 }
 
-static int compute_best_paths(Manager *m, Summary *s) {
+static int compute_best_paths(Peers *peers, Summary *s) {
         _cleanup_(freep) Peer **best = NULL;
         size_t n = 0;
         int r;
 
-        r = peer_best_paths(m, &best, &n);
+        r = peer_best_paths(peers, &best, &n);
         if (r < 0)
                 return r;
         if (n == 0)
@@ -186,7 +189,7 @@ static int compute_best_paths(Manager *m, Summary *s) {
                         .upload_gbps = best[i]->m.upload_gbps,
                         .download_gbps = best[i]->m.download_gbps,
                         .rtt_usec = best[i]->m.rtt_usec,
-                        .stale = best[i]->stale,
+                        .stale = best[i]->derived.stale,
                 };
                 s->n_best_paths++;
                 if (!s->best_paths[i].peer_address || !s->best_paths[i].path)
@@ -236,43 +239,40 @@ static bool best_paths_equal(const Summary *a, const Summary *b) {
         return true;
 }
 
-void summary_link_changed(Manager *m, const Link *l) {
-        Summary *s = &m->summary;
-
+void summary_link_changed(Summary *s, Links *links, const Link *l) {
         if (s->fastest_stale)
                 return;
         if (l->ifindex == s->fastest.ifindex)
                 s->fastest_stale = true; /* it may have slowed, gone down or been renamed */
         else if (fastest_candidate(l)) {
-                const Link *best = s->fastest.ifindex > 0 ? link_get(m, s->fastest.ifindex) : NULL;
+                const Link *best = s->fastest.ifindex > 0 ? link_get(links, s->fastest.ifindex) : NULL;
                 if (!best || fastest_beats(l, best))
                         s->fastest_stale = true;
         }
 }
 
-void summary_links_changed(Manager *m) {
-        m->summary.fastest_stale = true;
+void summary_links_changed(Summary *s) {
+        s->fastest_stale = true;
 }
 
-void summary_update(Manager *m) {
+void summary_update(Summary *s, Links *links, Thunderbolt *tbt, Rdma *rdma, Peers *peers) {
         Summary n = {};
-        Summary *s = &m->summary;
         bool fastest_changed = false;
         int r = 0;
 
         if (s->fastest_stale) {
-                r = compute_fastest(m, &n.fastest);
+                r = compute_fastest(links, &n.fastest);
                 fastest_changed = r >= 0 && !fastest_equal(&s->fastest, &n.fastest);
         } else {
                 n.fastest = s->fastest;
                 s->fastest = (SummaryFastestLink) {};
         }
         if (r >= 0)
-                r = compute_tbt(m, &n);
+                r = compute_tbt(links, tbt, &n);
         if (r >= 0)
-                r = compute_rdma(m, &n);
+                r = compute_rdma(rdma, &n);
         if (r >= 0)
-                r = compute_best_paths(m, &n);
+                r = compute_best_paths(peers, &n);
         if (r < 0) {
                 /* Keep what clients last saw rather than publish a partial summary; a FastestLink
                  * moved over from it goes back. */
@@ -281,22 +281,30 @@ void summary_update(Manager *m) {
                         s->fastest = n.fastest;
                         n.fastest = (SummaryFastestLink) {};
                 }
-                summary_done(&n);
+                summary_values_done(&n);
                 return;
         }
 
         if (fastest_changed)
-                bus_object_changed(&m->summary_object, "FastestLink");
-        n.fastest_stale = false;
+                bus_object_changed(&s->bus, "FastestLink");
         if (!tbt_peers_equal(s, &n))
-                bus_object_changed(&m->summary_object, "ThunderboltPeers");
+                bus_object_changed(&s->bus, "ThunderboltPeers");
         if (s->rdma_ports_active != n.rdma_ports_active)
-                bus_object_changed(&m->summary_object, "RdmaPortsActive");
+                bus_object_changed(&s->bus, "RdmaPortsActive");
         if (!degraded_equal(s, &n))
-                bus_object_changed(&m->summary_object, "DegradedLinks");
+                bus_object_changed(&s->bus, "DegradedLinks");
         if (!best_paths_equal(s, &n))
-                bus_object_changed(&m->summary_object, "BestPeerPaths");
+                bus_object_changed(&s->bus, "BestPeerPaths");
 
-        summary_done(s);
-        *s = n;
+        /* The new values replace the old; the bus object stays. */
+        summary_values_done(s);
+        s->fastest = n.fastest;
+        s->tbt_peers = n.tbt_peers;
+        s->n_tbt_peers = n.n_tbt_peers;
+        s->rdma_ports_active = n.rdma_ports_active;
+        s->degraded = n.degraded;
+        s->n_degraded = n.n_degraded;
+        s->best_paths = n.best_paths;
+        s->n_best_paths = n.n_best_paths;
+        s->fastest_stale = false;
 }

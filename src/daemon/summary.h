@@ -2,10 +2,13 @@
 /* summary.h — the Summary interface: what an applet shows, derived once here so no client needs the graph */
 #pragma once
 
-#include "shared/macros.h"
+#include "bus-object.h"
 
 typedef struct Link Link;
-typedef struct Manager Manager;
+typedef struct Links Links;
+typedef struct Peers Peers;
+typedef struct Rdma Rdma;
+typedef struct Thunderbolt Thunderbolt;
 
 typedef struct SummaryFastestLink {
         int ifindex; /* 0: none */
@@ -37,6 +40,7 @@ typedef struct SummaryPeerPath {
 } SummaryPeerPath;
 
 typedef struct Summary {
+        BusObject bus; /* the Summary interface of the root object */
         SummaryFastestLink fastest;
         SummaryTbtPeer *tbt_peers;
         size_t n_tbt_peers;
@@ -50,15 +54,15 @@ typedef struct Summary {
         bool fastest_stale;
 } Summary;
 
-/* Recomputes the summary from the published objects and marks what changed, run by the flush
- * whenever any object changed. A pass over the small tables (Thunderbolt, RDMA, peers); the links
- * are passed over only when FastestLink may have moved. */
-void summary_update(Manager *m);
-/* A link's state, speed, type or name changed: FastestLink moves only if it is that link, or that
- * link now beats it. A flap of one link among thousands costs no pass over all of them. */
-void summary_link_changed(Manager *m, const Link *l);
-/* Links came, went, or changed in ways one link's update does not tell (types, Thunderbolt rates). */
-void summary_links_changed(Manager *m);
+int summary_init(Summary *s, BusPublisher *p);
 void summary_done(Summary *s);
 
-int summary_bus_register(Manager *m);
+/* Recomputes the summary from the published objects and marks what changed; the last step of every
+ * derivation pass. A pass over the small tables (Thunderbolt, RDMA, peers); the links are passed over
+ * only when FastestLink may have moved. */
+void summary_update(Summary *s, Links *links, Thunderbolt *tbt, Rdma *rdma, Peers *peers);
+/* A link's state, speed, type or name changed: FastestLink moves only if it is that link, or that
+ * link now beats it. A flap of one link among thousands costs no pass over all of them. */
+void summary_link_changed(Summary *s, Links *links, const Link *l);
+/* Links came, went, or changed in ways one link's update does not tell (types, Thunderbolt rates). */
+void summary_links_changed(Summary *s);

@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
 
+#include "bus-registry.h"
 #include "bus-util.h"
-#include "manager.h"
+#include "shared/bus-names.h"
 #include "shared/string-util.h"
 #include "tbt-bus.h"
 #include "tbt.h"
-
-int tbt_object_path(const char *sysname, char **ret) {
-        return sd_bus_path_encode(TBT_PATH_PREFIX, sysname, ret);
-}
 
 #define DEFINE_GETTER(name, signature, expr)                                                                  \
         static int property_get_##name(sd_bus *bus, const char *path, const char *interface,                  \
@@ -82,26 +79,26 @@ static const sd_bus_vtable tbt_vtable[] = {
         SD_BUS_PROPERTY("PathTxGbps", "u", NULL, offsetof(TbtObject, path_tx_gbps), EMITS),
         SD_BUS_PROPERTY("Degraded", "b", bus_property_get_bool, offsetof(TbtObject, degraded), EMITS),
         SD_BUS_PROPERTY("DegradedReason", "s", bus_property_get_string, offsetof(TbtObject, degraded_reason), EMITS),
-        SD_BUS_PROPERTY("NetInterface", "o", bus_property_get_object_path, offsetof(TbtObject, net_interface_path),
+        SD_BUS_PROPERTY("NetInterface", "o", bus_property_get_object_path, offsetof(TbtObject, derived.net_interface_path),
                         EMITS),
         SD_BUS_PROPERTY("Services", "as", bus_property_get_strv, offsetof(TbtObject, services), EMITS),
         SD_BUS_PROPERTY("Problems", "as", bus_property_get_strv, offsetof(TbtObject, problems), EMITS),
         SD_BUS_VTABLE_END,
 };
 
-static void *tbt_lookup(Manager *m, const char *label) {
-        return table_get(&m->thunderbolt, label);
+static void *tbt_lookup(void *collection, const char *label) {
+        Thunderbolt *tbt = collection;
+        return table_get(&tbt->objects, label);
 }
 
-static const BusObjectKind tbt_bus_kind = {
+static const BusKind tbt_bus_kind = {
         .prefix = TBT_PATH_PREFIX,
         .interface = TBT_INTERFACE,
         .vtable = tbt_vtable,
-        .table_offset = offsetof(Manager, thunderbolt),
         .bus_offset = offsetof(TbtObject, bus),
         .lookup = tbt_lookup,
 };
 
-int tbt_bus_register(Manager *m) {
-        return manager_add_bus_kind(m, &tbt_bus_kind);
+int tbt_bus_register(BusRegistry *registry, Thunderbolt *tbt) {
+        return bus_registry_add(registry, &tbt_bus_kind, &tbt->objects, tbt);
 }

@@ -5,11 +5,8 @@
 #include <inttypes.h>
 #include <libudev.h>
 
-#include "link.h"
-#include "manager.h"
+#include "shared/bus-names.h"
 #include "shared/string-util.h"
-#include "summary.h"
-#include "tbt-bus.h"
 #include "tbt.h"
 #include "udev.h"
 
@@ -17,33 +14,37 @@ static const BusObjectType tbt_bus_type = {
         .interface = TBT_INTERFACE,
 };
 
-int tbt_object_compare(const void *key, const void *object) {
+static int tbt_object_compare(const void *key, const void *object) {
         return strcmp(key, ((const TbtObject *) object)->sysname);
 }
 
-/* Published objects live in m->thunderbolt, which GetManagedObjects walks; services, which only the
- * tree needs, in m->thunderbolt_services. Names are unique across both (one bus directory). */
-static Table *tbt_table(Manager *m, TbtKind kind) {
-        return kind == TBT_KIND_SERVICE ? &m->thunderbolt_services : &m->thunderbolt;
+int tbt_object_path(const char *sysname, char **ret) {
+        return sd_bus_path_encode(TBT_PATH_PREFIX, sysname, ret);
+}
+
+/* Published objects live in objects, which GetManagedObjects walks; services, which only the tree
+ * needs, in services. */
+static Table *tbt_table(Thunderbolt *tbt, TbtKind kind) {
+        return kind == TBT_KIND_SERVICE ? &tbt->services : &tbt->objects;
 }
 
 /* Every object of both tables; the body must not remove (use the tables one by one for that). */
-#define TBT_FOREACH(o, m)                                                                               \
-        for (Table *_tables_[2] = { &(m)->thunderbolt, &(m)->thunderbolt_services }, **_t_ = _tables_; \
-             _t_ < _tables_ + 2; _t_++)                                                                 \
+#define TBT_FOREACH(o, tbt)                                                                   \
+        for (Table *_tables_[2] = { &(tbt)->objects, &(tbt)->services }, **_t_ = _tables_;   \
+             _t_ < _tables_ + 2; _t_++)                                                       \
                 TABLE_FOREACH(o, *_t_)
 
-static size_t tbt_count(Manager *m) {
-        return table_size(&m->thunderbolt) + table_size(&m->thunderbolt_services);
+static size_t tbt_count(Thunderbolt *tbt) {
+        return table_size(&tbt->objects) + table_size(&tbt->services);
 }
 
-TbtObject *tbt_object_get(Manager *m, const char *sysname) {
+TbtObject *tbt_object_get(Thunderbolt *tbt, const char *sysname) {
         TbtObject *o;
 
         if (!sysname)
                 return NULL;
-        o = table_get(&m->thunderbolt, sysname);
-        return o ?: table_get(&m->thunderbolt_services, sysname);
+        o = table_get(&tbt->objects, sysname);
+        return o ?: table_get(&tbt->services, sysname);
 }
 
 static TbtObject *tbt_object_free(TbtObject *o) {
@@ -57,21 +58,30 @@ static TbtObject *tbt_object_free(TbtObject *o) {
         free(o->degraded_reason);
         strv_free(o->problems);
         strv_free(o->services);
-        free(o->net_interface_path);
+        free(o->derived.net_interface_path);
         return mfree(o);
 }
 
-void tbt_objects_free(Manager *m) {
+void thunderbolt_init(Thunderbolt *tbt, BusPublisher *p, int sysfs_fd) {
+        *tbt = (Thunderbolt) {
+                .objects = TABLE_INIT(tbt_object_compare),
+                .services = TABLE_INIT(tbt_object_compare),
+                .publisher = p,
+                .sysfs_fd = sysfs_fd,
+        };
+}
+
+void thunderbolt_done(Thunderbolt *tbt) {
         TbtObject *o;
 
-        TBT_FOREACH(o, m)
+        TBT_FOREACH(o, tbt)
                 tbt_object_free(o);
-        table_done(&m->thunderbolt);
-        table_done(&m->thunderbolt_services);
+        table_done(&tbt->objects);
+        table_done(&tbt->services);
 }
 
 /* Takes over d. */
-static int tbt_object_new(Manager *m, TbtDevice *d, TbtObject **ret) {
+static int tbt_object_new(Thunderbolt *tbt, TbtDevice *d, TbtObject **ret) {
         _cleanup_(tbt_device_freep) TbtDevice *device = d;
         _cleanup_(freep) char *path = NULL;
         TbtObject *o;
@@ -92,19 +102,19 @@ static int tbt_object_new(Manager *m, TbtDevice *d, TbtObject **ret) {
                 tbt_object_free(o);
                 return -ENOMEM;
         }
-        o->manager = m;
+        o->owner = tbt;
         o->type = _TBT_NODE_TYPE_INVALID;
         o->depth = -1;
         o->link_class = _TBT_LINK_CLASS_INVALID;
 
-        r = table_put(tbt_table(m, device->kind), o->sysname, o);
+        r = table_put(tbt_table(tbt, device->kind), o->sysname, o);
         if (r < 0) {
                 tbt_object_free(o);
                 return r;
         }
         o->device = TAKE_PTR(device);
         if (path) {
-                bus_object_init(&o->bus, m, &tbt_bus_type, TAKE_PTR(path));
+                bus_object_init(&o->bus, tbt->publisher, &tbt_bus_type, TAKE_PTR(path));
                 o->published = true;
         }
         log_tbt_debug(o, "Added (%s).", tbt_kind_to_string(o->device->kind));
@@ -113,25 +123,25 @@ static int tbt_object_new(Manager *m, TbtDevice *d, TbtObject **ret) {
 }
 
 static void tbt_object_remove(TbtObject *o) {
-        Manager *m = o->manager;
+        Thunderbolt *tbt = o->owner;
 
         log_tbt_debug(o, "Removed.");
         /* InterfacesRemoved needs the object still findable. */
         bus_object_remove(&o->bus);
-        table_remove(tbt_table(m, o->device->kind), o->sysname);
+        table_remove(tbt_table(tbt, o->device->kind), o->sysname);
         tbt_object_free(o);
 }
 
 /* Whether d is below the device named ancestor, following the parents we know. */
-static bool tbt_is_below(Manager *m, const TbtDevice *d, const char *ancestor) {
-        size_t steps = 0, limit = tbt_count(m);
+static bool tbt_is_below(Thunderbolt *tbt, const TbtDevice *d, const char *ancestor) {
+        size_t steps = 0, limit = tbt_count(tbt);
 
         for (const char *p = d->parent; p && steps <= limit; steps++) {
                 TbtObject *parent;
 
                 if (streq(p, ancestor))
                         return true;
-                parent = tbt_object_get(m, p);
+                parent = tbt_object_get(tbt, p);
                 if (!parent)
                         return false;
                 p = parent->device->parent;
@@ -141,18 +151,18 @@ static bool tbt_is_below(Manager *m, const TbtDevice *d, const char *ancestor) {
 
 /* A device went away: so did everything below it (the kernel removes children first, but after a
  * lost event or an overrun only the dock's own removal may tell us). */
-static void tbt_remove_subtree(Manager *m, const char *sysname) {
+static void tbt_remove_subtree(Thunderbolt *tbt, const char *sysname) {
         _cleanup_(strv_freep) char **doomed = NULL;
         TbtObject *o;
 
-        TBT_FOREACH(o, m)
-                if (streq(o->sysname, sysname) || tbt_is_below(m, o->device, sysname))
+        TBT_FOREACH(o, tbt)
+                if (streq(o->sysname, sysname) || tbt_is_below(tbt, o->device, sysname))
                         if (strv_consume(&doomed, strdup(o->sysname)) < 0) {
                                 log_oom();
                                 return;
                         }
         STRV_FOREACH(name, doomed) {
-                o = tbt_object_get(m, *name);
+                o = tbt_object_get(tbt, *name);
                 if (o)
                         tbt_object_remove(o);
         }
@@ -193,8 +203,8 @@ static void tbt_object_set_device(TbtObject *o, TbtDevice *d) {
 }
 
 /* The one path for enumeration and events: takes over d. */
-static int tbt_object_update(Manager *m, TbtDevice *d) {
-        TbtObject *o = tbt_object_get(m, d->sysname);
+static int tbt_object_update(Thunderbolt *tbt, TbtDevice *d) {
+        TbtObject *o = tbt_object_get(tbt, d->sysname);
         int r;
 
         if (o && tbt_identity_differs(o->device, d)) {
@@ -203,7 +213,7 @@ static int tbt_object_update(Manager *m, TbtDevice *d) {
                 o = NULL;
         }
         if (!o) {
-                r = tbt_object_new(m, d, &o);
+                r = tbt_object_new(tbt, d, &o);
                 if (r < 0)
                         return r;
         } else
@@ -212,11 +222,11 @@ static int tbt_object_update(Manager *m, TbtDevice *d) {
         return 0;
 }
 
-static void tbt_read_device(Manager *m, const char *sysname) {
+static void tbt_read_device(Thunderbolt *tbt, const char *sysname) {
         TbtDevice *d = NULL;
         int r;
 
-        r = tbt_device_read(m->sysfs_fd, sysname, &d);
+        r = tbt_device_read(tbt->sysfs_fd, sysname, &d);
         if (r == -ENOMEM) {
                 log_oom();
                 return;
@@ -224,10 +234,10 @@ static void tbt_read_device(Manager *m, const char *sysname) {
         if (r < 0) {
                 /* Gone again (unplugged while we read), or no longer a kind we know. */
                 log_debug_errno(r, "Thunderbolt device %s cannot be read, dropping it: %m", sysname);
-                tbt_remove_subtree(m, sysname);
+                tbt_remove_subtree(tbt, sysname);
                 return;
         }
-        r = tbt_object_update(m, d);
+        r = tbt_object_update(tbt, d);
         if (r < 0)
                 log_warning_errno(r, "Failed to add Thunderbolt device %s: %m", sysname);
 }
@@ -302,47 +312,23 @@ static int tbt_object_apply_node(TbtObject *const *objects, const TbtTopology *t
         r = tbt_node_problems(t, o->sysname, &problems);
         if (r < 0)
                 return r;
-        if (!strv_equal(problems, o->problems)) {
-                STRV_FOREACH(p, problems)
-                        if (!strv_contains(o->problems, *p))
-                                log_tbt_warning(o, "%s", *p);
-                strv_free(o->problems);
-                o->problems = TAKE_PTR(problems);
-                bus_object_changed(&o->bus, "Problems");
-        }
+        STRV_FOREACH(p, problems)
+                if (!strv_contains(o->problems, *p))
+                        log_tbt_warning(o, "%s", *p);
+        (void) bus_object_set_strv(&o->bus, &o->problems, &problems, "Problems");
 
         if (o->device->kind == TBT_KIND_PEER) {
                 r = tbt_node_services(objects, t, i, &services);
                 if (r < 0)
                         return r;
-                if (!strv_equal(services, o->services)) {
-                        strv_free(o->services);
-                        o->services = TAKE_PTR(services);
-                        bus_object_changed(&o->bus, "Services");
-                }
+                (void) bus_object_set_strv(&o->bus, &o->services, &services, "Services");
         }
         return 0;
 }
 
-/* A service whose net/ directory names a link that does not (yet) lead back to it: that link's sysfs
- * facts were read before sysfs was complete. Read them again; cross-linking follows the flush. */
-static void tbt_recheck_net_interfaces(Manager *m) {
-        TbtObject *o;
-
-        TABLE_FOREACH(o, &m->thunderbolt_services) {
-                Link *l;
-
-                if (!o->device->net_interface)
-                        continue;
-                l = link_find(m, o->device->net_interface);
-                if (l && (!l->on_thunderbolt || !streq_ptr(l->device_path, o->device->syspath)))
-                        link_request_sysfs(l);
-        }
-}
-
 /* Rebuilds the tree from the table (a few dozen devices at most: cheap) and publishes what moved. */
-static void tbt_apply_topology(Manager *m) {
-        size_t n = tbt_count(m), i = 0;
+static void tbt_apply_topology(Thunderbolt *tbt) {
+        size_t n = tbt_count(tbt), i = 0;
         _cleanup_(freep) TbtObject **objects = new0(TbtObject *, n + 1);
         _cleanup_(freep) TbtDevice **devices = new0(TbtDevice *, n + 1);
         _cleanup_(tbt_topology_freep) TbtTopology *t = NULL;
@@ -353,7 +339,7 @@ static void tbt_apply_topology(Manager *m) {
                 log_oom();
                 return;
         }
-        TBT_FOREACH(o, m) {
+        TBT_FOREACH(o, tbt) {
                 objects[i] = o;
                 devices[i++] = o->device;
         }
@@ -369,11 +355,13 @@ static void tbt_apply_topology(Manager *m) {
                         return;
                 }
         }
-        tbt_recheck_net_interfaces(m);
-        tbt_update_links(m);
+        /* Network interfaces and services are tied together by the derivation pass. */
+        tbt->changed = true;
+        bus_publisher_schedule(tbt->publisher);
 }
 
-void tbt_udev_event(Manager *m, struct udev_device *device, const char *action) {
+void tbt_udev_event(void *userdata, struct udev_device *device, const char *action) {
+        Thunderbolt *tbt = userdata;
         const char *sysname = udev_device_get_sysname(device);
 
         if (isempty(sysname))
@@ -382,106 +370,47 @@ void tbt_udev_event(Manager *m, struct udev_device *device, const char *action) 
         /* The event says only that something happened; the facts are read from sysfs. A removal is
          * taken at its word: the device's directory may linger for a moment. */
         if (streq(action, "remove"))
-                tbt_remove_subtree(m, sysname);
+                tbt_remove_subtree(tbt, sysname);
         else
-                tbt_read_device(m, sysname);
-        tbt_apply_topology(m);
+                tbt_read_device(tbt, sysname);
+        tbt_apply_topology(tbt);
 }
 
-int tbt_enumerate_all(Manager *m) {
+int tbt_enumerate_all(void *userdata) {
+        Thunderbolt *tbt = userdata;
         TbtDevice **devices = NULL;
         size_t n = 0;
         TbtObject *o;
         int r;
 
-        r = tbt_enumerate(m->sysfs_fd, &devices, &n);
+        r = tbt_enumerate(tbt->sysfs_fd, &devices, &n);
         if (r < 0)
                 return log_warning_errno(r, "Failed to enumerate Thunderbolt devices: %m");
 
-        TBT_FOREACH(o, m)
+        TBT_FOREACH(o, tbt)
                 o->seen = false;
         for (size_t i = 0; i < n; i++) {
-                r = tbt_object_update(m, TAKE_PTR(devices[i]));
+                r = tbt_object_update(tbt, TAKE_PTR(devices[i]));
                 if (r < 0)
                         log_warning_errno(r, "Failed to add a Thunderbolt device: %m");
         }
         free(devices);
-        TABLE_FOREACH_SAFE(o, &m->thunderbolt)
+        TABLE_FOREACH_SAFE(o, &tbt->objects)
                 if (!o->seen)
                         tbt_object_remove(o);
-        TABLE_FOREACH_SAFE(o, &m->thunderbolt_services)
+        TABLE_FOREACH_SAFE(o, &tbt->services)
                 if (!o->seen)
                         tbt_object_remove(o);
 
-        tbt_apply_topology(m);
-        log_debug("Thunderbolt: %zu devices.", tbt_count(m));
+        tbt_apply_topology(tbt);
+        log_debug("Thunderbolt: %zu devices.", tbt_count(tbt));
         return 0;
 }
 
-/* The peer whose XDomain service backs l (class/net/<if>/device is the service). */
-static TbtObject *tbt_peer_for_link(Manager *m, const Link *l) {
-        TbtObject *o;
-
-        if (!l->on_thunderbolt || !l->device_path)
-                return NULL;
-        TABLE_FOREACH(o, &m->thunderbolt_services) {
-                TbtObject *peer;
-
-                if (!streq_ptr(o->device->syspath, l->device_path))
-                        continue;
-                peer = tbt_object_get(m, o->device->parent);
-                return peer && peer->published && peer->device->kind == TBT_KIND_PEER ? peer : NULL;
-        }
-        return NULL;
-}
-
-void tbt_update_links(Manager *m) {
-        TbtObject *o;
-        Link *l;
-
-        summary_links_changed(m); /* Thunderbolt rates stand in for link speeds */
-        TABLE_FOREACH(o, &m->thunderbolt)
-                o->net_link = NULL;
-
-        TABLE_FOREACH(l, &m->links) {
-                TbtObject *peer = tbt_peer_for_link(m, l);
-                unsigned generation = peer ? peer->path_generation : 0;
-                /* One number for a link that may be asymmetric: the slower direction of the path. */
-                uint32_t speed = peer ? (uint32_t) MIN(peer->path_rx_gbps, peer->path_tx_gbps) * 1000 : 0;
-
-                if (bus_object_set_string(&l->bus, &l->thunderbolt_peer_path, peer ? peer->bus.path : NULL,
-                                          "ThunderboltPeer") < 0)
-                        log_oom();
-                if (l->thunderbolt_generation != generation) {
-                        /* An input of ConnectionType, which the manager derives after preparing. */
-                        l->thunderbolt_generation = generation;
-                        m->links_topology_changed = true;
-                        bus_object_queue(&l->bus);
-                }
-                if (l->thunderbolt_speed_mbps != speed) {
-                        l->thunderbolt_speed_mbps = speed;
-                        if (l->speed_mbps == 0) /* else SpeedMbps is the driver's and stays */
-                                bus_object_changed(&l->bus, "SpeedMbps");
-                }
-                /* Several interfaces on one peer (one per service): the lowest index is named. */
-                if (peer && (!peer->net_link || l->ifindex < peer->net_link->ifindex))
-                        peer->net_link = l;
-        }
-
-        TABLE_FOREACH(o, &m->thunderbolt)
-                if (o->device->kind == TBT_KIND_PEER &&
-                    bus_object_set_string(&o->bus, &o->net_interface_path,
-                                          o->net_link ? o->net_link->bus.path : NULL, "NetInterface") < 0)
-                        log_oom();
-}
-
-int tbt_setup(Manager *m) {
+int thunderbolt_watch(Thunderbolt *tbt, UdevSource *udev) {
         int r;
 
-        r = tbt_bus_register(m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to register Thunderbolt objects: %m");
-        r = udev_source_add_subsystem(m->udev, "thunderbolt", tbt_udev_event, tbt_enumerate_all);
+        r = udev_source_add_subsystem(udev, "thunderbolt", tbt_udev_event, tbt_enumerate_all, tbt);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch udev's thunderbolt subsystem: %m");
         return 0;

@@ -3,23 +3,34 @@
 #pragma once
 
 #include "bus-object.h"
+#include "log-object.h"
+#include "shared/table.h"
 #include "sysfs/thunderbolt.h"
 #include "tbt-topology.h"
 
-typedef struct Manager Manager;
-typedef struct Link Link;
+typedef struct UdevSource UdevSource;
 struct udev_device;
 
 /*
- * One device of bus/thunderbolt. Every kind is kept, so the tree can be built, but XDomain services are
- * not published: a service is a protocol the peer offers (thunderbolt-net, a DMA test), with no link
- * and no rate of its own, so it is folded into its peer (Services, NetInterface). Published objects
- * are in Manager.thunderbolt (which GetManagedObjects walks), services in Manager.thunderbolt_services.
+ * Every device of bus/thunderbolt. Every kind is kept, so the tree can be built, but XDomain services
+ * are not published: a service is a protocol the peer offers (thunderbolt-net, a DMA test), with no
+ * link and no rate of its own, so it is folded into its peer (Services, NetInterface). Published
+ * objects are in objects (which GetManagedObjects walks), services in services. Names are unique
+ * across both (one bus directory).
  */
+typedef struct Thunderbolt {
+        Table objects;  /* TbtObject* by sysname: what is published */
+        Table services; /* TbtObject* by sysname: XDomain services, folded into peers */
+        BusPublisher *publisher;
+        int sysfs_fd;
+        /* The tree was rebuilt: the derivation pass redoes the network links' cross-links. */
+        bool changed;
+} Thunderbolt;
+
 typedef struct TbtObject {
         char *sysname; /* the table's key: "domain0", "0-301", "0-301.0", "0-0:1.1" */
         char *sysname_utf8; /* what D-Bus can carry: the kernel's bytes, invalid UTF-8 escaped */
-        Manager *manager;
+        Thunderbolt *owner;
         BusObject bus; /* initialised only when published */
         bool published;
         bool seen;         /* mark and sweep of a full enumeration */
@@ -38,33 +49,30 @@ typedef struct TbtObject {
         char **problems;
         unsigned path_generation; /* peers: 3, 4, 5 for the network link's ConnectionType; 0 unknown */
         char **services;          /* peers: the keys of their XDomain services */
-        char *net_interface_path; /* peers: the Link object of their thunderbolt-net interface */
-        Link *net_link;           /* scratch of tbt_update_links() */
+
+        /* Derived (derive-link.c writes these): the thunderbolt-net interface that reaches a peer. */
+        struct {
+                char *net_interface_path;
+                int net_ifindex;
+        } derived;
 } TbtObject;
 
-/* The table's comparison: the key is a sysname (const char *). */
-int tbt_object_compare(const void *key, const void *object);
-TbtObject *tbt_object_get(Manager *m, const char *sysname);
-void tbt_objects_free(Manager *m);
+void thunderbolt_init(Thunderbolt *tbt, BusPublisher *p, int sysfs_fd);
+void thunderbolt_done(Thunderbolt *tbt);
+/* Follows the udev subsystem "thunderbolt"; call before the monitor starts. */
+int thunderbolt_watch(Thunderbolt *tbt, UdevSource *udev);
 
-/* Registers the bus objects and the udev subsystem; call where manager_start() lets sources do so. */
-int tbt_setup(Manager *m);
+TbtObject *tbt_object_get(Thunderbolt *tbt, const char *sysname);
+/* thunderbolt/<sysname>, the sysname encoded with sd_bus_path_encode(). */
+int tbt_object_path(const char *sysname, char **ret);
 
 /* The udev handlers: add, change and the rest re-read the device; remove drops it and every device
  * below it. The enumeration re-reads everything, marks and sweeps, and publishes the differences. */
-void tbt_udev_event(Manager *m, struct udev_device *device, const char *action);
-int tbt_enumerate_all(Manager *m);
+void tbt_udev_event(void *userdata, struct udev_device *device, const char *action);
+int tbt_enumerate_all(void *userdata);
 
-/*
- * Cross-links network links and peers: a link whose backing device is an XDomain service gets the
- * service's peer as ThunderboltPeer, the peer's path generation (ConnectionType) and path rate
- * (SpeedMbps when the driver reports none); the peer gets the link as NetInterface. Runs after every
- * Thunderbolt change and whenever links were added, removed or changed backing devices, so either
- * side may appear, change or vanish first.
- */
-void tbt_update_links(Manager *m);
-
-#define log_tbt_full_errno(o, level, error, ...) log_full_errno_prefix(level, error, (o)->sysname, __VA_ARGS__)
+#define log_tbt_full_errno(o, level, error, ...) \
+        log_object_full_errno(level, error, "THUNDERBOLT_DEVICE", (o)->sysname_utf8, __VA_ARGS__)
 #define log_tbt_debug(o, ...) (void) log_tbt_full_errno(o, LOG_DEBUG, 0, __VA_ARGS__)
 #define log_tbt_info(o, ...) (void) log_tbt_full_errno(o, LOG_INFO, 0, __VA_ARGS__)
 #define log_tbt_warning(o, ...) (void) log_tbt_full_errno(o, LOG_WARNING, 0, __VA_ARGS__)

@@ -2,7 +2,6 @@
 #include <libudev.h>
 #include <sys/epoll.h>
 
-#include "manager.h"
 #include "shared/log.h"
 #include "shared/socket-util.h"
 #include "udev.h"
@@ -13,10 +12,12 @@ typedef struct UdevSubscription {
         const char *subsystem;
         udev_event_handler_t on_event;
         udev_enumerate_handler_t enumerate;
+        void *userdata;
 } UdevSubscription;
 
 struct UdevSource {
-        Manager *manager;
+        sd_event *event;
+        uint64_t rcvbuf;
         struct udev *udev;
         struct udev_monitor *monitor;
         sd_event_source *io;
@@ -25,11 +26,12 @@ struct UdevSource {
         uint64_t n_overruns;
 };
 
-int udev_source_new(Manager *m, UdevSource **ret) {
+int udev_source_new(sd_event *event, uint64_t rcvbuf, UdevSource **ret) {
         UdevSource *u = new0(UdevSource, 1);
         if (!u)
                 return log_oom();
-        u->manager = m;
+        u->event = event;
+        u->rcvbuf = rcvbuf;
         u->udev = udev_new();
         if (!u->udev) {
                 free(u);
@@ -49,7 +51,7 @@ UdevSource *udev_source_free(UdevSource *u) {
 }
 
 int udev_source_add_subsystem(UdevSource *u, const char *subsystem, udev_event_handler_t on_event,
-                               udev_enumerate_handler_t enumerate) {
+                               udev_enumerate_handler_t enumerate, void *userdata) {
         if (u->n_subscriptions >= UDEV_SUBSYSTEMS_MAX)
                 return -E2BIG;
         if (u->monitor)
@@ -58,6 +60,7 @@ int udev_source_add_subsystem(UdevSource *u, const char *subsystem, udev_event_h
                 .subsystem = subsystem,
                 .on_event = on_event,
                 .enumerate = enumerate,
+                .userdata = userdata,
         };
         return 0;
 }
@@ -67,7 +70,7 @@ int udev_source_enumerate(UdevSource *u) {
 
         for (size_t i = 0; i < u->n_subscriptions; i++)
                 if (u->subscriptions[i].enumerate) {
-                        int r = u->subscriptions[i].enumerate(u->manager);
+                        int r = u->subscriptions[i].enumerate(u->subscriptions[i].userdata);
                         if (r < 0 && ret == 0)
                                 ret = r;
                 }
@@ -81,7 +84,7 @@ static void udev_dispatch(UdevSource *u, struct udev_device *d) {
                 return;
         for (size_t i = 0; i < u->n_subscriptions; i++)
                 if (streq(u->subscriptions[i].subsystem, subsystem) && u->subscriptions[i].on_event)
-                        u->subscriptions[i].on_event(u->manager, d, action);
+                        u->subscriptions[i].on_event(u->subscriptions[i].userdata, d, action);
 }
 
 static int on_udev_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -127,7 +130,6 @@ static const char *udev_source_kind(void) {
 }
 
 int udev_source_start(UdevSource *u) {
-        Manager *m = u->manager;
         const char *source = udev_source_kind();
         int r, fd;
 
@@ -147,20 +149,16 @@ int udev_source_start(UdevSource *u) {
 
         fd = udev_monitor_get_fd(u->monitor);
         /* libudev 252 leaves the buffer at the default; a dock with a dozen devices overruns it. */
-        r = socket_set_rcvbuf(fd, m->config.udev_rcvbuf);
+        r = socket_set_rcvbuf(fd, u->rcvbuf);
         if (r < 0)
                 log_warning_errno(r, "Failed to set the udev monitor's receive buffer: %m");
 
-        r = sd_event_add_io(m->event, &u->io, fd, EPOLLIN, on_udev_io, u);
+        r = sd_event_add_io(u->event, &u->io, fd, EPOLLIN, on_udev_io, u);
         if (r < 0)
                 return log_warning_errno(r, "Failed to watch the udev monitor: %m");
         (void) sd_event_source_set_description(u->io, "udev");
         log_debug("udev monitor listening to %s events.", source);
         return 0;
-}
-
-struct udev *udev_source_get_udev(UdevSource *u) {
-        return u ? u->udev : NULL;
 }
 
 uint64_t udev_source_overruns(const UdevSource *u) {

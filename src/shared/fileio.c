@@ -24,6 +24,19 @@ ssize_t loop_read(int fd, void *buf, size_t size) {
         return (ssize_t) n;
 }
 
+int read_file_head(const char *path, char *buf, size_t size) {
+        _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = loop_read(fd, buf, size - 1);
+        if (n < 0)
+                return (int) n;
+        buf[n] = '\0';
+        return (int) n;
+}
+
 int read_file_at(int dir_fd, const char *name, size_t max, char **ret, size_t *ret_size) {
         _cleanup_(closep) int fd = -EBADF;
         _cleanup_(freep) char *buf = NULL;

@@ -10,6 +10,10 @@
  * number of bytes read (less than size only at the end of the file) or -errno. */
 ssize_t loop_read(int fd, void *buf, size_t size);
 
+/* Reads the beginning of path, up to size - 1 bytes, NUL-terminated: for /proc files, whose parsers
+ * need no more than their first lines. Returns the number of bytes read or -errno. */
+int read_file_head(const char *path, char *buf, size_t size);
+
 /* Reads name (relative to dir_fd, or absolute) into a NUL-terminated buffer. -EFBIG past max. */
 int read_file_at(int dir_fd, const char *name, size_t max, char **ret, size_t *ret_size);
 

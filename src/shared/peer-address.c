@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <arpa/inet.h>
+#include <net/if.h>
 
 #include "peer-address.h"
 #include "parse-util.h"
@@ -180,4 +181,35 @@ int peer_address_set_scope(PeerAddress *a, const char *ifname, const char **ret_
         if (!ifname)
                 return fail(ret_why, "no interface name given");
         return parse_scope(ifname, strnlen(ifname, IF_NAMESIZE), a->scope, ret_why);
+}
+
+int peer_address_to_sockaddr(const PeerAddress *a, struct sockaddr_storage *ret, socklen_t *ret_len) {
+        if (a->family == AF_INET) {
+                struct sockaddr_in *in = (struct sockaddr_in *) ret;
+
+                *ret = (struct sockaddr_storage) {};
+                in->sin_family = AF_INET;
+                in->sin_port = htons(a->port);
+                memcpy(&in->sin_addr, a->bytes, 4);
+                *ret_len = sizeof(*in);
+                return 0;
+        }
+        if (a->family == AF_INET6) {
+                struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) ret;
+                unsigned scope_id = 0;
+
+                if (a->scope[0]) {
+                        scope_id = if_nametoindex(a->scope);
+                        if (scope_id == 0)
+                                return -ENODEV;
+                }
+                *ret = (struct sockaddr_storage) {};
+                in6->sin6_family = AF_INET6;
+                in6->sin6_port = htons(a->port);
+                memcpy(&in6->sin6_addr, a->bytes, 16);
+                in6->sin6_scope_id = scope_id;
+                *ret_len = sizeof(*in6);
+                return 0;
+        }
+        return -EAFNOSUPPORT;
 }

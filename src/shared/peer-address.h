@@ -4,10 +4,11 @@
 
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "macros.h"
 
-/* The probes' and the responder's port unless an address names another (probes/proto.h agrees). */
+/* The responder's port, and so the probes', unless an address names another. */
 #define PEER_DEFAULT_PORT 7471
 /* Longer input is refused before any parsing: "[" + IPv6 + "%" + ifname + "]:" + port fits well. */
 #define PEER_ADDRESS_INPUT_MAX 96
@@ -54,3 +55,7 @@ int peer_address_parse_host(const char *s, PeerAddress *ret);
 
 /* Sets the zone of an IPv6 link-local address, with the parser's rules for interface names. */
 int peer_address_set_scope(PeerAddress *a, const char *ifname, const char **ret_why);
+
+/* The socket address to connect to or bind (the port included); a zone becomes that interface's
+ * index, -ENODEV when this machine has no interface of that name. */
+int peer_address_to_sockaddr(const PeerAddress *a, struct sockaddr_storage *ret, socklen_t *ret_len);

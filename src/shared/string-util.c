@@ -159,13 +159,6 @@ int free_and_strdup(char **p, const char *s) {
         return 1;
 }
 
-char *strip_trailing_newlines(char *s) {
-        size_t n = strlen(s);
-        while (n > 0 && s[n - 1] == '\n')
-                s[--n] = '\0';
-        return s;
-}
-
 bool startswith(const char *s, const char *prefix) {
         return strncmp(s, prefix, strlen(prefix)) == 0;
 }

@@ -34,7 +34,4 @@ char *strdup_or_null(const char *s);
 /* Replaces *p with a copy of s (NULL allowed). Returns 1 if the value changed, 0 if equal, -ENOMEM. */
 int free_and_strdup(char **p, const char *s);
 
-/* Removes trailing '\n' characters in place and returns s. */
-char *strip_trailing_newlines(char *s);
-
 bool startswith(const char *s, const char *prefix);

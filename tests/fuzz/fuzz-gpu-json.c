@@ -4,9 +4,7 @@
  * must be UTF-8; numbers must be unique; what the state file writes must read back the same. */
 #include <math.h>
 
-#include "daemon/gpu-prober.h"
 #include "daemon/gpu.h"
-#include "daemon/manager.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
 
@@ -17,10 +15,10 @@ static void check_text(const char *s) {
                 abort();
 }
 
-static void check_and_round_trip(Manager *m) {
+static void check_and_round_trip(Gpus *m) {
         Gpu *g;
 
-        TABLE_FOREACH(g, &m->gpus) {
+        TABLE_FOREACH(g, &m->table) {
                 const GpuInventory *i = &g->inventory;
                 check_text(i->key);
                 check_text(i->name);
@@ -59,16 +57,12 @@ static void check_and_round_trip(Manager *m) {
         }
 }
 
-static void manager_cleanup(Manager *m) {
-        m->gpu_prober = gpu_prober_free(m->gpu_prober);
-        gpus_free(m);
-        free(m->dirty);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         /* Not strndup(): the input need not be NUL-terminated, and ASan's strict string checks say so. */
         char *text = malloc(size + 1);
-        Manager m = {}, n = {};
+        /* Published nowhere: a publisher without a bus only queues. */
+        BusPublisher publisher = {};
+        Gpus m, n;
 
         if (!text)
                 return 0;
@@ -76,25 +70,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         text[size] = '\0';
         log_set_max_level(LOG_CRIT);
 
-        if (gpu_prober_new(&m) >= 0) {
-                json_object *doc = json_tokener_parse(text);
-                if (doc) {
-                        (void) gpus_apply_document(&m, doc, true, 1, false);
-                        /* A second time: everything is found again by key, nothing new. */
-                        size_t before = table_size(&m.gpus);
-                        if (gpus_apply_document(&m, doc, false, 2, false) >= 0 && table_size(&m.gpus) != before)
-                                abort();
-                        json_object_put(doc);
-                }
-                check_and_round_trip(&m);
+        gpus_init(&m, &publisher);
+        json_object *doc = json_tokener_parse(text);
+        if (doc) {
+                (void) gpus_apply_document(&m, doc, true, 1, false);
+                /* A second time: everything is found again by key, nothing new. */
+                size_t before = table_size(&m.table);
+                if (gpus_apply_document(&m, doc, false, 2, false) >= 0 && table_size(&m.table) != before)
+                        abort();
+                json_object_put(doc);
         }
-        manager_cleanup(&m);
+        check_and_round_trip(&m);
+        gpus_done(&m);
 
-        if (gpu_prober_new(&n) >= 0) {
-                (void) gpus_load_from_string(&n, text);
-                check_and_round_trip(&n);
-        }
-        manager_cleanup(&n);
+        gpus_init(&n, &publisher);
+        (void) gpus_load_from_string(&n, text);
+        check_and_round_trip(&n);
+        gpus_done(&n);
+        bus_publisher_done(&publisher);
         free(text);
         return 0;
 }

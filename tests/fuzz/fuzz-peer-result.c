@@ -52,7 +52,7 @@ static void add_link(Manager *m, int ifindex, const char *name, const char *v4, 
         if (!l)
                 abort();
         l->ifindex = ifindex;
-        l->manager = m;
+        l->links = &m->links;
         l->name = strdup(name);
         l->name_utf8 = strdup(name);
         l->addresses = new0(LinkAddress, 2);
@@ -63,7 +63,7 @@ static void add_link(Manager *m, int ifindex, const char *name, const char *v4, 
         l->addresses[1].family = AF_INET6;
         inet_pton(AF_INET6, v6, l->addresses[1].address);
         l->n_addresses = 2;
-        if (table_put(&m->links, &l->ifindex, l) < 0)
+        if (table_put(&m->links.table, &l->ifindex, l) < 0)
                 abort();
 }
 
@@ -85,10 +85,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         add_link(m, 3, "tb0", "10.1.0.1", "fe80::2");
 
         if (peer_address_parse("10.0.0.2:7472", 0, &sink, NULL) < 0 ||
-            peer_ensure(m, PEER_TRANSPORT_TCP, NULL, 0, &sink, NULL, &tcp) < 0)
+            peer_ensure(&m->peers, PEER_TRANSPORT_TCP, NULL, 0, &sink, NULL, &tcp) < 0)
                 abort();
         if (peer_address_parse("[fe80::9%tb0]:7471", 0, &sink, NULL) < 0 ||
-            peer_ensure(m, PEER_TRANSPORT_RDMA, "mlx5_0", 1, &sink, "fe80::9%tb0", &rdma) < 0)
+            peer_ensure(&m->peers, PEER_TRANSPORT_RDMA, "mlx5_0", 1, &sink, "fe80::9%tb0", &rdma) < 0)
                 abort();
 
         /* The first byte picks how the child ended, as in fuzz-probe-output; the rest is its stdout. */
@@ -101,10 +101,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         peer_apply_result(tcp, &r, 1700000000000000);
         peer_apply_result(rdma, &r, 1700000000000000);
+        /* What the derivation pass makes of it (the source interface, Stale), as the flush would. */
+        bus_publisher_flush(&m->publisher);
         check_peer(tcp);
         check_peer(rdma);
         /* The same result again changes nothing but the failure count. */
         peer_apply_result(tcp, &r, 1700000000000000);
+        bus_publisher_flush(&m->publisher);
         check_peer(tcp);
         probe_result_done(&r);
         return 0;

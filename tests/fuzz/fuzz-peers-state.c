@@ -65,12 +65,12 @@ static void check_restored(Manager *m) {
         PeerTarget *t;
         Peer *p;
 
-        if (table_size(&m->peers) > PEER_PATHS_MAX || table_size(&m->peer_targets) > PEER_TARGETS_MAX)
+        if (table_size(&m->peers.paths) > PEER_PATHS_MAX || table_size(&m->peers.targets) > PEER_TARGETS_MAX)
                 abort();
-        TABLE_FOREACH(t, &m->peer_targets)
+        TABLE_FOREACH(t, &m->peers.targets)
                 if (!(t->origins & PEER_ORIGIN_ADDED) || !utf8_is_valid(t->address))
                         abort();
-        TABLE_FOREACH(p, &m->peers) {
+        TABLE_FOREACH(p, &m->peers.paths) {
                 double figures[] = { p->m.upload_gbps, p->m.download_gbps, p->m.rtt_usec, p->m.jitter_usec,
                                      p->m.jitter_rfc3550_usec };
                 for (size_t i = 0; i < ELEMENTSOF(figures); i++)
@@ -99,13 +99,13 @@ static void check_same(Manager *a, Manager *b) {
         PeerTarget *t;
         Peer *p;
 
-        if (table_size(&a->peers) != table_size(&b->peers) || table_size(&a->peer_targets) != table_size(&b->peer_targets))
+        if (table_size(&a->peers.paths) != table_size(&b->peers.paths) || table_size(&a->peers.targets) != table_size(&b->peers.targets))
                 abort();
-        TABLE_FOREACH(t, &a->peer_targets)
-                if (!peer_target_get(b, t->address))
+        TABLE_FOREACH(t, &a->peers.targets)
+                if (!peer_target_get(&b->peers, t->address))
                         abort();
-        TABLE_FOREACH(p, &a->peers) {
-                Peer *q = peer_get(b, p->key);
+        TABLE_FOREACH(p, &a->peers.paths) {
+                Peer *q = peer_get(&b->peers, p->key);
                 if (!q || q->transport != p->transport || !same_text(q->peer_address, p->peer_address) ||
                     q->source_port != p->source_port || !same_text(q->source_device, p->source_device) ||
                     q->adhoc != p->adhoc || q->state != p->state || q->m.upload_gbps != p->m.upload_gbps ||
@@ -137,13 +137,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
 
         /* Whatever the file says: 0 or an error that was logged, never a crash. */
-        (void) persist_load(first);
+        (void) persist_load(&first->persist);
         check_restored(first);
 
-        if (persist_save(first) < 0)
+        if (persist_save(&first->persist) < 0)
                 abort();
         second = manager_for_state();
-        if (persist_load(second) < 0)
+        if (persist_load(&second->persist) < 0)
                 abort();
         check_restored(second);
         check_same(first, second);

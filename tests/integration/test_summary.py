@@ -74,6 +74,10 @@ def test_summary(bed, netns, client, signals, daemon_factory):
     netns.ip("link", "set", "enp59s0f0np0", "up")
     # Speed follows Carrier (read off the loop): wait for the whole answer.
     assert wait_for(lambda: summary(client)["FastestLink"][1:] == ("enp59s0f0np0", "RoCE", 100000))
+    # The signal that said so goes to the collector's own connection and may still be on its way: let it
+    # arrive before judging what follows.
+    assert signals.wait(lambda ev: [e for e in ev if e[3] == "PropertiesChanged" and e[4][0] == SUMMARY
+                                    and e[4][1].get("FastestLink", ("", ""))[1] == "enp59s0f0np0"])
     # A slower link moving leaves it be.
     signals.clear()
     netns.ip("link", "set", "thunderbolt0", "mtu", "9000")

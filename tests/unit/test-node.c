@@ -2,6 +2,7 @@
 /* Unit tests for the node readers: /proc/meminfo, /proc/cpuinfo of several architectures, and the
  * material-change rule. */
 #include "unit-test.h"
+#include "daemon/memory.h"
 #include "daemon/node.h"
 
 static void test_meminfo(void **state) {

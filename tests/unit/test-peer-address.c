@@ -159,7 +159,7 @@ static void test_agrees_with_probe_parser(void **state) {
                 if (a.scope[0])
                         continue; /* the probe resolves zones to interfaces this machine may not have */
                 peer_address_format_with_port(&a, buf);
-                if (net_target_parse_sink(&t, buf, PEER_DEFAULT_PORT) < 0)
+                if (net_target_parse_sink(&t, buf) < 0)
                         fail_msg("the probe refuses \"%s\"", buf);
                 net_format_address((const struct sockaddr *) &t.sink, true, back, sizeof(back));
                 assert_string_equal(back, buf);

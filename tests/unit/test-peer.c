@@ -4,23 +4,30 @@
 #include <syslog.h>
 
 #include "unit-test.h"
-#include "daemon/manager.h"
+#include "daemon/config.h"
+#include "daemon/derive.h"
 #include "daemon/peer.h"
 #include "shared/log.h"
 #include "shared/time-util.h"
 
-static Manager *manager_fake(void) {
-        Manager *m = new0(Manager, 1);
-        assert_non_null(m);
-        config_init(&m->config);
-        m->peers = TABLE_INIT(peer_compare_key);
-        m->peer_targets = TABLE_INIT(peer_target_compare_key);
-        return m;
+/* The paths and targets, published nowhere: a publisher without a bus only queues. */
+typedef struct Fixture {
+        BusPublisher publisher;
+        Config config;
+        Peers peers;
+} Fixture;
+
+static Fixture *fixture_new(void) {
+        Fixture *f = new0(Fixture, 1);
+        assert_non_null(f);
+        config_init(&f->config);
+        peers_init(&f->peers, &f->publisher, &f->config.peers);
+        return f;
 }
 
-static void manager_fake_free(Manager *m) {
+static void fixture_free(Fixture *f) {
         Peer *p;
-        TABLE_FOREACH(p, &m->peers) {
+        TABLE_FOREACH(p, &f->peers.paths) {
                 free(p->key);
                 free(p->address);
                 free(p->peer_address);
@@ -30,24 +37,26 @@ static void manager_fake_free(Manager *m) {
                 free(p->last_error_message);
                 free(p);
         }
-        table_done(&m->peers);
-        peer_targets_free(m);
-        config_done(&m->config);
-        free(m);
+        table_done(&f->peers.paths);
+        f->peers.paths = (Table) {};
+        peers_done(&f->peers);
+        bus_publisher_done(&f->publisher);
+        config_done(&f->config);
+        free(f);
 }
 
 /* A path as peer_ensure() makes it, minus the bus object (unpublished objects need no bus). */
-static Peer *fake_peer(Manager *m, PeerTransport t, const char *device, const char *address, const char *peer) {
+static Peer *fake_peer(Fixture *m, PeerTransport t, const char *device, const char *address, const char *peer) {
         Peer *p = new0(Peer, 1);
         assert_non_null(p);
         assert_int_equal(peer_address_parse(address, 0, &p->sink, NULL), 0);
-        p->manager = m;
+        p->owner = &m->peers;
         p->transport = t;
         p->key = peer_make_key(t, device, 1, &p->sink);
         p->address = strdup(address);
         p->peer_address = strdup(peer ?: address);
-        p->stale = true;
-        assert_int_equal(table_put(&m->peers, p->key, p), 0);
+        p->derived.stale = true;
+        assert_int_equal(table_put(&m->peers.paths, p->key, p), 0);
         return p;
 }
 
@@ -79,7 +88,7 @@ static ProbeResult result_from(const char *json, int status) {
 }
 
 static void test_apply_result(void **state) {
-        Manager *m = manager_fake();
+        Fixture *m = fixture_new();
         Peer *p = fake_peer(m, PEER_TRANSPORT_TCP, NULL, "10.0.0.2", NULL);
         uint64_t now = now_usec(CLOCK_REALTIME);
         ProbeResult r;
@@ -95,7 +104,7 @@ static void test_apply_result(void **state) {
         assert_true(p->m.jitter_usec == 1.25 && p->m.jitter_rfc3550_usec == 0.5);
         assert_string_equal(p->m.source_address, "10.0.0.1");
         assert_true(p->m.measured_at == now && p->m.probe_duration_usec == 2100000);
-        assert_false(p->stale);
+        assert_false(peer_is_stale(p, now));
         assert_null(p->last_error);
 
         /* A failure keeps the last measurement and says why. */
@@ -129,11 +138,11 @@ static void test_apply_result(void **state) {
         peer_apply_result(p, &r, now + 4);
         assert_int_equal(p->state, PEER_PROBE_FAILED);
         assert_string_equal(p->last_error, "deadline");
-        manager_fake_free(m);
+        fixture_free(m);
 }
 
 static void test_stale(void **state) {
-        Manager *m = manager_fake();
+        Fixture *m = fixture_new();
         Peer *p = fake_peer(m, PEER_TRANSPORT_TCP, NULL, "10.0.0.2", NULL);
         Peer *q = fake_peer(m, PEER_TRANSPORT_RDMA, "mlx5_0", "10.0.0.2", NULL);
         uint64_t now = now_usec(CLOCK_REALTIME);
@@ -143,18 +152,17 @@ static void test_stale(void **state) {
         assert_true(peer_ttl_usec(p) == 10 * USEC_PER_SEC && peer_ttl_usec(q) == 100 * USEC_PER_SEC);
 
         /* Never measured: stale, nothing to wait for. */
-        assert_true(peer_update_stale(p, now) == UINT64_MAX);
-        assert_true(p->stale);
+        assert_true(peer_expires_at(p) == 0);
+        assert_true(peer_is_stale(p, now));
 
         p->m.measured_at = now - 4 * USEC_PER_SEC;
         q->m.measured_at = now - 40 * USEC_PER_SEC;
-        assert_true(peer_update_stale(p, now) == now + 6 * USEC_PER_SEC);
-        assert_false(p->stale);
-        assert_true(peer_update_stale(q, now) == now + 60 * USEC_PER_SEC);
-        assert_false(q->stale);
-        assert_true(peer_update_stale(p, now + 6 * USEC_PER_SEC) == UINT64_MAX);
-        assert_true(p->stale);
-        manager_fake_free(m);
+        assert_true(peer_expires_at(p) == now + 6 * USEC_PER_SEC);
+        assert_false(peer_is_stale(p, now));
+        assert_true(peer_expires_at(q) == now + 60 * USEC_PER_SEC);
+        assert_false(peer_is_stale(q, now));
+        assert_true(peer_is_stale(p, now + 6 * USEC_PER_SEC));
+        fixture_free(m);
 }
 
 static void measured(Peer *p, double up, double down, double rtt, bool stale) {
@@ -162,11 +170,11 @@ static void measured(Peer *p, double up, double down, double rtt, bool stale) {
         p->m.upload_gbps = up;
         p->m.download_gbps = down;
         p->m.rtt_usec = rtt;
-        p->stale = stale;
+        p->derived.stale = stale;
 }
 
 static void test_best_paths(void **state) {
-        Manager *m = manager_fake();
+        Fixture *m = fixture_new();
         Peer **best = NULL;
         size_t n = 0;
 
@@ -191,7 +199,7 @@ static void test_best_paths(void **state) {
         /* Peer 10.0.0.4: never measured, so no best path. */
         (void) fake_peer(m, PEER_TRANSPORT_TCP, NULL, "10.0.0.4", NULL);
 
-        assert_int_equal(peer_best_paths(m, &best, &n), 0);
+        assert_int_equal(peer_best_paths(&m->peers, &best, &n), 0);
         assert_int_equal(n, 3);
         assert_ptr_equal(best[0], rdma2);
         assert_ptr_equal(best[1], fresh);
@@ -199,48 +207,48 @@ static void test_best_paths(void **state) {
         free(best);
 
         /* Once the fast path goes stale too, the fast one wins again. */
-        fresh->stale = true;
-        assert_int_equal(peer_best_paths(m, &best, &n), 0);
+        fresh->derived.stale = true;
+        assert_int_equal(peer_best_paths(&m->peers, &best, &n), 0);
         assert_ptr_equal(best[1], old);
         free(best);
-        manager_fake_free(m);
+        fixture_free(m);
 }
 
 static void test_best_paths_empty(void **state) {
-        Manager *m = manager_fake();
+        Fixture *m = fixture_new();
         Peer **best = NULL;
         size_t n = 1;
 
-        assert_int_equal(peer_best_paths(m, &best, &n), 0);
+        assert_int_equal(peer_best_paths(&m->peers, &best, &n), 0);
         assert_int_equal(n, 0);
         free(best);
-        manager_fake_free(m);
+        fixture_free(m);
 }
 
 static void test_targets(void **state) {
-        Manager *m = manager_fake();
+        Fixture *m = fixture_new();
         PeerAddress a;
         PeerTarget *t;
 
         assert_int_equal(peer_address_parse("10.0.0.2:7471", 0, &a, NULL), 0);
-        assert_int_equal(peer_target_add(m, &a, PEER_ORIGIN_CONFIG, &t), 0);
-        assert_int_equal(peer_target_add(m, &a, PEER_ORIGIN_ADDED, NULL), 0);
-        assert_ptr_equal(peer_target_get(m, "10.0.0.2"), t);
+        assert_int_equal(peer_target_add(&m->peers, &a, PEER_ORIGIN_CONFIG, &t), 0);
+        assert_int_equal(peer_target_add(&m->peers, &a, PEER_ORIGIN_ADDED, NULL), 0);
+        assert_ptr_equal(peer_target_get(&m->peers, "10.0.0.2"), t);
         assert_int_equal(t->origins, PEER_ORIGIN_CONFIG | PEER_ORIGIN_ADDED);
-        assert_false(peer_target_drop(m, t, PEER_ORIGIN_ADDED));
-        assert_true(peer_target_drop(m, t, PEER_ORIGIN_CONFIG));
-        assert_null(peer_target_get(m, "10.0.0.2"));
+        assert_false(peer_target_drop(&m->peers, t, PEER_ORIGIN_ADDED));
+        assert_true(peer_target_drop(&m->peers, t, PEER_ORIGIN_CONFIG));
+        assert_null(peer_target_get(&m->peers, "10.0.0.2"));
 
         /* Bounded: a caller cannot make us keep more than PEER_TARGETS_MAX addresses. */
         for (unsigned i = 0; i < PEER_TARGETS_MAX; i++) {
                 char s[32];
                 snprintf(s, sizeof(s), "10.1.%u.%u", i / 250, i % 250 + 1);
                 assert_int_equal(peer_address_parse(s, 0, &a, NULL), 0);
-                assert_int_equal(peer_target_add(m, &a, PEER_ORIGIN_ADDED, NULL), 0);
+                assert_int_equal(peer_target_add(&m->peers, &a, PEER_ORIGIN_ADDED, NULL), 0);
         }
         assert_int_equal(peer_address_parse("10.2.0.1", 0, &a, NULL), 0);
-        assert_int_equal(peer_target_add(m, &a, PEER_ORIGIN_ADDED, NULL), -E2BIG);
-        manager_fake_free(m);
+        assert_int_equal(peer_target_add(&m->peers, &a, PEER_ORIGIN_ADDED, NULL), -E2BIG);
+        fixture_free(m);
 }
 
 int main(void) {

@@ -5,8 +5,8 @@
 
 #include <infiniband/verbs.h>
 
-#include "daemon/manager.h"
-#include "daemon/rdma-bus.h"
+#include "shared/bus-names.h"
+#include "daemon/rdma-names.h"
 #include "daemon/rdma-live.h"
 #include "daemon/rdma-verbs.h"
 #include "daemon/rdma.h"
@@ -122,34 +122,36 @@ static void test_object_path(void **state) {
 
 /* A device opened with libibverbs is let go when its uverbs device is removed, and only that one. */
 static void test_uverbs_removed(void **state) {
-        Manager m = {
-                .rdma_ports = TABLE_INIT(rdma_port_compare),
-                .rdma_devices = TABLE_INIT(rdma_device_compare),
-        };
-        RdmaDevice a = { .name = (char *) "mlx5_0", .manager = &m }, b = { .name = (char *) "mlx5_1", .manager = &m };
+        BusPublisher publisher = {};
+        Rdma rdma;
+        rdma_init(&rdma, &publisher, NULL, -EBADF, false);
+        RdmaDevice a = { .name = (char *) "mlx5_0", .owner = &rdma }, b = { .name = (char *) "mlx5_1", .owner = &rdma };
+        a.live = (RdmaLive) { .name = a.name };
+        b.live = (RdmaLive) { .name = b.name };
 
         /* A handle without a provider context: what rdma_verbs_device_free() frees is all there is. */
-        a.verbs = calloc(1, sizeof(RdmaVerbsDevice));
-        b.verbs = calloc(1, sizeof(RdmaVerbsDevice));
-        a.uverbs = strdup("uverbs0");
-        b.uverbs = strdup("uverbs1");
-        assert_non_null(a.verbs);
-        assert_non_null(b.verbs);
-        assert_int_equal(table_put(&m.rdma_devices, a.name, &a), 0);
-        assert_int_equal(table_put(&m.rdma_devices, b.name, &b), 0);
+        a.live.verbs = calloc(1, sizeof(RdmaVerbsDevice));
+        b.live.verbs = calloc(1, sizeof(RdmaVerbsDevice));
+        a.live.uverbs = strdup("uverbs0");
+        b.live.uverbs = strdup("uverbs1");
+        assert_non_null(a.live.verbs);
+        assert_non_null(b.live.verbs);
+        assert_int_equal(table_put(&rdma.devices, a.name, &a), 0);
+        assert_int_equal(table_put(&rdma.devices, b.name, &b), 0);
 
-        rdma_uverbs_removed(&m, "uverbs7");
-        assert_non_null(a.verbs);
-        assert_non_null(b.verbs);
-        rdma_uverbs_removed(&m, "uverbs1");
-        assert_non_null(a.verbs);
-        assert_null(b.verbs);
-        assert_null(b.uverbs);
+        rdma_uverbs_removed(&rdma, "uverbs7");
+        assert_non_null(a.live.verbs);
+        assert_non_null(b.live.verbs);
+        rdma_uverbs_removed(&rdma, "uverbs1");
+        assert_non_null(a.live.verbs);
+        assert_null(b.live.verbs);
+        assert_null(b.live.uverbs);
 
-        rdma_device_close_verbs(&a);
-        rdma_device_close_verbs(&b); /* twice is harmless */
-        assert_null(a.verbs);
-        table_done(&m.rdma_devices);
+        rdma_live_close(&a.live);
+        rdma_live_close(&b.live); /* twice is harmless */
+        assert_null(a.live.verbs);
+        table_done(&rdma.devices);
+        table_done(&rdma.ports);
 }
 
 int main(void) {

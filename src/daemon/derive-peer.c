@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the measured paths are made of: which paths exist for the addresses somebody wants measured
+ * (a TCP path to each, an RDMA path from each active local port, a path per link for an unscoped
+ * IPv6 link-local address), which interface each one leaves through, and whether its result is
+ * stale. The reconciler decides when each path is measured; it is told here when that may change.
+ */
+#include <linux/if_addr.h>
+
+#include "derive-internal.h"
+#include "link.h"
+#include "peer.h"
+#include "rdma.h"
+#include "reconcile.h"
+#include "shared/string-util.h"
+#include "shared/time-util.h"
+
+/* Bounds the RDMA paths one address expands into (each is one probe per TTL). */
+#define RDMA_LOCAL_PORTS_MAX 32
+
+/* The links an unscoped IPv6 link-local address may be reached through: up, not loopback, with a
+ * usable link-local address of their own, and a name that can be written as a zone. */
+static bool link_can_reach_link_local(const Link *l) {
+        PeerAddress probe_name;
+        char spec[IF_NAMESIZE + 16];
+
+        if (!link_is_up(l) || l->kind == LINK_KIND_LOOPBACK || !l->name)
+                return false;
+        snprintf(spec, sizeof(spec), "fe80::1%%%s", l->name);
+        if (peer_address_parse(spec, 0, &probe_name, NULL) < 0)
+                return false;
+        for (size_t i = 0; i < l->n_addresses; i++) {
+                const LinkAddress *a = &l->addresses[i];
+                if (a->family == AF_INET6 && a->address[0] == 0xfe && (a->address[1] & 0xc0) == 0x80 &&
+                    !(a->flags & (IFA_F_TENTATIVE | IFA_F_DADFAILED)))
+                        return true;
+        }
+        return false;
+}
+
+static uint32_t fnv1a(uint32_t h, const void *data, size_t size) {
+        for (size_t i = 0; i < size; i++)
+                h = (h ^ ((const uint8_t *) data)[i]) * 16777619u;
+        return h;
+}
+
+/* A hash of what paths and discovered peers depend on: which links are up, their kinds, whether they
+ * can carry link-local traffic, and which RDMA ports are active. The paths are expanded again, and
+ * the reconciler runs, only when it moved. */
+static uint32_t peer_dependencies_signature(Derive *d) {
+        uint32_t h = 2166136261u;
+        RdmaPort *p;
+        Link *l;
+
+        TABLE_FOREACH(l, &d->links->table) {
+                uint32_t v[3] = { (uint32_t) l->ifindex, (uint32_t) l->kind,
+                                  (uint32_t) link_is_up(l) | (uint32_t) link_can_reach_link_local(l) << 1 };
+                h = fnv1a(h, v, sizeof(v));
+        }
+        TABLE_FOREACH(p, &d->rdma->ports)
+                if (rdma_port_is_active(p))
+                        h = fnv1a(h, p->key, strlen(p->key) + 1);
+        return h;
+}
+
+static void want_path(Derive *d, const PeerTarget *t, PeerTransport transport, const char *device, unsigned port,
+                      const PeerAddress *sink, bool *changed) {
+        Peer *p;
+        int r;
+
+        r = peer_ensure(d->peers, transport, device, port, sink, t->address, &p);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot add a path to %s: %m", t->address);
+                return;
+        }
+        *changed |= r > 0;
+        p->seen = true;
+        p->wanted |= t->origins & PEER_ORIGINS_WANTED;
+}
+
+static void expand_target(Derive *d, const PeerTarget *t, bool *changed) {
+        const PeerAddress *a = &t->parsed;
+        size_t n_rdma = 0;
+        RdmaPort *port;
+
+        if (!(t->origins & PEER_ORIGINS_WANTED))
+                return;
+
+        if (peer_address_is_link_local(a) && !a->scope[0]) {
+                /* Every link that can reach it is a path of its own. */
+                Link *l;
+
+                TABLE_FOREACH(l, &d->links->table) {
+                        PeerAddress scoped = *a;
+
+                        if (!link_can_reach_link_local(l))
+                                continue;
+                        snprintf(scoped.scope, sizeof(scoped.scope), "%s", l->name);
+                        want_path(d, t, PEER_TRANSPORT_TCP, NULL, 0, &scoped, changed);
+                }
+                return;
+        }
+
+        want_path(d, t, PEER_TRANSPORT_TCP, NULL, 0, a, changed);
+        TABLE_FOREACH(port, &d->rdma->ports)
+                if (rdma_port_is_active(port) && n_rdma++ < RDMA_LOCAL_PORTS_MAX)
+                        want_path(d, t, PEER_TRANSPORT_RDMA, port->device, port->number, a, changed);
+}
+
+/* The paths the targets want, and the ad-hoc ones ProbePeer() measured: nothing else stays. */
+static bool expand(Derive *d) {
+        Peers *peers = d->peers;
+        bool changed = false;
+        PeerTarget *t;
+        Peer *p;
+
+        TABLE_FOREACH(p, &peers->paths) {
+                p->seen = false;
+                p->wanted = 0;
+        }
+        TABLE_FOREACH(t, &peers->targets)
+                expand_target(d, t, &changed);
+        TABLE_FOREACH_SAFE(p, &peers->paths) {
+                if (!p->wanted && !p->adhoc) {
+                        peer_remove(p);
+                        changed = true;
+                        continue;
+                }
+                peer_update_origins(p);
+        }
+        return changed;
+}
+
+static bool link_has_address(const Link *l, const PeerAddress *a) {
+        size_t len = a->family == AF_INET ? 4 : 16;
+
+        for (size_t i = 0; i < l->n_addresses; i++)
+                if (l->addresses[i].family == a->family && memcmp(l->addresses[i].address, a->bytes, len) == 0)
+                        return true;
+        return false;
+}
+
+/* The link a path leaves through: the sink's zone; else the link that owns the local address the
+ * probe reported (or that address's own zone); else, for a result restored from a file, the link of
+ * the name it was measured on. */
+static Link *peer_source_link(Derive *d, const Peer *p) {
+        PeerAddress a;
+        Link *l;
+
+        if (p->sink.scope[0])
+                return link_find(d->links, p->sink.scope);
+        if (p->m.source_address && peer_address_parse_host(p->m.source_address, &a) >= 0) {
+                if (a.scope[0])
+                        return link_find(d->links, a.scope);
+                TABLE_FOREACH(l, &d->links->table)
+                        if (link_has_address(l, &a))
+                                return l;
+        }
+        return p->m.source_interface ? link_find(d->links, p->m.source_interface) : NULL;
+}
+
+static void peer_update_source(Derive *d, Peer *p) {
+        Link *l = peer_source_link(d, p);
+
+        bus_object_set(&p->bus, p->derived.source_ifindex, l ? l->ifindex : 0, "SourceInterface");
+        if (!p->source_pending)
+                return;
+        /* What the interface was when measured stays with the result, whatever it becomes later. */
+        p->source_pending = false;
+        if (bus_object_set_string(&p->bus, &p->m.source_interface, l ? l->name_utf8 : NULL, "SourceInterfaceName") < 0 ||
+            bus_object_set_string(&p->bus, &p->m.connection_type,
+                                  l ? connection_type_to_string(l->derived.connection_type) : NULL, "ConnectionType") < 0)
+                log_oom();
+}
+
+bool peer_is_stale(const Peer *p, uint64_t now) {
+        return p->m.measured_at == 0 || now >= peer_expires_at(p);
+}
+
+void derive_peers(Derive *d, const DeriveChanges *changes) {
+        Peers *peers = d->peers;
+        bool relevant, dependencies_moved = false, expanded = false, targets_changed = peers->targets_changed;
+        Peer *p;
+
+        peers->targets_changed = false;
+        relevant = table_size(&peers->targets) > 0 || (d->reconciler && reconcile_discovers(d->reconciler));
+        if (relevant) {
+                uint32_t signature = peer_dependencies_signature(d);
+                dependencies_moved = signature != d->peer_links_signature;
+                d->peer_links_signature = signature;
+        }
+        if (targets_changed || dependencies_moved)
+                expanded = expand(d);
+        /* Discovery and the schedule follow the links; new and removed paths need a pass too. */
+        if (targets_changed || dependencies_moved || expanded)
+                reconcile_schedule(d->reconciler);
+
+        if (changes->links || dependencies_moved)
+                TABLE_FOREACH(p, &peers->paths)
+                        peer_update_source(d, p);
+}
+
+void derive_peer_changed(Derive *d, Peer *p) {
+        peer_update_source(d, p);
+        bus_object_set(&p->bus, p->derived.stale, peer_is_stale(p, now_usec(CLOCK_REALTIME)), "Stale");
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* derive.h — the derivation pass: every fact that combines objects of several kinds, computed once */
+#pragma once
+
+#include "bus-object.h"
+#include "summary.h"
+
+typedef struct Links Links;
+typedef struct Peers Peers;
+typedef struct Rdma Rdma;
+typedef struct Reconciler Reconciler;
+typedef struct Thunderbolt Thunderbolt;
+
+/*
+ * Sources record what the kernel, udev, libibverbs and the probes say, each in its own kind's state,
+ * and mark what moved. Once per event-loop iteration, after the sources' re-reads and before any
+ * signal, the publisher runs this pass over what was marked. It alone writes the facts that combine
+ * kinds, each in exactly one function:
+ *
+ *   link.derived         SpeedMbps (the driver's, else the Thunderbolt path's), ConnectionType (its own,
+ *                        or inherited by an upper device), ThunderboltPeer, RdmaPort
+ *   tbt.derived          a peer's NetInterface
+ *   rdma_port.derived    NetInterface; a RoCE port is read again when its link's carrier or speed moves
+ *   peer.derived         which paths exist for the wanted addresses, SourceInterface, Stale
+ *   summary              what an applet shows (FastestLink, ThunderboltPeers, ..., BestPeerPaths)
+ *
+ * The pass may ask a source to read again (a link whose backing device moved, a RoCE port); the
+ * publisher then prepares those objects and runs the pass once more over them.
+ */
+typedef struct Derive {
+        Links *links;
+        Thunderbolt *thunderbolt;
+        Rdma *rdma;
+        Peers *peers;
+        Reconciler *reconciler; /* told when paths, or what they run over, moved; NULL before it runs */
+        Summary summary;
+        uint32_t peer_links_signature; /* of what the paths depend on, see derive-peer.c */
+} Derive;
+
+int derive_init(Derive *d, BusPublisher *p, Links *links, Thunderbolt *tbt, Rdma *rdma, Peers *peers);
+void derive_done(Derive *d);
+
+/* Stale: never measured, or measured longer than its transport's TTL ago (now: CLOCK_REALTIME µs). */
+typedef struct Peer Peer;
+bool peer_is_stale(const Peer *p, uint64_t now);
+
+/* One pass over the objects the publisher queued since the last: p->dirty[from..to). */
+void derive_run(Derive *d, BusPublisher *p, size_t from, size_t to);
