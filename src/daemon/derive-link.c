@@ -6,10 +6,11 @@
  * side may appear, change or vanish first: everything is recomputed from both tables whenever
  * either moved, which costs a pass over the links only then, never per link event.
  */
-#include "derive-internal.h"
+#include "derive-link.h"
 #include "link.h"
 #include "rdma.h"
 #include "shared/string-util.h"
+#include "summary.h"
 #include "tbt.h"
 
 /* Beyond this many hops a chain of upper devices is a loop or absurd; stop inheriting. */
@@ -53,15 +54,14 @@ static void thunderbolt_peer_set_net_interface(TbtObject *peer, const Link *l) {
         peer->derived.net_ifindex = l ? l->ifindex : 0;
 }
 
-static void relink_thunderbolt(Derive *d) {
-        Thunderbolt *tbt = d->thunderbolt;
+static void relink_thunderbolt(Links *links, Thunderbolt *tbt) {
         TbtObject *o;
         Link *l;
 
         TABLE_FOREACH(o, &tbt->objects)
                 if (o->device->kind == TBT_KIND_PEER)
                         o->derived.net_ifindex = 0;
-        TABLE_FOREACH(l, &d->links->table) {
+        TABLE_FOREACH(l, &links->table) {
                 TbtObject *peer = thunderbolt_peer_of(tbt, l);
 
                 link_set_thunderbolt_peer(l, peer);
@@ -70,20 +70,20 @@ static void relink_thunderbolt(Derive *d) {
         }
         TABLE_FOREACH(o, &tbt->objects)
                 if (o->device->kind == TBT_KIND_PEER)
-                        thunderbolt_peer_set_net_interface(o, link_get(d->links, o->derived.net_ifindex));
+                        thunderbolt_peer_set_net_interface(o, link_get(links, o->derived.net_ifindex));
 }
 
 /* A service whose net/ directory names a link that does not (yet) lead back to it: that link's sysfs
  * facts were read before sysfs was complete. Read them again; cross-linking follows. */
-static void recheck_thunderbolt_net_interfaces(Derive *d) {
+static void recheck_thunderbolt_net_interfaces(Links *links, Thunderbolt *tbt) {
         TbtObject *o;
 
-        TABLE_FOREACH(o, &d->thunderbolt->services) {
+        TABLE_FOREACH(o, &tbt->services) {
                 Link *l;
 
                 if (!o->device->net_interface)
                         continue;
-                l = link_find(d->links, o->device->net_interface);
+                l = link_find(links, o->device->net_interface);
                 if (l && (!l->on_thunderbolt || !streq_ptr(l->device_path, o->device->syspath)))
                         link_request_sysfs(l);
         }
@@ -135,11 +135,11 @@ static void rdma_port_follow(RdmaPort *p, const Link *l) {
         rdma_port_request_reread(p);
 }
 
-static void rdma_port_set_net_interface(Derive *d, RdmaPort *p) {
+static void rdma_port_set_net_interface(Links *links, RdmaPort *p) {
         Link *found = NULL, *l;
 
         for (size_t i = 0; !found && p->netdevs && p->netdevs[i]; i++) {
-                l = link_find(d->links, p->netdevs[i]);
+                l = link_find(links, p->netdevs[i]);
                 if (l && rdma_netdev_is(p, i, l))
                         found = l;
         }
@@ -154,15 +154,15 @@ static void rdma_port_set_net_interface(Derive *d, RdmaPort *p) {
                 rdma_port_follow(p, found);
 }
 
-static void relink_rdma(Derive *d) {
+static void relink_rdma(Links *links, Rdma *rdma) {
         RdmaPort *p;
         Link *l;
 
-        TABLE_FOREACH(l, &d->links->table)
-                if (table_size(&d->rdma->ports) > 0 || l->derived.rdma_port_path)
-                        link_set_rdma_port(l, rdma_port_of(d->rdma, l));
-        TABLE_FOREACH(p, &d->rdma->ports)
-                rdma_port_set_net_interface(d, p);
+        TABLE_FOREACH(l, &links->table)
+                if (table_size(&rdma->ports) > 0 || l->derived.rdma_port_path)
+                        link_set_rdma_port(l, rdma_port_of(rdma, l));
+        TABLE_FOREACH(p, &rdma->ports)
+                rdma_port_set_net_interface(links, p);
 }
 
 /* ---- what a link is ---- */
@@ -227,31 +227,30 @@ static ConnectionType link_connection_type(Links *links, const Link *l, unsigned
         return best;
 }
 
-void derive_links_relink(Derive *d, const DeriveChanges *changes) {
-        Links *links = d->links;
+void derive_links_relink(Links *links, Thunderbolt *tbt, Rdma *rdma, Summary *summary, bool thunderbolt_changed) {
         Link *l;
 
-        relink_thunderbolt(d);
-        if (changes->thunderbolt)
-                recheck_thunderbolt_net_interfaces(d);
+        relink_thunderbolt(links, tbt);
+        if (thunderbolt_changed)
+                recheck_thunderbolt_net_interfaces(links, tbt);
         /* Before the RDMA ports: a port follows its link's derived speed. */
         TABLE_FOREACH(l, &links->table)
                 bus_object_set(&l->bus, l->derived.speed_mbps, link_effective_speed(l), "SpeedMbps");
-        relink_rdma(d);
+        relink_rdma(links, rdma);
         /* Last: a type depends on the lowers' cross-links above. */
         TABLE_FOREACH(l, &links->table)
                 bus_object_set(&l->bus, l->derived.connection_type, link_connection_type(links, l, 0),
                                "ConnectionType");
-        summary_links_changed(&d->summary);
+        summary_links_changed(summary);
 }
 
-void derive_link_changed(Derive *d, Link *l) {
+void derive_link_changed(Links *links, Rdma *rdma, Summary *summary, Link *l) {
         RdmaPort *p;
 
         bus_object_set(&l->bus, l->derived.speed_mbps, link_effective_speed(l), "SpeedMbps");
 
         /* The common case, a machine without RDMA, costs nothing per link event. */
-        TABLE_FOREACH(p, &d->rdma->ports) {
+        TABLE_FOREACH(p, &rdma->ports) {
                 if (p->derived.net_ifindex == l->ifindex) {
                         rdma_port_follow(p, l);
                         continue;
@@ -263,5 +262,5 @@ void derive_link_changed(Derive *d, Link *l) {
                                 rdma_port_request_reread(p);
         }
 
-        summary_link_changed(&d->summary, d->links, l);
+        summary_link_changed(summary, links, l);
 }

@@ -7,7 +7,7 @@
  */
 #include <linux/if_addr.h>
 
-#include "derive-internal.h"
+#include "derive-peer.h"
 #include "link.h"
 #include "peer.h"
 #include "rdma.h"
@@ -47,7 +47,7 @@ static uint32_t fnv1a(uint32_t h, const void *data, size_t size) {
 /* A hash of what paths and discovered peers depend on: which links are up, their kinds, whether they
  * can carry link-local traffic, and which RDMA ports are active. The paths are expanded again, and
  * the reconciler runs, only when it moved. */
-static uint32_t peer_dependencies_signature(Derive *d) {
+static uint32_t peer_dependencies_signature(DerivePeers *d) {
         uint32_t h = 2166136261u;
         RdmaPort *p;
         Link *l;
@@ -63,7 +63,7 @@ static uint32_t peer_dependencies_signature(Derive *d) {
         return h;
 }
 
-static void want_path(Derive *d, const PeerTarget *t, PeerTransport transport, const char *device, unsigned port,
+static void want_path(DerivePeers *d, const PeerTarget *t, PeerTransport transport, const char *device, unsigned port,
                       const PeerAddress *sink, bool *changed) {
         Peer *p;
         int r;
@@ -78,7 +78,7 @@ static void want_path(Derive *d, const PeerTarget *t, PeerTransport transport, c
         p->wanted |= t->origins & PEER_ORIGINS_WANTED;
 }
 
-static void expand_target(Derive *d, const PeerTarget *t, bool *changed) {
+static void expand_target(DerivePeers *d, const PeerTarget *t, bool *changed) {
         const PeerAddress *a = &t->parsed;
         size_t n_rdma = 0;
         RdmaPort *port;
@@ -108,7 +108,7 @@ static void expand_target(Derive *d, const PeerTarget *t, bool *changed) {
 }
 
 /* The paths the targets want, and the ad-hoc ones ProbePeer() measured: nothing else stays. */
-static bool expand(Derive *d) {
+static bool expand(DerivePeers *d) {
         Peers *peers = d->peers;
         bool changed = false;
         PeerTarget *t;
@@ -143,7 +143,7 @@ static bool link_has_address(const Link *l, const PeerAddress *a) {
 /* The link a path leaves through: the sink's zone; else the link that owns the local address the
  * probe reported (or that address's own zone); else, for a result restored from a file, the link of
  * the name it was measured on. */
-static Link *peer_source_link(Derive *d, const Peer *p) {
+static Link *peer_source_link(DerivePeers *d, const Peer *p) {
         PeerAddress a;
         Link *l;
 
@@ -159,7 +159,7 @@ static Link *peer_source_link(Derive *d, const Peer *p) {
         return p->m.source_interface ? link_find(d->links, p->m.source_interface) : NULL;
 }
 
-static void peer_update_source(Derive *d, Peer *p) {
+static void peer_update_source(DerivePeers *d, Peer *p) {
         Link *l = peer_source_link(d, p);
 
         bus_object_set(&p->bus, p->derived.source_ifindex, l ? l->ifindex : 0, "SourceInterface");
@@ -177,7 +177,7 @@ bool peer_is_stale(const Peer *p, uint64_t now) {
         return p->m.measured_at == 0 || now >= peer_expires_at(p);
 }
 
-void derive_peers(Derive *d, const DeriveChanges *changes) {
+void derive_peers(DerivePeers *d, bool links_changed) {
         Peers *peers = d->peers;
         bool relevant, dependencies_moved = false, expanded = false, targets_changed = peers->targets_changed;
         Peer *p;
@@ -186,8 +186,8 @@ void derive_peers(Derive *d, const DeriveChanges *changes) {
         relevant = table_size(&peers->targets) > 0 || (d->reconciler && reconcile_discovers(d->reconciler));
         if (relevant) {
                 uint32_t signature = peer_dependencies_signature(d);
-                dependencies_moved = signature != d->peer_links_signature;
-                d->peer_links_signature = signature;
+                dependencies_moved = signature != d->dependencies;
+                d->dependencies = signature;
         }
         if (targets_changed || dependencies_moved)
                 expanded = expand(d);
@@ -195,12 +195,12 @@ void derive_peers(Derive *d, const DeriveChanges *changes) {
         if (targets_changed || dependencies_moved || expanded)
                 reconcile_schedule(d->reconciler);
 
-        if (changes->links || dependencies_moved)
+        if (links_changed || dependencies_moved)
                 TABLE_FOREACH(p, &peers->paths)
                         peer_update_source(d, p);
 }
 
-void derive_peer_changed(Derive *d, Peer *p) {
+void derive_peer_changed(DerivePeers *d, Peer *p) {
         peer_update_source(d, p);
         bus_object_set(&p->bus, p->derived.stale, peer_is_stale(p, now_usec(CLOCK_REALTIME)), "Stale");
 }

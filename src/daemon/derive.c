@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "derive-internal.h"
+#include "derive-link.h"
+#include "derive.h"
 #include "link.h"
 #include "peer.h"
 #include "rdma.h"
@@ -10,7 +11,11 @@ int derive_init(Derive *d, BusPublisher *p, Links *links, Thunderbolt *tbt, Rdma
                 .links = links,
                 .thunderbolt = tbt,
                 .rdma = rdma,
-                .peers = peers,
+                .peers = {
+                        .peers = peers,
+                        .links = links,
+                        .rdma = rdma,
+                },
         };
         return summary_init(&d->summary, p);
 }
@@ -20,31 +25,30 @@ void derive_done(Derive *d) {
 }
 
 void derive_run(Derive *d, BusPublisher *p, size_t from, size_t to) {
-        DeriveChanges changes = {
-                .links = d->links->topology_changed,
-                .thunderbolt = d->thunderbolt->changed,
-                .rdma = d->rdma->changed,
-        };
+        /* What the sources marked since the last pass; the marks are cleared first, so that a re-read
+         * this pass asks for is seen by the next round. */
+        bool links_changed = d->links->topology_changed, thunderbolt_changed = d->thunderbolt->changed,
+             rdma_changed = d->rdma->changed;
 
         d->links->topology_changed = d->thunderbolt->changed = d->rdma->changed = false;
 
         /* Links first: a path's source interface and the summary read what they get here. The queue
          * is read by index: what this pass queues may move it. */
-        if (changes.links || changes.thunderbolt || changes.rdma)
-                derive_links_relink(d, &changes);
+        if (links_changed || thunderbolt_changed || rdma_changed)
+                derive_links_relink(d->links, d->thunderbolt, d->rdma, &d->summary, thunderbolt_changed);
         for (size_t i = from; i < to; i++) {
                 BusObject *o = p->dirty[i];
                 if (o && o->type == &link_bus_type)
-                        derive_link_changed(d, container_of(o, Link, bus));
+                        derive_link_changed(d->links, d->rdma, &d->summary, container_of(o, Link, bus));
         }
 
-        derive_peers(d, &changes);
+        derive_peers(&d->peers, links_changed);
         for (size_t i = from; i < to; i++) {
                 BusObject *o = p->dirty[i];
                 if (o && o->type == &peer_bus_type)
-                        derive_peer_changed(d, container_of(o, Peer, bus));
+                        derive_peer_changed(&d->peers, container_of(o, Peer, bus));
         }
 
         /* Last: it summarizes everything above. */
-        summary_update(&d->summary, d->links, d->thunderbolt, d->rdma, d->peers);
+        summary_update(&d->summary, d->links, d->thunderbolt, d->rdma, d->peers.peers);
 }

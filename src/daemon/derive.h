@@ -3,6 +3,7 @@
 #pragma once
 
 #include "bus-object.h"
+#include "derive-peer.h"
 #include "summary.h"
 
 typedef struct Links Links;
@@ -31,18 +32,12 @@ typedef struct Derive {
         Links *links;
         Thunderbolt *thunderbolt;
         Rdma *rdma;
-        Peers *peers;
-        Reconciler *reconciler; /* told when paths, or what they run over, moved; NULL before it runs */
+        DerivePeers peers; /* the peers, what they depend on, and the reconciler told when they move */
         Summary summary;
-        uint32_t peer_links_signature; /* of what the paths depend on, see derive-peer.c */
 } Derive;
 
 int derive_init(Derive *d, BusPublisher *p, Links *links, Thunderbolt *tbt, Rdma *rdma, Peers *peers);
 void derive_done(Derive *d);
-
-/* Stale: never measured, or measured longer than its transport's TTL ago (now: CLOCK_REALTIME µs). */
-typedef struct Peer Peer;
-bool peer_is_stale(const Peer *p, uint64_t now);
 
 /* One pass over the objects the publisher queued since the last: p->dirty[from..to). */
 void derive_run(Derive *d, BusPublisher *p, size_t from, size_t to);

@@ -113,7 +113,7 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
                                    &m->gpu_prober);
         if (r < 0)
                 return log_oom();
-        m->derive.reconciler = m->reconciler;
+        m->derive.peers.reconciler = m->reconciler;
 
         *ret = TAKE_PTR(m);
         return 0;
