@@ -83,11 +83,14 @@ ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now,--as-needed $(SANITIZE_FLAGS) $(LDFLAGS)
 
 objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
-# Debian packages: what `make deps` installs. Components append to these lists.
+# Debian packages: what `make deps` installs. Components append to these lists. A container or
+# debootstrap minbase image lacks even "important" packages, so the tests' everyday tools are named:
+# procps (kill for the unit's ExecReload=, sysctl and pgrep), iputils-ping, and groff-base, which renders
+# the manual pages as man(1) does.
 DEBIAN_BUILD_PACKAGES := gcc make pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev libudev-dev \
 	libjson-c-dev libinih-dev
 DEBIAN_TEST_PACKAGES := libcmocka-dev clang libclang-rt-14-dev dbus python3 python3-dbus python3-pytest \
-	python3-gi gir1.2-umockdev-1.0 umockdev iproute2 mandoc prometheus curl
+	python3-gi gir1.2-umockdev-1.0 umockdev iproute2 procps iputils-ping mandoc groff-base prometheus curl
 DEBIAN_BENCH_PACKAGES := iproute2 hyperfine
 
 # Every component lists its pieces in its own fragment:
