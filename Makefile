@@ -208,13 +208,14 @@ check: deps
 
 # The unit tests and fuzz regressions always run under ASan+UBSan (a second build in
 # build-sanitize/); the integration layers use this build, or the sanitized one with SANITIZE=1.
+# The sub-makes name their build directory: a BUILD= given on the command line reaches them too.
 check-now: all $(addprefix $(BUILD)/,$(UNIT_TESTS))
-	$(Q)$(MAKE) --no-print-directory FUZZ=1 fuzz-programs
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 BUILD=build-fuzz fuzz-programs
 ifeq ($(SANITIZE),1)
 	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build $(BUILD) \
 		--fuzz-build build-fuzz --fuzz-seconds $(CHECK_FUZZ_SECONDS)
 else
-	$(Q)$(MAKE) --no-print-directory SANITIZE=1 sanitized-tests
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 BUILD=build-sanitize sanitized-tests
 	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build build-sanitize \
 		--fuzz-build build-fuzz --fuzz-seconds $(CHECK_FUZZ_SECONDS)
 endif
@@ -233,7 +234,7 @@ update-interfaces: all
 fuzz-programs: $(addprefix $(BUILD)/,$(FUZZ_PROGRAMS))
 
 fuzz: deps
-	$(Q)$(MAKE) --no-print-directory FUZZ=1 fuzz-programs
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 BUILD=build-fuzz fuzz-programs
 	$(Q)/usr/bin/python3 tests/fuzz/run-fuzz --build build-fuzz --seconds $(FUZZ_SECONDS)
 
 .PHONY: sanitized-tests
