@@ -83,11 +83,14 @@ ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now,--as-needed $(SANITIZE_FLAGS) $(LDFLAGS)
 
 objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
-# Debian packages: what `make deps` installs. Components append to these lists.
+# Debian packages: what `make deps` installs. Components append to these lists. A container or
+# debootstrap minbase image lacks even "important" packages, so the tests' everyday tools are named:
+# procps (kill for the unit's ExecReload=, sysctl and pgrep), iputils-ping, and groff-base, which renders
+# the manual pages as man(1) does.
 DEBIAN_BUILD_PACKAGES := gcc make pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev libudev-dev \
 	libjson-c-dev libinih-dev
 DEBIAN_TEST_PACKAGES := libcmocka-dev clang libclang-rt-14-dev dbus python3 python3-dbus python3-pytest \
-	python3-gi gir1.2-umockdev-1.0 umockdev iproute2 mandoc prometheus curl
+	python3-gi gir1.2-umockdev-1.0 umockdev iproute2 procps iputils-ping mandoc groff-base prometheus curl
 DEBIAN_BENCH_PACKAGES := iproute2 hyperfine
 
 # Every component lists its pieces in its own fragment:
@@ -204,13 +207,14 @@ check: deps
 
 # The unit tests and fuzz regressions always run under ASan+UBSan (a second build in
 # build-sanitize/); the integration layers use this build, or the sanitized one with SANITIZE=1.
+# The sub-makes name their build directory: a BUILD= given on the command line reaches them too.
 check-now: all $(addprefix $(BUILD)/,$(UNIT_TESTS))
-	$(Q)$(MAKE) --no-print-directory FUZZ=1 fuzz-programs
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 BUILD=build-fuzz fuzz-programs
 ifeq ($(SANITIZE),1)
 	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build $(BUILD) \
 		--fuzz-build build-fuzz --fuzz-seconds $(CHECK_FUZZ_SECONDS)
 else
-	$(Q)$(MAKE) --no-print-directory SANITIZE=1 sanitized-tests
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 BUILD=build-sanitize sanitized-tests
 	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build build-sanitize \
 		--fuzz-build build-fuzz --fuzz-seconds $(CHECK_FUZZ_SECONDS)
 endif
@@ -229,7 +233,7 @@ update-interfaces: all
 fuzz-programs: $(addprefix $(BUILD)/,$(FUZZ_PROGRAMS))
 
 fuzz: deps
-	$(Q)$(MAKE) --no-print-directory FUZZ=1 fuzz-programs
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 BUILD=build-fuzz fuzz-programs
 	$(Q)/usr/bin/python3 tests/fuzz/run-fuzz --build build-fuzz --seconds $(FUZZ_SECONDS)
 
 .PHONY: sanitized-tests

@@ -39,6 +39,14 @@ const char gpu_kernel_source[] =
         "}\n"
         "\n"
         "__kernel void fill_random(__global uint16 *buf, uint seed) {\n"
+        /* -DNEVER_FINISH=1 (through $LINKPROBE_GPU_KERNEL_OPTIONS) makes the first kernel of a measuring
+         * run spin for ever: a run that cannot finish, for the deadline's test, however fast the device
+         * and however warm the driver's caches. The counter is volatile, so no compiler may prove that
+         * the loop ends or drop it. */
+        "#if defined(NEVER_FINISH) && NEVER_FINISH\n"
+        "        for (volatile uint spin = 1; spin != 0;)\n"
+        "                ;\n"
+        "#endif\n"
         "        size_t i = get_global_id(0);\n"
         "        uint h = mix32((uint) i ^ mix32((uint) (i >> 32) + seed));\n"
         "        uint16 v = (uint16) (h) * 0x9e3779b9U +\n"

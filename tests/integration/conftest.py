@@ -20,6 +20,14 @@ def pytest_configure(config):
             pytest.exit(f"{binary} is not built: run make", returncode=1)
 
 
+@pytest.fixture(scope="session")
+def for_other_users():
+    """An lp.ForOtherUsers: copies of what code run as another user needs, wherever the checkout lives."""
+    shared = lp.ForOtherUsers()
+    yield shared
+    shared.remove()
+
+
 @pytest.fixture
 def bus():
     b = lp.PrivateBus()

@@ -91,6 +91,41 @@ def path_encode(prefix, label):
     return f"{prefix}/{path_label(label)}"
 
 
+def _searchable_by_all(path):
+    """Whether every directory from / down to path lets any user through (o+x)."""
+    path = os.path.realpath(path)
+    while True:
+        if not os.stat(path).st_mode & 0o001:
+            return False
+        if path == "/":
+            return True
+        path = os.path.dirname(path)
+
+
+class ForOtherUsers:
+    """A directory any user may enter and read, holding copies of checkout files that code run as another
+    user (setpriv) needs. The checkout may live where only root can go (under /root, mode 0700), so
+    nothing run as another user may read it, nor start in it: run such code with cwd=self.dir."""
+
+    def __init__(self):
+        parent = tempfile.gettempdir()
+        if not _searchable_by_all(parent):
+            parent = "/tmp"
+        self.dir = tempfile.mkdtemp(prefix=f"lp-shared-{os.getpid()}-", dir=parent)
+        os.chmod(self.dir, 0o755)
+
+    def copy(self, path):
+        """The path of a world-readable copy of path (a file), made on first use."""
+        dest = os.path.join(self.dir, os.path.basename(path))
+        if not os.path.exists(dest):
+            shutil.copyfile(path, dest)
+            os.chmod(dest, 0o755 if os.access(path, os.X_OK) else 0o644)
+        return dest
+
+    def remove(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 class PrivateBus:
     """A dbus-daemon of our own with a session-style policy, listening on a path socket (path sockets,
     unlike abstract ones, are reachable from inside every network namespace)."""

@@ -68,9 +68,10 @@ for method, signature, args in eval(sys.argv[2]):
 
 def call_as(bus, setpriv_args, calls, interface=MANAGER):
     """Runs calls [(method, signature, args)] on a connection of its own as another user (setpriv);
-    returns one line per call: "OK" or "ERROR_NAME message"."""
+    returns one line per call: "OK" or "ERROR_NAME message". The code is all in the command line and starts
+    in /: the checkout may be where that user cannot go."""
     proc = subprocess.run(["setpriv", *setpriv_args, "/usr/bin/python3", "-c", _AS_USER, bus.address, repr(calls),
-                           interface], capture_output=True, text=True, timeout=60,
+                           interface], capture_output=True, text=True, timeout=60, cwd="/",
                           env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", HOME="/"))
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()

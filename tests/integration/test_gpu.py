@@ -684,8 +684,9 @@ except GLib.Error as e:
 def run_as(bus, method, *setpriv):
     # The bus socket lives in a directory only root may enter; others need to reach it too.
     os.chmod(bus.dir, 0o755)
+    # Started in /, not in the checkout, which that user may not be able to enter.
     proc = subprocess.run(["setpriv", *setpriv, "/usr/bin/python3", "-c", UNPRIVILEGED_CALL, bus.address, method],
-                          capture_output=True, text=True, timeout=30)
+                          capture_output=True, text=True, timeout=30, cwd="/")
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()
 

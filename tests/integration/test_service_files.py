@@ -32,7 +32,8 @@ import lp
 
 TOP = lp.TOP
 BUILD = lp.BUILD
-PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policy_peer.py")
+# Run as other users, so from a copy they can read (the for_other_users fixture), never from the checkout.
+PEER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policy_peer.py")
 BUS_NAME = "org.linkprobe.LinkProbe1"
 ROOT = "/org/linkprobe/LinkProbe1"
 MANAGER = "org.linkprobe.LinkProbe1.Manager"
@@ -232,9 +233,12 @@ def as_uid(uid, gid, cmd):
 
 
 class SystemBus:
-    """A dbus-daemon configured as a system bus (bus_config()), whose peers run as real users."""
+    """A dbus-daemon configured as a system bus (bus_config()), whose peers run as real users from the
+    copies in shared (an lp.ForOtherUsers)."""
 
-    def __init__(self):
+    def __init__(self, shared):
+        self.peer = shared.copy(PEER_SOURCE)
+        self.cwd = shared.dir
         self.dir = tempfile.mkdtemp(prefix=f"lp-sysbus-{os.getpid()}-")
         os.chmod(self.dir, 0o755)
         self.address = f"unix:path={self.dir}/system_bus_socket"
@@ -281,7 +285,7 @@ class SystemBus:
 
     def spawn(self, cmd):
         """Starts a long-running peer; returns it once it printed its first line (or gave up)."""
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.cwd)
         self.procs.append(proc)
         ready, _, _ = select.select([proc.stdout], [], [], 20)
         proc.first_line = proc.stdout.readline().strip() if ready else "(nothing within 20s)"
@@ -290,13 +294,13 @@ class SystemBus:
     def owner_cmd(self, uid=None, gid=None):
         uid = self.uid if uid is None else uid
         gid = self.gid if gid is None else gid
-        return as_uid(uid, gid, ["/usr/bin/python3", PEER, "owner", self.address])
+        return as_uid(uid, gid, ["/usr/bin/python3", self.peer, "owner", self.address])
 
     def client(self, uid, ops):
-        cmd = ["/usr/bin/python3", PEER, "client", self.address, json.dumps(ops)]
+        cmd = ["/usr/bin/python3", self.peer, "client", self.address, json.dumps(ops)]
         if uid != 0:
             cmd = as_uid(uid, uid, cmd)
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=self.cwd)
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)
 
@@ -319,8 +323,8 @@ class SystemBus:
 
 
 @pytest.fixture(scope="module")
-def system_bus():
-    bus = SystemBus()
+def system_bus(for_other_users):
+    bus = SystemBus(for_other_users)
     yield bus
     bus.stop()
 
@@ -411,17 +415,17 @@ def test_policy_signals_reach_unprivileged_subscribers(owned_bus):
     assert owned_bus.client(NOBODY, [{"signal_after_refresh": True}]) == [{"ok": "signal"}]
 
 
-def test_activation_through_systemd():
+def test_activation_through_systemd(for_other_users):
     # A bus of its own: the name must be free. Our activation file makes it activatable; a call from an
     # unprivileged process makes the bus ask systemd for linkprobed.service, whose start (as the
     # service user) owns the name and gets the call.
-    bus = SystemBus()
+    bus = SystemBus(for_other_users)
     try:
         names = bus.client(NOBODY, [{"call": ["org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                               "ListActivatableNames", None, []]}])
         assert BUS_NAME in names[0].get("ok", ""), names
         log = os.path.join(bus.dir, "activation.log")
-        systemd = bus.spawn(["/usr/bin/python3", PEER, "systemd", bus.address, log, "linkprobed.service", "--",
+        systemd = bus.spawn(["/usr/bin/python3", bus.peer, "systemd", bus.address, log, "linkprobed.service", "--",
                              *bus.owner_cmd()])
         assert systemd.first_line == "ready", systemd.stderr.read() if systemd.poll() is not None else ""
         outcome = bus.client(NOBODY, [call("org.freedesktop.DBus.ObjectManager", "GetManagedObjects")])
