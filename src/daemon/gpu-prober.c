@@ -54,6 +54,7 @@ GpuProber *gpu_prober_free(GpuProber *p) {
         p->timer = sd_event_source_disable_unref(p->timer);
         gpu_prober_drop_waiting(p);
         ratelimit_done(&p->ratelimit);
+        free(p->last_run_error);
         return mfree(p);
 }
 
@@ -130,7 +131,9 @@ static void gpu_prober_failed(GpuProber *p, GpuRunKind kind, const char *name, c
         _cleanup_(freep) char *answer = NULL;
         if (text && asprintf(&answer, "The GPU probe failed: %s", text) < 0)
                 answer = NULL;
-        /* No device list means no facts about GPUs: say so where State is. */
+        /* No device list means no facts about GPUs: say so where State is, and why. */
+        if (bus_object_set_string(&p->status->bus, &p->last_run_error, text ?: "failed", "GpuProbeError") < 0)
+                log_oom();
         daemon_status_set_degraded(p->status, "gpu-probe-failed", true);
         p->measure_requested = false;
         gpu_prober_answer(p, -EIO, answer ?: "The GPU probe failed.");
@@ -173,6 +176,7 @@ static void on_probe_done(ProbeRun *run, const ProbeResult *result, void *userda
                 } else {
                         p->inventory_done = true;
                         daemon_status_set_degraded(p->status, "gpu-probe-failed", false);
+                        (void) bus_object_set_string(&p->status->bus, &p->last_run_error, NULL, "GpuProbeError");
                         if (measured) {
                                 Gpu *g;
                                 uint64_t now = now_usec(CLOCK_REALTIME);
@@ -223,8 +227,12 @@ static void gpu_prober_start_run(GpuProber *p, GpuRunKind kind) {
         r = probe_run_start(p->event, probe_directory(), GPU_PROBE_PROGRAM, (char *const *) args, deadline,
                             on_probe_done, p, &p->run);
         if (r < 0) {
+                _cleanup_(freep) char *message = NULL;
+
                 p->run = NULL;
-                gpu_prober_failed(p, kind, "cannot-run", strerror(-r));
+                if (asprintf(&message, "cannot run %s/%s: %s", probe_directory(), GPU_PROBE_PROGRAM, strerror(-r)) < 0)
+                        message = NULL;
+                gpu_prober_failed(p, kind, "cannot-run", message ?: strerror(-r));
                 gpu_prober_back_off(p, true);
                 (void) gpus_save(p->gpus, p->state_directory);
                 /* The back-off makes the next schedule arm the timer instead of recursing. */

@@ -60,6 +60,9 @@ typedef struct GpuProber {
         RateLimit ratelimit;      /* ProbeGpus(), per sender */
         gpu_prober_answer_t answer;
         void *answer_userdata;
+        /* Why the last run failed as a whole ("name: message"), NULL when it worked: with no device
+         * list there is no Gpu object to say so (Manager.GpuProbeError). */
+        char *last_run_error;
 } GpuProber;
 
 /* What the prober works with; nothing runs before gpu_prober_start(). */

@@ -5,6 +5,7 @@
 #include "bus-access.h"
 #include "bus-util.h"
 #include "gpu-bus.h"
+#include "gpu-prober.h"
 #include "inhibit-bus.h"
 #include "link-bus.h"
 #include "manager-bus.h"
@@ -24,6 +25,13 @@ static int property_get_version(sd_bus *bus, const char *path, const char *inter
 }
 
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_state, DaemonState, daemon_state_to_string)
+
+static int property_get_gpu_probe_error(sd_bus *bus, const char *path, const char *interface,
+                                        const char *property, sd_bus_message *reply, void *userdata,
+                                        sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "s", m->gpu_prober ? strempty(m->gpu_prober->last_run_error) : "");
+}
 
 static int method_refresh(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
@@ -105,6 +113,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("DegradedReasons", "as", bus_property_get_strv, offsetof(Manager, status.degraded_reasons),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Inhibited", "as", bus_property_get_inhibited, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("GpuProbeError", "s", property_get_gpu_probe_error, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD("Refresh", NULL, NULL, method_refresh, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", text), method_get_metrics,
                                 SD_BUS_VTABLE_UNPRIVILEGED),

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/epoll.h>
@@ -50,9 +51,41 @@ static const char *const probe_outcome_table[_PROBE_OUTCOME_MAX] = {
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(probe_outcome, ProbeOutcome, probe_outcome_table)
 
+/* The directory of the running program when the probes were built beside it: a daemon started from
+ * its build tree (build/linkprobed) runs build/linkprobe-probe-*, as systemd's programs find their
+ * helpers in theirs. An installed daemon (LIBEXECDIR) has no probes beside it. */
+static char *probes_beside_program(void) {
+        char exe[PATH_MAX], *slash;
+        _cleanup_(freep) char *probe = NULL;
+        ssize_t n;
+
+        n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n <= 0)
+                return NULL;
+        exe[n] = '\0';
+        slash = strrchr(exe, '/');
+        if (!slash || slash == exe)
+                return NULL;
+        *slash = '\0';
+        if (asprintf(&probe, "%s/linkprobe-probe-tcp", exe) < 0 || access(probe, X_OK) < 0)
+                return NULL;
+        return strdup(exe);
+}
+
 const char *probe_directory(void) {
+        static char *beside = NULL;
+        static bool looked = false;
         const char *e = getenv("LINKPROBE_PROBE_DIR");
-        return isempty(e) ? PROBEDIR : e;
+
+        if (!isempty(e))
+                return e;
+        if (!looked) {
+                looked = true;
+                beside = probes_beside_program();
+                if (beside)
+                        log_debug("Running the probes built beside this program, in %s.", beside);
+        }
+        return beside ?: PROBEDIR;
 }
 
 void probe_result_done(ProbeResult *result) {
@@ -379,7 +412,8 @@ static int spawn(sd_event *event, const char *probe_dir, const char *program, ch
         if (!path)
                 return -ENOMEM;
         if (access(path, X_OK) < 0)
-                return log_warning_errno(errno, "Cannot run probe %s: %m", path);
+                return log_warning_errno(errno, "Cannot run probe %s: %m (LINKPROBE_PROBE_DIR= names the directory "
+                                                "that holds the probe programs)", path);
 
         run = new0(ProbeRun, 1);
         if (!run)

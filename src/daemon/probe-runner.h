@@ -75,6 +75,7 @@ void probe_result_done(ProbeResult *result);
 
 const char *probe_outcome_to_string(ProbeOutcome o) _const_;
 
-/* The directory probes are run from: $LINKPROBE_PROBE_DIR if set (tests, a build tree), else the
- * directory they were installed to. */
+/* The directory probes are run from: $LINKPROBE_PROBE_DIR if set (tests); else the running
+ * program's own directory when the probes were built beside it (a daemon started from its build
+ * tree); else the directory they were installed to. */
 const char *probe_directory(void);

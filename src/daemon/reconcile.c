@@ -111,7 +111,7 @@ static bool transport_busy(Reconciler *r, PeerTransport transport) {
 static void start_probe(Reconciler *r, Peer *p) {
         const PeersConfig *c = r->c.config;
         char sink[PEER_ADDRESS_STRING_MAX], duration[32], samples[16], deadline[32], port[16];
-        const char *args[20];
+        const char *args[20], *program;
         size_t n = 0;
         uint64_t d, deadline_usec;
         int k;
@@ -153,15 +153,19 @@ static void start_probe(Reconciler *r, Peer *p) {
         p->request_samples = 0;
         p->probe_started_at = now_usec(CLOCK_REALTIME);
         p->scheduler = r;
-        k = probe_run_start(r->c.event, probe_directory(),
-                            p->transport == PEER_TRANSPORT_RDMA ? "linkprobe-probe-rdma" : "linkprobe-probe-tcp",
-                            (char *const *) args, deadline_usec, on_probe_done, p, &p->run);
+        program = p->transport == PEER_TRANSPORT_RDMA ? "linkprobe-probe-rdma" : "linkprobe-probe-tcp";
+        k = probe_run_start(r->c.event, probe_directory(), program, (char *const *) args, deadline_usec,
+                            on_probe_done, p, &p->run);
         if (k < 0) {
+                _cleanup_(freep) char *message = NULL;
                 ProbeResult failed = {
                         .outcome = PROBE_OUTCOME_ERROR,
                         .error_name = (char *) "spawn",
-                        .error_message = (char *) "cannot run the probe program (see the daemon's log)",
                 };
+
+                /* Said where the caller looks (LastErrorMessage), not only in the daemon's log. */
+                if (asprintf(&message, "cannot run %s/%s: %s", probe_directory(), program, strerror(-k)) >= 0)
+                        failed.error_message = message;
                 p->run = NULL;
                 peer_apply_result(p, &failed, p->probe_started_at);
                 set_next_probe(p, p->wanted ? next_probe_after(r, p, now_usec(CLOCK_REALTIME)) : 0);

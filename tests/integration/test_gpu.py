@@ -336,9 +336,24 @@ def test_a_missing_probe_is_a_failure_not_a_crash(client, daemon_factory):
     try:
         start(daemon_factory, env={"LINKPROBE_PROBE_DIR": empty})
         assert wait_until(lambda: "gpu-probe-failed" in client.get_all("Manager")["DegradedReasons"])
+        # With no device list there is no gpu object to say why: the Manager does, naming the program.
+        why = client.get_all("Manager")["GpuProbeError"]
+        assert why.startswith("cannot-run: ") and f"{empty}/linkprobe-probe-gpu" in why, why
         with pytest.raises(GLib.Error) as e:
             probe_gpus(client)
         assert error_name(e.value) == ERROR + "Failed" and "cannot-run" in e.value.message
+    finally:
+        shutil.rmtree(empty, ignore_errors=True)
+
+
+def test_a_daemon_in_its_build_tree_runs_the_probes_built_beside_it(client, daemon_factory):
+    """build/linkprobed, started as a developer would after make, without LINKPROBE_PROBE_DIR."""
+    empty = tempfile.mkdtemp(prefix=f"lp-no-icd-{os.getpid()}-")
+    try:
+        start(daemon_factory, env={"OCL_ICD_VENDORS": empty, "LINKPROBE_PROBE_DIR": ""})
+        assert probe_gpus(client) == []  # the probe ran (and found no OpenCL device)
+        manager = client.get_all("Manager")
+        assert manager["GpuProbeError"] == "" and "gpu-probe-failed" not in manager["DegradedReasons"], manager
     finally:
         shutil.rmtree(empty, ignore_errors=True)
 
