@@ -191,15 +191,7 @@ static ConnectionType link_connection_type(Links *links, const Link *l, unsigned
         Link *lower;
 
         if (!link_inherits_connection_type(l)) {
-                LinkFacts facts = {
-                        .arphrd = l->arphrd,
-                        .info_kind = l->info_kind,
-                        .devtype = l->devtype,
-                        .driver = l->driver,
-                        .wireless = l->wireless,
-                        .has_device = l->device_path != NULL,
-                        .on_thunderbolt = l->on_thunderbolt,
-                };
+                LinkFacts facts = link_facts(l);
 
                 if (l->kind == LINK_KIND_THUNDERBOLT)
                         return connection_type_for_thunderbolt(l->derived.thunderbolt_generation);

@@ -25,15 +25,7 @@ int gpu_prober_new(const GpuProberContext *c, GpuProber **ret) {
         p = new0(GpuProber, 1);
         if (!p)
                 return -ENOMEM;
-        *p = (GpuProber) {
-                .gpus = c->gpus,
-                .event = c->event,
-                .config = c->config,
-                .status = c->status,
-                .inhibitors = c->inhibitors,
-                .state_directory = c->state_directory,
-                .publisher = c->publisher,
-        };
+        *p = (GpuProber) { .c = *c };
         /* Joining a run costs nothing; starting one costs seconds of GPU time. */
         ratelimit_init(&p->ratelimit, 1, 5, 1024);
         *ret = p;
@@ -70,7 +62,7 @@ static uint64_t random_below(uint64_t n) {
 
 /* When g's result needs renewing, on CLOCK_BOOTTIME (so time asleep counts), UINT64_MAX for never. */
 static uint64_t gpu_due(const GpuProber *p, const Gpu *g, uint64_t now_realtime, uint64_t now_boottime) {
-        uint64_t at = g->measurement.measured_at_usec, ttl = p->config->gpu_ttl_usec;
+        uint64_t at = g->measurement.measured_at_usec, ttl = p->c.config->gpu_ttl_usec;
 
         if (at == 0)
                 return now_boottime; /* nothing known */
@@ -112,7 +104,7 @@ static void gpu_prober_answer(GpuProber *p, int error, const char *text) {
                 return;
         /* Clients that read the objects after the answer see the final values, and subscribers get the
          * PropertiesChanged before it. */
-        bus_publisher_flush(p->publisher);
+        bus_publisher_flush(p->c.publisher);
         if (p->answer)
                 p->answer(p->waiting, p->n_waiting, error, text, p->answer_userdata);
         gpu_prober_drop_waiting(p);
@@ -126,21 +118,21 @@ static void gpu_prober_failed(GpuProber *p, GpuRunKind kind, const char *name, c
         if (asprintf(&text, "%s: %s", strna(name), strna(message)) < 0)
                 text = NULL;
         log_warning("GPU %s run failed: %s", kind == GPU_RUN_INVENTORY ? "inventory" : "measuring", strna(text));
-        TABLE_FOREACH(g, &p->gpus->table)
+        TABLE_FOREACH(g, &p->c.gpus->table)
                 gpu_set_probe_state(g, GPU_PROBE_FAILED, text ?: "failed");
         _cleanup_(freep) char *answer = NULL;
         if (text && asprintf(&answer, "The GPU probe failed: %s", text) < 0)
                 answer = NULL;
         /* No device list means no facts about GPUs: say so where State is, and why. */
-        if (bus_object_set_string(&p->status->bus, &p->last_run_error, text ?: "failed", "GpuProbeError") < 0)
+        if (bus_object_set_string(&p->c.status->bus, &p->last_run_error, text ?: "failed", "GpuProbeError") < 0)
                 log_oom();
-        daemon_status_set_degraded(p->status, "gpu-probe-failed", true);
+        daemon_status_set_degraded(p->c.status, "gpu-probe-failed", true);
         p->measure_requested = false;
         gpu_prober_answer(p, -EIO, answer ?: "The GPU probe failed.");
 }
 
 static void gpu_prober_back_off(GpuProber *p, bool failed) {
-        uint64_t ttl = p->config->gpu_ttl_usec, delay;
+        uint64_t ttl = p->c.config->gpu_ttl_usec, delay;
 
         if (!failed) {
                 p->failures = 0;
@@ -168,31 +160,31 @@ static void on_probe_done(ProbeRun *run, const ProbeResult *result, void *userda
         p->running = GPU_RUN_NONE;
 
         if (result->outcome == PROBE_OUTCOME_OK) {
-                failed_devices = gpus_apply_document(p->gpus, result->document, measured, p->run_started_realtime,
-                                                     p->config->gpu_quick);
+                failed_devices = gpus_apply_document(p->c.gpus, result->document, measured, p->run_started_realtime,
+                                                     p->c.config->gpu_quick);
                 if (failed_devices < 0) {
                         gpu_prober_failed(p, kind, "bad-output", "the document has no device list");
                         gpu_prober_back_off(p, true);
                 } else {
                         p->inventory_done = true;
-                        daemon_status_set_degraded(p->status, "gpu-probe-failed", false);
-                        (void) bus_object_set_string(&p->status->bus, &p->last_run_error, NULL, "GpuProbeError");
+                        daemon_status_set_degraded(p->c.status, "gpu-probe-failed", false);
+                        (void) bus_object_set_string(&p->c.status->bus, &p->last_run_error, NULL, "GpuProbeError");
                         if (measured) {
                                 Gpu *g;
                                 uint64_t now = now_usec(CLOCK_REALTIME);
-                                TABLE_FOREACH(g, &p->gpus->table)
-                                        gpu_update_stale(g, now, p->config->gpu_ttl_usec);
+                                TABLE_FOREACH(g, &p->c.gpus->table)
+                                        gpu_update_stale(g, now, p->c.config->gpu_ttl_usec);
                                 p->measure_requested = false;
                                 gpu_prober_answer(p, 0, NULL);
                         }
-                        if (table_size(&p->gpus->table) == 0)
+                        if (table_size(&p->c.gpus->table) == 0)
                                 log_debug("No OpenCL devices found.");
                         gpu_prober_back_off(p, failed_devices > 0);
                 }
         } else if (result->outcome == PROBE_OUTCOME_UNSUPPORTED) {
                 Gpu *g;
                 p->inventory_done = true;
-                TABLE_FOREACH(g, &p->gpus->table)
+                TABLE_FOREACH(g, &p->c.gpus->table)
                         gpu_set_probe_state(g, GPU_PROBE_UNSUPPORTED, result->error_message);
                 p->measure_requested = false;
                 gpu_prober_answer(p, 0, NULL);
@@ -202,12 +194,12 @@ static void on_probe_done(ProbeRun *run, const ProbeResult *result, void *userda
                 gpu_prober_back_off(p, true);
         }
 
-        (void) gpus_save(p->gpus, p->state_directory);
+        (void) gpus_save(p->c.gpus, p->c.state_directory);
         gpu_prober_schedule(p);
 }
 
 static void gpu_prober_start_run(GpuProber *p, GpuRunKind kind) {
-        uint64_t deadline = p->config->gpu_deadline_usec;
+        uint64_t deadline = p->c.config->gpu_deadline_usec;
         char deadline_arg[64];
         const char *args[4] = {};
         size_t n = 0;
@@ -219,12 +211,12 @@ static void gpu_prober_start_run(GpuProber *p, GpuRunKind kind) {
         snprintf(deadline_arg, sizeof(deadline_arg), "--deadline=%" PRIu64 "ms", deadline / USEC_PER_MSEC);
         if (kind == GPU_RUN_MEASURE)
                 args[n++] = "--measure";
-        if (kind == GPU_RUN_MEASURE && p->config->gpu_quick)
+        if (kind == GPU_RUN_MEASURE && p->c.config->gpu_quick)
                 args[n++] = "--quick";
         args[n++] = deadline_arg;
 
         p->run_started_realtime = now_usec(CLOCK_REALTIME);
-        r = probe_run_start(p->event, probe_directory(), GPU_PROBE_PROGRAM, (char *const *) args, deadline,
+        r = probe_run_start(p->c.event, probe_directory(), GPU_PROBE_PROGRAM, (char *const *) args, deadline,
                             on_probe_done, p, &p->run);
         if (r < 0) {
                 _cleanup_(freep) char *message = NULL;
@@ -234,7 +226,7 @@ static void gpu_prober_start_run(GpuProber *p, GpuRunKind kind) {
                         message = NULL;
                 gpu_prober_failed(p, kind, "cannot-run", message ?: strerror(-r));
                 gpu_prober_back_off(p, true);
-                (void) gpus_save(p->gpus, p->state_directory);
+                (void) gpus_save(p->c.gpus, p->c.state_directory);
                 /* The back-off makes the next schedule arm the timer instead of recursing. */
                 gpu_prober_schedule(p);
                 return;
@@ -242,7 +234,7 @@ static void gpu_prober_start_run(GpuProber *p, GpuRunKind kind) {
         p->running = kind;
         log_debug("Started a GPU %s run.", kind == GPU_RUN_INVENTORY ? "inventory" : "measuring");
         if (kind == GPU_RUN_MEASURE)
-                TABLE_FOREACH(g, &p->gpus->table)
+                TABLE_FOREACH(g, &p->c.gpus->table)
                         gpu_set_probe_state(g, GPU_PROBE_RUNNING, NULL);
 }
 
@@ -254,8 +246,8 @@ static void gpu_prober_schedule(GpuProber *p) {
         if (p->run)
                 return; /* called again when it ends */
 
-        TABLE_FOREACH(g, &p->gpus->table)
-                gpu_update_stale(g, now_rt, p->config->gpu_ttl_usec);
+        TABLE_FOREACH(g, &p->c.gpus->table)
+                gpu_update_stale(g, now_rt, p->c.config->gpu_ttl_usec);
 
         if (!p->inventory_done)
                 kind = GPU_RUN_INVENTORY;
@@ -265,7 +257,7 @@ static void gpu_prober_schedule(GpuProber *p) {
         else if (!p->inventory_done)
                 next = MAX(now_bt, p->retry_after);
         else {
-                TABLE_FOREACH(g, &p->gpus->table)
+                TABLE_FOREACH(g, &p->c.gpus->table)
                         next = MIN(next, gpu_due(p, g, now_rt, now_bt));
                 if (next != UINT64_MAX)
                         next = MAX(next, p->retry_after);
@@ -274,16 +266,16 @@ static void gpu_prober_schedule(GpuProber *p) {
         if (next > now_bt) {
                 /* Renewals wander by up to RandomizedDelaySec=, so that a cluster started together does
                  * not measure together. */
-                if (next != UINT64_MAX && p->config->gpu_randomized_delay_usec > 0)
-                        next += random_below(p->config->gpu_randomized_delay_usec + 1);
+                if (next != UINT64_MAX && p->c.config->gpu_randomized_delay_usec > 0)
+                        next += random_below(p->c.config->gpu_randomized_delay_usec + 1);
                 gpu_prober_arm(p, next);
                 return;
         }
         gpu_prober_arm(p, UINT64_MAX);
 
-        if (inhibitors_cover(p->inhibitors, "gpu")) {
+        if (inhibitors_cover(p->c.inhibitors, "gpu")) {
                 log_debug("A GPU %s run is due but inhibited.", kind == GPU_RUN_INVENTORY ? "inventory" : "measuring");
-                TABLE_FOREACH(g, &p->gpus->table)
+                TABLE_FOREACH(g, &p->c.gpus->table)
                         gpu_set_probe_state(g, GPU_PROBE_SKIPPED_INHIBITED, NULL);
                 /* Callers that asked before the inhibitor came are not kept waiting for it. */
                 gpu_prober_answer(p, -EAGAIN, "GPU probes were inhibited before the measurement could start.");
@@ -295,15 +287,15 @@ static void gpu_prober_schedule(GpuProber *p) {
 int gpu_prober_start(GpuProber *p) {
         int r;
 
-        r = sd_event_add_time(p->event, &p->timer, CLOCK_BOOTTIME, UINT64_MAX, 0, on_timer, p);
+        r = sd_event_add_time(p->c.event, &p->timer, CLOCK_BOOTTIME, UINT64_MAX, 0, on_timer, p);
         if (r < 0)
                 return log_error_errno(r, "Cannot create the GPU probe timer: %m");
         (void) sd_event_source_set_enabled(p->timer, SD_EVENT_OFF);
         (void) sd_event_source_set_description(p->timer, "gpu-probe");
         /* A renewal a little late costs nothing; let the kernel batch the wake-up with others. */
-        (void) sd_event_source_set_time_accuracy(p->timer, MAX(p->config->gpu_ttl_usec / 100, USEC_PER_MSEC));
+        (void) sd_event_source_set_time_accuracy(p->timer, MAX(p->c.config->gpu_ttl_usec / 100, USEC_PER_MSEC));
 
-        (void) gpus_load(p->gpus, p->state_directory);
+        (void) gpus_load(p->c.gpus, p->c.state_directory);
         gpu_prober_schedule(p);
         return 0;
 }
@@ -320,10 +312,10 @@ int gpu_prober_request(GpuProber *p, sd_bus_message *call) {
                 return -EBUSY;
 
         /* A measurement in progress is as fresh as one started now: wait for it. */
-        if (p->running != GPU_RUN_MEASURE && inhibitors_cover(p->inhibitors, "gpu")) {
+        if (p->running != GPU_RUN_MEASURE && inhibitors_cover(p->c.inhibitors, "gpu")) {
                 /* Measured as soon as the last inhibitor goes. */
                 p->measure_requested = true;
-                TABLE_FOREACH(g, &p->gpus->table)
+                TABLE_FOREACH(g, &p->c.gpus->table)
                         gpu_set_probe_state(g, GPU_PROBE_SKIPPED_INHIBITED, NULL);
                 return -EAGAIN;
         }

@@ -36,7 +36,8 @@ typedef enum GpuRunKind {
         GPU_RUN_MEASURE,
 } GpuRunKind;
 
-typedef struct GpuProber {
+/* What the prober works with; nothing runs before gpu_prober_start(). */
+typedef struct GpuProberContext {
         Gpus *gpus;
         sd_event *event;
         const Config *config;
@@ -44,6 +45,10 @@ typedef struct GpuProber {
         Inhibitors *inhibitors;
         StateDirectory *state_directory;
         BusPublisher *publisher;
+} GpuProberContext;
+
+typedef struct GpuProber {
+        GpuProberContext c;
 
         ProbeRun *run;
         GpuRunKind running;
@@ -64,17 +69,6 @@ typedef struct GpuProber {
          * list there is no Gpu object to say so (Manager.GpuProbeError). */
         char *last_run_error;
 } GpuProber;
-
-/* What the prober works with; nothing runs before gpu_prober_start(). */
-typedef struct GpuProberContext {
-        Gpus *gpus;
-        sd_event *event;
-        const Config *config;
-        DaemonStatus *status;
-        Inhibitors *inhibitors;
-        StateDirectory *state_directory;
-        BusPublisher *publisher;
-} GpuProberContext;
 
 int gpu_prober_new(const GpuProberContext *c, GpuProber **ret);
 GpuProber *gpu_prober_free(GpuProber *p);

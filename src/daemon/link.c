@@ -302,7 +302,7 @@ static bool link_needs_device_facts(const Link *l) {
         return true;
 }
 
-static LinkFacts link_facts(const Link *l) {
+LinkFacts link_facts(const Link *l) {
         return (LinkFacts) {
                 .arphrd = l->arphrd,
                 .info_kind = l->info_kind,

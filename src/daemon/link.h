@@ -120,6 +120,8 @@ void links_request_sysfs(Links *links);
 const char *link_operstate_to_string(uint8_t operstate) _const_;
 const char *link_scope_to_string(uint8_t scope, char buf[static 4]);
 bool link_is_up(const Link *l);
+/* What the classifiers judge the link by (classify.h). */
+LinkFacts link_facts(const Link *l);
 bool link_has_carrier(const Link *l);
 
 #define log_link_full_errno(link, level, error, ...) \

@@ -54,6 +54,14 @@ Peer *peer_get(Peers *peers, const char *key) {
         return table_get(&peers->paths, key);
 }
 
+void peer_measurement_read_figures(PeerMeasurement *m, json_object *o) {
+        m->upload_gbps = json_figure(o, "upload_gbps");
+        m->download_gbps = json_figure(o, "download_gbps");
+        m->rtt_usec = json_figure(o, "rtt_usec");
+        m->jitter_usec = json_figure(o, "jitter_usec");
+        m->jitter_rfc3550_usec = json_figure(o, "jitter_rfc3550_usec");
+}
+
 void peer_measurement_done(PeerMeasurement *m) {
         m->source_address = mfree(m->source_address);
         m->source_interface = mfree(m->source_interface);
@@ -215,11 +223,6 @@ void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_real
                 const char *source = json_string_or(doc, "source", NULL);
                 _cleanup_(freep) char *escaped = source ? utf8_escape_invalid(source) : NULL;
                 PeerMeasurement n = {
-                        .upload_gbps = json_figure(doc, "upload_gbps"),
-                        .download_gbps = json_figure(doc, "download_gbps"),
-                        .rtt_usec = json_figure(doc, "rtt_usec"),
-                        .jitter_usec = json_figure(doc, "jitter_usec"),
-                        .jitter_rfc3550_usec = json_figure(doc, "jitter_rfc3550_usec"),
                         .measured_at = started_realtime,
                         .probe_duration_usec = result->duration_usec,
                         .source_address = escaped,
@@ -227,6 +230,7 @@ void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_real
                         .source_interface = p->m.source_interface,
                         .connection_type = p->m.connection_type,
                 };
+                peer_measurement_read_figures(&n, doc);
                 peer_set_measurement(p, &n);
                 p->source_pending = true;
                 bus_object_queue(&p->bus);

@@ -2,6 +2,8 @@
 /* peer.h — measured paths to peer nodes (peer/<key> objects) and the addresses they are wanted for */
 #pragma once
 
+#include <json-c/json.h>
+
 #include "bus-object.h"
 #include "log-object.h"
 #include "probe-runner.h"
@@ -160,6 +162,9 @@ int peer_target_add(Peers *peers, const PeerAddress *a, PeerOrigin origin, PeerT
 /* Clears origin; the target goes when nothing wants it any more. Returns true if it went. */
 bool peer_target_drop(Peers *peers, PeerTarget *t, PeerOrigin origin);
 
+/* The figures of a measurement as the probes and the state file write them (the same member names):
+ * finite and non-negative, else 0. */
+void peer_measurement_read_figures(PeerMeasurement *m, json_object *o);
 void peer_measurement_done(PeerMeasurement *m);
 
 /**

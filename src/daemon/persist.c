@@ -164,17 +164,13 @@ static int restore_path(Peers *peers, json_object *o) {
                 return r;
         p->adhoc = json_bool_or(o, "adhoc", false);
         PeerMeasurement measured = {
-                .upload_gbps = json_figure(o, "upload_gbps"),
-                .download_gbps = json_figure(o, "download_gbps"),
-                .rtt_usec = json_figure(o, "rtt_usec"),
-                .jitter_usec = json_figure(o, "jitter_usec"),
-                .jitter_rfc3550_usec = json_figure(o, "jitter_rfc3550_usec"),
                 .measured_at = get_u64(o, "measured_at"),
                 .probe_duration_usec = get_u64(o, "probe_duration_usec"),
                 .source_address = (char *) sane(json_string_or(o, "source_address", NULL), PEER_ADDRESS_STRING_MAX),
                 .source_interface = (char *) sane(json_string_or(o, "source_interface", NULL), 64),
                 .connection_type = (char *) sane(json_string_or(o, "connection_type", NULL), 64),
         };
+        peer_measurement_read_figures(&measured, o);
         peer_restore(p, &measured, state, sane(json_string_or(o, "error", NULL), 64),
                      sane(json_string_or(o, "error_message", NULL), 512), get_u64(o, "last_attempt_at"));
         return 0;
