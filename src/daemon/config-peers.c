@@ -18,6 +18,8 @@ void peers_config_init(PeersConfig *c) {
                 .tcp_duration_usec = 1 * USEC_PER_SEC,
                 .tcp_samples = 50,
                 .rdma_duration_usec = 1 * USEC_PER_SEC,
+                .remeasure_settle_usec = 2 * USEC_PER_SEC,
+                .remeasure_interval_usec = 30 * USEC_PER_SEC,
                 .rdma = -1,
         };
 }

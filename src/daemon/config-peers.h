@@ -17,6 +17,8 @@ typedef struct PeersConfig {
         uint64_t tcp_duration_usec;  /* TcpDurationSec=: per direction */
         unsigned tcp_samples;        /* TcpSamples=: RTT samples */
         uint64_t rdma_duration_usec; /* RdmaDurationSec=: per direction */
+        uint64_t remeasure_settle_usec;   /* RemeasureSettleSec=: quiet time after a link change */
+        uint64_t remeasure_interval_usec; /* RemeasureIntervalSec=: at most one such re-measurement per path */
 
         /* [Responder]: 0 (or -1 for the boolean) leaves linkprobe-responder's own default. */
         char **listen;                  /* Listen= */

@@ -35,7 +35,25 @@ static TbtObject *thunderbolt_peer_of(Thunderbolt *tbt, const Link *l) {
         return NULL;
 }
 
-static void link_set_thunderbolt_peer(Link *l, const TbtObject *peer) {
+/* A hash of every hop from the peer up to its domain: lanes and per-lane rate each way, the class and
+ * whether it is degraded. Any retraining on the way moves it, including one that leaves the
+ * bottleneck where it was. Bounded by the tree's own depth limit, so a corrupt parent chain ends. */
+static uint64_t thunderbolt_hops_hash(Thunderbolt *tbt, const TbtObject *peer) {
+        uint64_t h = UINT64_C(1469598103934665603);
+
+        for (unsigned depth = 0; peer && depth < TBT_TOPOLOGY_DEPTH_MAX; depth++) {
+                const TbtDevice *d = peer->device;
+                uint32_t v[6] = { d->rx.lanes, d->rx.lane_gbps, d->tx.lanes, d->tx.lane_gbps,
+                                  (uint32_t) peer->link_class, peer->degraded };
+
+                for (size_t i = 0; i < sizeof(v); i++)
+                        h = (h ^ ((const uint8_t *) v)[i]) * UINT64_C(1099511628211);
+                peer = tbt_object_get(tbt, d->parent);
+        }
+        return h;
+}
+
+static void link_set_thunderbolt_peer(Thunderbolt *tbt, Link *l, const TbtObject *peer) {
         /* One number for a link that may be asymmetric: the slower direction of the path. */
         uint32_t speed = peer ? (uint32_t) MIN(peer->path_rx_gbps, peer->path_tx_gbps) * 1000 : 0;
 
@@ -44,6 +62,7 @@ static void link_set_thunderbolt_peer(Link *l, const TbtObject *peer) {
                 log_oom();
         l->derived.thunderbolt_generation = peer ? peer->path_generation : 0;
         l->derived.thunderbolt_speed_mbps = speed;
+        l->derived.thunderbolt_hops = peer ? thunderbolt_hops_hash(tbt, peer) : 0;
 }
 
 /* Several interfaces on one peer (one per service): the lowest index is its NetInterface. */
@@ -64,7 +83,7 @@ static void relink_thunderbolt(Links *links, Thunderbolt *tbt) {
         TABLE_FOREACH(l, &links->table) {
                 TbtObject *peer = thunderbolt_peer_of(tbt, l);
 
-                link_set_thunderbolt_peer(l, peer);
+                link_set_thunderbolt_peer(tbt, l, peer);
                 if (peer && (peer->derived.net_ifindex == 0 || l->ifindex < peer->derived.net_ifindex))
                         peer->derived.net_ifindex = l->ifindex;
         }

@@ -159,6 +159,58 @@ static Link *peer_source_link(DerivePeers *d, const Peer *p) {
         return p->m.source_interface ? link_find(d->links, p->m.source_interface) : NULL;
 }
 
+/* What the path runs over now (see PathCapacity): the source link's carrier, speed, MTU, whether it
+ * still holds the address measured from, and the Thunderbolt hops under it. */
+static PathCapacity path_capacity(DerivePeers *d, const Peer *p) {
+        Link *l = p->derived.source_ifindex > 0 ? link_get(d->links, p->derived.source_ifindex) : NULL;
+        PeerAddress a;
+
+        if (!l)
+                return (PathCapacity) {};
+        return (PathCapacity) {
+                .known = true,
+                .ifindex = l->ifindex,
+                .carrier = link_has_carrier(l),
+                .speed_mbps = l->derived.speed_mbps,
+                .mtu = l->mtu,
+                .has_source_address = p->m.source_address && peer_address_parse_host(p->m.source_address, &a) >= 0 &&
+                                      link_has_address(l, &a),
+                .thunderbolt_hops = l->derived.thunderbolt_hops,
+        };
+}
+
+static bool path_capacity_equal(const PathCapacity *a, const PathCapacity *b) {
+        return a->known == b->known && a->ifindex == b->ifindex && a->carrier == b->carrier &&
+               a->speed_mbps == b->speed_mbps && a->mtu == b->mtu && a->has_source_address == b->has_source_address &&
+               a->thunderbolt_hops == b->thunderbolt_hops;
+}
+
+/* What moved between was and now, in words (for StaleReason). */
+static char *describe_change(DerivePeers *d, const PathCapacity *was, const PathCapacity *now) {
+        Link *l = now->known ? link_get(d->links, now->ifindex) : NULL;
+        const char *name = l ? l->name_utf8 : "?";
+        char *s = NULL;
+        int r;
+
+        if (!now->known)
+                r = asprintf(&s, "the link it ran over is gone");
+        else if (!was->known || was->ifindex != now->ifindex)
+                r = asprintf(&s, "it now leaves through %s", name);
+        else if (was->carrier != now->carrier)
+                r = asprintf(&s, now->carrier ? "carrier came back on %s" : "carrier lost on %s", name);
+        else if (was->speed_mbps != now->speed_mbps)
+                r = asprintf(&s, "%s's speed changed from %" PRIu32 " to %" PRIu32 " Mb/s", name, was->speed_mbps,
+                             now->speed_mbps);
+        else if (was->mtu != now->mtu)
+                r = asprintf(&s, "%s's MTU changed from %" PRIu32 " to %" PRIu32, name, was->mtu, now->mtu);
+        else if (was->has_source_address != now->has_source_address)
+                r = asprintf(&s, now->has_source_address ? "the source address came back to %s"
+                                                         : "the source address left %s", name);
+        else
+                r = asprintf(&s, "the Thunderbolt path under %s retrained", name);
+        return r < 0 ? NULL : s;
+}
+
 static void peer_update_source(DerivePeers *d, Peer *p) {
         Link *l = peer_source_link(d, p);
 
@@ -171,10 +223,60 @@ static void peer_update_source(DerivePeers *d, Peer *p) {
             bus_object_set_string(&p->bus, &p->m.connection_type,
                                   l ? connection_type_to_string(l->derived.connection_type) : NULL, "ConnectionType") < 0)
                 log_oom();
+
+        /* A new result: what it was measured over is the baseline from now on. A result of a probe that
+         * ran while the path moved under it proves nothing about either state: it stays stale. */
+        p->derived.measured_over = p->derived.seen_over = path_capacity(d, p);
+        if (!p->probe_disturbed)
+                p->derived.disturbed = mfree(p->derived.disturbed);
+        p->probe_disturbed = false;
+}
+
+/* Holds what the path runs over against what it was measured over. The first change makes the result
+ * stale until it is measured again; every change asks the reconciler for that, after the path settles. */
+static void peer_check_capacity(DerivePeers *d, Peer *p) {
+        PathCapacity now = path_capacity(d, p);
+
+        if (p->m.measured_at == 0)
+                return;
+        if (!p->derived.measured_over.known && !p->derived.disturbed) {
+                /* Restored from a file, or measured before its link was known: the present is the
+                 * baseline. */
+                p->derived.measured_over = p->derived.seen_over = now;
+                return;
+        }
+        if (path_capacity_equal(&now, &p->derived.seen_over))
+                return;
+        if (!p->derived.disturbed) {
+                p->derived.disturbed = describe_change(d, &p->derived.measured_over, &now);
+                if (!p->derived.disturbed)
+                        log_oom();
+                else
+                        log_peer_info(p, "Stale: %s.", p->derived.disturbed);
+        }
+        if (p->run)
+                p->probe_disturbed = true;
+        p->derived.seen_over = now;
+        bus_object_queue(&p->bus);
+        reconcile_path_disturbed(d->reconciler, p);
 }
 
 bool peer_is_stale(const Peer *p, uint64_t now) {
-        return p->m.measured_at == 0 || now >= peer_expires_at(p);
+        return p->m.measured_at == 0 || now >= peer_expires_at(p) || p->derived.disturbed;
+}
+
+/* StaleReason: why Stale is true, the most telling reason first; NULL when fresh. */
+static char *stale_reason(const Peer *p, uint64_t now) {
+        char *s = NULL;
+
+        if (p->derived.disturbed)
+                return strdup(p->derived.disturbed);
+        if (p->m.measured_at == 0)
+                return strdup("never measured");
+        if (now >= peer_expires_at(p) &&
+            asprintf(&s, "measured longer ago than its TTL of %" PRIu64 " s", peer_ttl_usec(p) / USEC_PER_SEC) < 0)
+                return NULL;
+        return s;
 }
 
 void derive_peers(DerivePeers *d, bool links_changed) {
@@ -195,12 +297,21 @@ void derive_peers(DerivePeers *d, bool links_changed) {
         if (targets_changed || dependencies_moved || expanded)
                 reconcile_schedule(d->reconciler);
 
-        if (links_changed || dependencies_moved)
-                TABLE_FOREACH(p, &peers->paths)
+        /* A pass runs because something moved; a few paths cost nothing to check against their links. */
+        TABLE_FOREACH(p, &peers->paths) {
+                if (links_changed || dependencies_moved)
                         peer_update_source(d, p);
+                peer_check_capacity(d, p);
+        }
 }
 
 void derive_peer_changed(DerivePeers *d, Peer *p) {
+        uint64_t now = now_usec(CLOCK_REALTIME);
+        _cleanup_(freep) char *reason = NULL;
+
         peer_update_source(d, p);
-        bus_object_set(&p->bus, p->derived.stale, peer_is_stale(p, now_usec(CLOCK_REALTIME)), "Stale");
+        bus_object_set(&p->bus, p->derived.stale, peer_is_stale(p, now), "Stale");
+        reason = stale_reason(p, now);
+        if (bus_object_set_string(&p->bus, &p->derived.stale_reason, reason, "StaleReason") < 0)
+                log_oom();
 }

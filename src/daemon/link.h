@@ -79,6 +79,8 @@ typedef struct Link {
                 char *thunderbolt_peer_path;
                 unsigned thunderbolt_generation; /* of the path to that peer; 0 unknown */
                 uint32_t thunderbolt_speed_mbps; /* the slower direction of that path */
+                uint64_t thunderbolt_hops;       /* a hash of every hop's lanes, rates and class on that
+                                                  * path: any change under the link moves it */
                 char *rdma_port_path;
                 bool rdma_roce; /* that port is RoCE */
         } derived;

@@ -88,6 +88,7 @@ static const sd_bus_vtable peer_vtable[] = {
         SD_BUS_PROPERTY("MeasuredAt", "t", NULL, offsetof(Peer, m.measured_at), EMITS),
         SD_BUS_PROPERTY("ProbeDurationUsec", "t", NULL, offsetof(Peer, m.probe_duration_usec), EMITS),
         SD_BUS_PROPERTY("Stale", "b", bus_property_get_bool, offsetof(Peer, derived.stale), EMITS),
+        SD_BUS_PROPERTY("StaleReason", "s", bus_property_get_string, offsetof(Peer, derived.stale_reason), EMITS),
         SD_BUS_PROPERTY("TtlSec", "u", property_get_ttl, 0, CONST),
         SD_BUS_PROPERTY("NextProbeAt", "t", NULL, offsetof(Peer, next_probe_at), EMITS),
         SD_BUS_PROPERTY("LastAttemptAt", "t", NULL, offsetof(Peer, last_attempt_at), EMITS),

@@ -80,6 +80,8 @@ static Peer *peer_free(Peer *p) {
         peer_measurement_done(&p->m);
         free(p->last_error);
         free(p->last_error_message);
+        free(p->derived.stale_reason);
+        free(p->derived.disturbed);
         return mfree(p);
 }
 

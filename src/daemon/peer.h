@@ -75,6 +75,18 @@ typedef struct PeerMeasurement {
         char *connection_type;  /* of that interface, at measurement time */
 } PeerMeasurement;
 
+/* What a path runs over, as far as it decides the path's capacity: recorded with each measurement
+ * and held against the present, so a result measured over something else is stale at once. */
+typedef struct PathCapacity {
+        bool known;         /* the path's source link was known when recorded */
+        int ifindex;        /* the link it leaves through */
+        bool carrier;
+        uint32_t speed_mbps;
+        uint32_t mtu;
+        bool has_source_address; /* the address it was measured from is still on that link */
+        uint64_t thunderbolt_hops; /* see Link.derived.thunderbolt_hops */
+} PathCapacity;
+
 /* One measured path: (tcp, sink address) or (rdma, source device/port, sink address). */
 typedef struct Peer {
         char *key; /* first: the table's key, "tcp:10.0.0.2" or "rdma:mlx5_0/1:10.0.0.2" */
@@ -97,6 +109,8 @@ typedef struct Peer {
         /* A new result, or a new path: the pass records which interface it left through, and that
          * interface's name and type as they are now (SourceInterfaceName, ConnectionType). */
         bool source_pending;
+        /* The path moved under a probe that was running: its result is stale when it comes. */
+        bool probe_disturbed;
 
         PeerProbeState state;
         char *last_error;         /* stable name, NULL when the last probe succeeded */
@@ -110,6 +124,8 @@ typedef struct Peer {
         uint64_t request_duration_usec;
         unsigned request_samples;
         ProbeRun *run;              /* freed (the probe killed) with the path */
+        bool remeasure_pending;     /* next_probe_at is a re-measurement after a change under the path */
+        uint64_t last_remeasure_at; /* CLOCK_REALTIME µs when such a re-measurement last started */
         uint64_t probe_started_at;  /* CLOCK_REALTIME µs, of the run */
         struct Reconciler *scheduler; /* who started the run, and hears how it ended */
 
@@ -117,6 +133,10 @@ typedef struct Peer {
         struct {
                 int source_ifindex; /* SourceInterface; 0 unknown */
                 bool stale;
+                char *stale_reason;         /* StaleReason; NULL when fresh */
+                PathCapacity measured_over; /* what the last result was measured over */
+                PathCapacity seen_over;     /* what the path ran over at the last pass */
+                char *disturbed;            /* what changed under the path since it was measured */
         } derived;
 } Peer;
 

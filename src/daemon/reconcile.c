@@ -153,6 +153,10 @@ static void start_probe(Reconciler *r, Peer *p) {
         p->request_samples = 0;
         p->probe_started_at = now_usec(CLOCK_REALTIME);
         p->scheduler = r;
+        if (p->remeasure_pending) {
+                p->remeasure_pending = false;
+                p->last_remeasure_at = p->probe_started_at;
+        }
         program = p->transport == PEER_TRANSPORT_RDMA ? "linkprobe-probe-rdma" : "linkprobe-probe-tcp";
         k = probe_run_start(r->c.event, probe_directory(), program, (char *const *) args, deadline_usec,
                             on_probe_done, p, &p->run);
@@ -183,6 +187,9 @@ static void on_probe_done(ProbeRun *run, const ProbeResult *result, void *userda
         p->run = NULL; /* the runner frees it after we return */
         peer_apply_result(p, result, p->probe_started_at);
         set_next_probe(p, p->wanted ? next_probe_after(r, p, now_usec(CLOCK_REALTIME)) : 0);
+        /* The path moved while the probe ran: the result stays stale, and it is measured again. */
+        if (p->probe_disturbed)
+                reconcile_path_disturbed(r, p);
         (void) persist_save(r->c.persist);
         reconcile_schedule(r);
 }
@@ -318,6 +325,23 @@ void reconcile_schedule(Reconciler *r) {
                 (void) sd_event_source_set_description(r->defer, "peer-reconciler-now");
         }
         (void) sd_event_source_set_enabled(r->defer, SD_EVENT_ONESHOT);
+}
+
+void reconcile_path_disturbed(Reconciler *r, Peer *p) {
+        const PeersConfig *c;
+        uint64_t at;
+
+        /* Paths nobody keeps measured (ProbePeer() once) just say they are stale. */
+        if (!r || !r->started || !p->wanted)
+                return;
+        c = r->c.config;
+        at = now_usec(CLOCK_REALTIME) + c->remeasure_settle_usec;
+        if (p->last_remeasure_at > 0)
+                at = MAX(at, p->last_remeasure_at + c->remeasure_interval_usec);
+        /* Each change starts the quiet time over: the probe runs once the link has settled. */
+        p->remeasure_pending = true;
+        set_next_probe(p, at);
+        reconcile_schedule(r);
 }
 
 void reconcile_request(Reconciler *r, Peer *p, uint64_t duration_usec, unsigned samples) {

@@ -39,6 +39,11 @@ void reconcile_run(Reconciler *r);
 void reconcile_schedule(Reconciler *r);
 /* ProbePeer(): p goes first on its transport. duration_usec/samples 0 = configured defaults. */
 void reconcile_request(Reconciler *r, Peer *p, uint64_t duration_usec, unsigned samples);
+/* What a path runs over changed under its result (the derivation pass saw it, and made the result
+ * stale): a wanted path is measured again once its link has been quiet for RemeasureSettleSec=, and
+ * no sooner than RemeasureIntervalSec= after the last time a change did so, so that a flapping link
+ * cannot become a storm of probes. */
+void reconcile_path_disturbed(Reconciler *r, Peer *p);
 /* Whether discovery runs (its targets depend on the links, like the link-local expansion). */
 bool reconcile_discovers(const Reconciler *r);
 
