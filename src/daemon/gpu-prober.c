@@ -300,6 +300,22 @@ int gpu_prober_start(GpuProber *p) {
         return 0;
 }
 
+void gpu_prober_inhibited(GpuProber *p) {
+        Gpu *g;
+
+        /* An inventory run only lists devices (milliseconds, no load on them): it finishes. */
+        if (!p || !p->run || p->running != GPU_RUN_MEASURE)
+                return;
+        /* "Inhibit" means now: the run is killed (its process group), and nothing of it is published
+         * or saved. What was due is due again once the last inhibitor goes. */
+        log_info("Stopping the GPU measuring run: GPU probes are inhibited.");
+        p->run = probe_run_free(p->run);
+        p->running = GPU_RUN_NONE;
+        TABLE_FOREACH(g, &p->c.gpus->table)
+                gpu_set_probe_state(g, GPU_PROBE_SKIPPED_INHIBITED, NULL);
+        gpu_prober_answer(p, -EAGAIN, "GPU probes were inhibited while the measurement ran.");
+}
+
 void gpu_prober_inhibit_released(GpuProber *p) {
         if (p && p->timer)
                 gpu_prober_schedule(p);

@@ -76,6 +76,10 @@ GpuProber *gpu_prober_free(GpuProber *p);
 /* After READY=1: republishes the persisted results and schedules the first runs. */
 int gpu_prober_start(GpuProber *p);
 
+/* An inhibitor of GPU probes came: a measuring run in progress is killed, its devices say
+ * skipped-inhibited and its waiting callers hear so; nothing of it is published or saved. (An
+ * inventory run, which only lists the devices, finishes.) */
+void gpu_prober_inhibited(GpuProber *p);
 /* An inhibitor of GPU probes went away: a run that came due meanwhile starts now. */
 void gpu_prober_inhibit_released(GpuProber *p);
 

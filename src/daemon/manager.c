@@ -34,6 +34,9 @@ static void on_inhibitors_changed(unsigned old_mask, unsigned new_mask, void *us
         Manager *m = userdata;
 
         bus_object_changed(&m->status.bus, "Inhibited");
+        if (!(old_mask & INHIBIT_GPU) && (new_mask & INHIBIT_GPU))
+                gpu_prober_inhibited(m->gpu_prober);
+        reconcile_inhibited(m->reconciler, new_mask & ~old_mask);
         if ((old_mask & INHIBIT_GPU) && !(new_mask & INHIBIT_GPU))
                 gpu_prober_inhibit_released(m->gpu_prober);
         /* RDMA paths held back while inhibited are due now. */

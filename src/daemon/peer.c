@@ -20,6 +20,7 @@ static const char *const peer_probe_state_table[_PEER_PROBE_STATE_MAX] = {
         [PEER_PROBE_OK] = "ok",
         [PEER_PROBE_FAILED] = "failed",
         [PEER_PROBE_UNSUPPORTED] = "unsupported",
+        [PEER_PROBE_SKIPPED_INHIBITED] = "skipped-inhibited",
 };
 
 DEFINE_STRING_TABLE_LOOKUP(peer_transport, PeerTransport, peer_transport_table)

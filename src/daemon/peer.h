@@ -26,6 +26,7 @@ typedef enum PeerProbeState {
         PEER_PROBE_OK,          /* the last probe measured */
         PEER_PROBE_FAILED,      /* the last probe failed: see LastError */
         PEER_PROBE_UNSUPPORTED, /* no RDMA on one of the two ends: not a failure */
+        PEER_PROBE_SKIPPED_INHIBITED, /* an inhibitor stopped its probe: measured once it goes */
         _PEER_PROBE_STATE_MAX,
         _PEER_PROBE_STATE_INVALID = -EINVAL,
 } PeerProbeState;

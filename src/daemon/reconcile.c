@@ -327,6 +327,28 @@ void reconcile_schedule(Reconciler *r) {
         (void) sd_event_source_set_enabled(r->defer, SD_EVENT_ONESHOT);
 }
 
+void reconcile_inhibited(Reconciler *r, unsigned what) {
+        uint64_t now = now_usec(CLOCK_REALTIME);
+        Peer *p;
+
+        if (!r || !(what & INHIBIT_RDMA))
+                return;
+        /* "Inhibit" means now: a running RDMA probe is killed and nothing of it is published or saved;
+         * the path is due again once the last inhibitor goes. */
+        TABLE_FOREACH(p, &r->c.peers->paths) {
+                if (p->transport != PEER_TRANSPORT_RDMA || !p->run)
+                        continue;
+                log_peer_info(p, "Stopping the probe: RDMA probes are inhibited.");
+                p->run = probe_run_free(p->run);
+                peer_set_state(p, PEER_PROBE_SKIPPED_INHIBITED);
+                /* A path somebody wants is due at once; one ProbePeer() asked for keeps its turn. */
+                if (p->wanted)
+                        set_next_probe(p, now);
+                else
+                        p->requested = true;
+        }
+}
+
 void reconcile_path_disturbed(Reconciler *r, Peer *p) {
         const PeersConfig *c;
         uint64_t at;

@@ -39,6 +39,9 @@ void reconcile_run(Reconciler *r);
 void reconcile_schedule(Reconciler *r);
 /* ProbePeer(): p goes first on its transport. duration_usec/samples 0 = configured defaults. */
 void reconcile_request(Reconciler *r, Peer *p, uint64_t duration_usec, unsigned samples);
+/* Inhibitors of what (InhibitWhat bits) came: running RDMA probes are killed, their paths say
+ * skipped-inhibited and are measured once the inhibitors go. */
+void reconcile_inhibited(Reconciler *r, unsigned what);
 /* What a path runs over changed under its result (the derivation pass saw it, and made the result
  * stale): a wanted path is measured again once its link has been quiet for RemeasureSettleSec=, and
  * no sooner than RemeasureIntervalSec= after the last time a change did so, so that a flapping link

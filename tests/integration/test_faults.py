@@ -21,7 +21,7 @@ import faults
 import lp
 from kernel_compare import differences, wait_consistent
 from peers_net import MANAGER, peer_path, peers, wait_peer
-from test_gpu import A100, MI250, device, measurement
+from test_gpu import A100, MI250, device, inhibit, measurement, pid_alive
 
 PEER_ADDRESS = "10.77.0.2"
 QUICK_PEERS = "[Reconciler]\nTickSec=100ms\nTcpDurationSec=10ms\nRdmaDurationSec=10ms\n"
@@ -204,6 +204,30 @@ def test_peer_probes_that_hang_are_killed_with_their_children(netns, client, pro
     probe_peer(client, PEER_ADDRESS, "tcp")
     assert wait_peer(client, paths["tcp"], measured)
     assert daemon.proc.poll() is None
+
+
+def test_an_inhibitor_stops_a_running_rdma_probe_at_once(netns, client, probes, rdma_testbed, daemon_factory):
+    """Inhibit means now: an RDMA probe holding the fabric is killed when a scheduler takes it, publishes
+    nothing, and runs again once the inhibitor goes."""
+    probes.set_mode("linkprobe-probe-rdma", "hang")
+    daemon_factory(netns, args=[f"--sysfs-root={rdma_testbed.get_sys_dir()}"], env=probes.env(), config=QUICK_PEERS)
+    path = probe_peer(client, PEER_ADDRESS, "rdma")
+    assert faults.wait_for(lambda: probes.grandchild("linkprobe-probe-rdma"), timeout=5)
+    grandchild = probes.grandchild("linkprobe-probe-rdma")
+    taken = time.monotonic()
+    fd = inhibit(client.conn, "rdma")
+    try:
+        p = wait_peer(client, path, lambda q: q["ProbeState"] == "skipped-inhibited", timeout=5)
+        assert time.monotonic() - taken < 2
+        assert faults.wait_for(lambda: not pid_alive(grandchild), timeout=5), "the probe's child still runs"
+        assert p["MeasuredAt"] == 0 and p["LastError"] == "", p
+        calls = len(probes.calls("linkprobe-probe-rdma"))
+        time.sleep(0.5)  # held off while inhibited
+        assert len(probes.calls("linkprobe-probe-rdma")) == calls
+        probes.set_mode("linkprobe-probe-rdma", "ok")
+    finally:
+        os.close(fd)
+    assert wait_peer(client, path, measured)
 
 
 def test_peer_probes_that_crash_flood_or_fail(netns, client, probes, rdma_testbed, daemon_factory):

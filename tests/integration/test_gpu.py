@@ -37,6 +37,19 @@ ERROR = "org.linkprobe.LinkProbe1.Error."
 NOBODY = 65534
 
 
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead too: only its parent has not collected it yet.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def config(ttl="1h", deadline="20s", delay="0", quick=True, extra=""):
     return (f"[Gpu]\nTTLSec={ttl}\nDeadlineSec={deadline}\nRandomizedDelaySec={delay}\n"
             f"Quick={'yes' if quick else 'no'}\n{extra}")
@@ -133,6 +146,14 @@ class FakeProbe:
                 return f.read().splitlines()
         except FileNotFoundError:
             return []
+
+    def grandchild(self):
+        """The pid a hanging run's child wrote, or None."""
+        try:
+            with open(os.path.join(self.dir, "grandchild.pid")) as f:
+                return int(f.read())
+        except (FileNotFoundError, ValueError):
+            return None
 
     def measure_calls(self):
         return [c for c in self.calls() if "--measure" in c.split()]
@@ -549,15 +570,26 @@ def test_inhibitor_holds_probes_off_until_closed(fake, client, signals, daemon_f
     assert client.call(ROOT, MANAGER, "ListInhibitors") == ([],)
 
 
-def test_a_running_probe_finishes_under_a_new_inhibitor(fake, client, daemon_factory):
-    fake.set(measure="slow")
+def test_a_new_inhibitor_stops_a_running_probe_at_once(fake, client, daemon_factory):
+    """Inhibit means now: a scheduler that takes the GPU must not wait for a measurement to end."""
+    fake.set(measure="hang")
     start(daemon_factory, fake)
     wait_states(client, {0: "running", 1: "running"})
+    grandchild = wait_until(fake.grandchild)
+    assert grandchild, "the hanging probe did not start its child"
+    taken = time.monotonic()
     fd = inhibit(client.conn)
     try:
-        wait_states(client, {0: "ok", 1: "ok"})
+        objects = wait_states(client, {0: "skipped-inhibited", 1: "skipped-inhibited"}, timeout=5)
+        assert time.monotonic() - taken < 2
+        # Killed with its process group, and nothing of it published: no figures, no error.
+        assert wait_until(lambda: not pid_alive(grandchild), timeout=5), f"the probe's child {grandchild} still runs"
+        assert all(g["MeasuredAt"] == 0 and g["LastError"] == "" for g in objects.values()), objects
+        fake.set(measure="ok")
     finally:
         os.close(fd)
+    # Measured once the last inhibitor is gone.
+    wait_states(client, {0: "ok", 1: "ok"})
 
 
 def test_waiting_callers_hear_of_a_new_inhibitor(fake, client, daemon_factory):
