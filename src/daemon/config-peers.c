@@ -32,9 +32,8 @@ void peers_config_done(PeersConfig *c) {
         c->responder_psk_file = mfree(c->responder_psk_file);
 }
 
-/* Splits value at white space and hands each word to add; an empty value empties the list. */
-static int parse_list(const char *value, char ***list, int (*add)(char ***list, const char *word, char *why, size_t n),
-                      char *why, size_t n) {
+int config_parse_word_list(const char *value, char ***list,
+                           int (*add)(char ***list, const char *word, char *why, size_t n), char *why, size_t n) {
         _cleanup_(freep) char *copy = NULL;
         char *save = NULL;
         int r;
@@ -87,18 +86,18 @@ static int add_link_kind(char ***list, const char *word, char *why, size_t n) {
 }
 
 int config_parse_peer_addresses(const char *value, void *field, char *why, size_t n) {
-        return parse_list(value, field, add_peer_address, why, n);
+        return config_parse_word_list(value, field, add_peer_address, why, n);
 }
 
 int config_parse_listen_addresses(const char *value, void *field, char *why, size_t n) {
-        return parse_list(value, field, add_listen_address, why, n);
+        return config_parse_word_list(value, field, add_listen_address, why, n);
 }
 
 int config_parse_link_kinds(const char *value, void *field, char *why, size_t n) {
         /* "no" reads better than an empty value for turning discovery off. */
         if (value && parse_boolean(value) == 0)
                 value = "";
-        return parse_list(value, field, add_link_kind, why, n);
+        return config_parse_word_list(value, field, add_link_kind, why, n);
 }
 
 int config_parse_key_file(const char *value, void *field, char *why, size_t n) {

@@ -33,6 +33,11 @@ typedef struct PeersConfig {
         int rdma;                       /* RDMA= */
 } PeersConfig;
 
+/* Splits value at white space and hands each word to add (at most PEERS_CONFIG_LIST_MAX); an empty
+ * value empties the list. For every list key of every section. */
+int config_parse_word_list(const char *value, char ***list,
+                           int (*add)(char ***list, const char *word, char *why, size_t n), char *why, size_t n);
+
 void peers_config_init(PeersConfig *c);
 void peers_config_done(PeersConfig *c);
 

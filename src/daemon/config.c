@@ -133,6 +133,8 @@ static const ConfigItem config_items[] = {
         { "Reconciler", "RemeasureSettleSec", parse_duration_field, offsetof(Config, peers.remeasure_settle_usec) },
         { "Reconciler", "RemeasureIntervalSec", parse_duration_field,
           offsetof(Config, peers.remeasure_interval_usec) },
+        { "Inhibit", "WhileUnitsActive", config_parse_unit_names, offsetof(Config, inhibit.units) },
+        { "Inhibit", "What", config_parse_inhibit_what, offsetof(Config, inhibit.what) },
         { "Responder", "Listen", config_parse_listen_addresses, offsetof(Config, peers.listen) },
         { "Responder", "PreSharedKeyFile", config_parse_key_file, offsetof(Config, peers.responder_psk_file) },
         { "Responder", "MaxConnections", config_parse_count, offsetof(Config, peers.max_connections) },
@@ -165,11 +167,13 @@ void config_init(Config *c) {
                 .gpu_deadline_usec = 120 * USEC_PER_SEC,
         };
         peers_config_init(&c->peers);
+        inhibit_config_init(&c->inhibit);
 }
 
 void config_done(Config *c) {
         c->privileged_group = mfree(c->privileged_group);
         peers_config_done(&c->peers);
+        inhibit_config_done(&c->inhibit);
         c->metrics_textfile_directory = mfree(c->metrics_textfile_directory);
         c->metrics_listen = mfree(c->metrics_listen);
 }
@@ -181,7 +185,7 @@ typedef struct ParseContext {
         unsigned line;
         unsigned error_line;
         int error;
-        char error_text[256];
+        char error_text[512];
 } ParseContext;
 
 /* inih hands us values without their line number; count lines as they are read. */
@@ -209,8 +213,10 @@ static int handle_item(void *userdata, const char *section, const char *key, con
                         if (ctx->error == 0) {
                                 ctx->error = -EINVAL;
                                 ctx->error_line = ctx->line;
-                                snprintf(ctx->error_text, sizeof(ctx->error_text), "invalid %s=%s in [%s]: %s",
-                                         key, value, section, why);
+                                /* A long value is cut so that the reason, which says what is wrong, is
+                                 * never the part that is lost. */
+                                snprintf(ctx->error_text, sizeof(ctx->error_text), "invalid %s=%.64s%s in [%s]: %s",
+                                         key, value, strlen(value) > 64 ? "…" : "", section, why);
                         }
                         return 0;
                 }

@@ -2,6 +2,7 @@
 /* config.h — linkprobed.conf: an INI file read with inih, one table of known keys */
 #pragma once
 
+#include "config-inhibit.h"
 #include "config-peers.h"
 #include "shared/macros.h"
 
@@ -24,6 +25,8 @@ typedef struct Config {
         unsigned memory_change_percent; /* ChangeThresholdPercent= of TotalBytes */
         /* [Peers], [Reconciler], [Responder] */
         PeersConfig peers;
+        /* [Inhibit] */
+        InhibitConfig inhibit;
         /* [Gpu] */
         bool gpu_enabled;               /* Enabled= */
         uint64_t gpu_ttl_usec;          /* TTLSec=, 0 = measure only when nothing is known */

@@ -7,7 +7,7 @@
 #include "shared/string-util.h"
 #include "shared/time-util.h"
 
-typedef struct Inhibitor {
+struct Inhibitor {
         Inhibitors *owner;
         unsigned what;
         char *who;
@@ -18,7 +18,7 @@ typedef struct Inhibitor {
         int fd; /* our read end of the pipe; hangs up when the client's copies are all closed */
         sd_event_source *hangup_source;
         sd_bus_track *track; /* the sender, so leaving the bus releases too */
-} Inhibitor;
+};
 
 struct Inhibitors {
         sd_event *event;
@@ -184,12 +184,49 @@ static int on_sender_gone(sd_bus_track *track, void *userdata) {
         return 0;
 }
 
+static Inhibitor *inhibitor_new(Inhibitors *s, unsigned what, const char *who, const char *why, uint32_t uid,
+                                uint32_t pid, const char *sender) {
+        _cleanup_(inhibitor_freep) Inhibitor *h = new0(Inhibitor, 1);
+
+        if (!h)
+                return NULL;
+        h->fd = -EBADF;
+        h->owner = s;
+        h->what = what;
+        h->uid = uid;
+        h->pid = pid;
+        h->who = strdup(who);
+        h->why = strdup(why);
+        h->sender = strdup(sender);
+        if (!h->who || !h->why || !h->sender)
+                return NULL;
+        return TAKE_PTR(h);
+}
+
+/* Takes over h; the kinds it holds off are announced. */
+static int inhibitors_append(Inhibitors *s, Inhibitor *h) {
+        unsigned old_mask = inhibitors_mask(s);
+        char what_text[INHIBIT_WHAT_STRING_MAX];
+        Inhibitor **grown = reallocarray(s->items, s->n_items + 1, sizeof(Inhibitor *));
+
+        if (!grown) {
+                inhibitor_free(h);
+                return -ENOMEM;
+        }
+        s->items = grown;
+        s->items[s->n_items++] = h;
+        log_info("Inhibitor of %s taken by \"%s\" (uid %" PRIu32 ", pid %" PRIu32 "): %s",
+                 inhibit_what_to_string(h->what, what_text), h->who, h->uid, h->pid,
+                 isempty(h->why) ? "no reason given" : h->why);
+        inhibitors_changed(s, old_mask);
+        return 0;
+}
+
 int inhibitor_add(Inhibitors *s, sd_bus_message *message, unsigned what, const char *who, const char *why,
                   uint32_t uid, uint32_t pid, int *ret_fd) {
         _cleanup_(inhibitor_freep) Inhibitor *h = NULL;
         _cleanup_(closep) int write_fd = -EBADF;
         const char *sender = sd_bus_message_get_sender(message);
-        unsigned old_mask = inhibitors_mask(s);
         size_t from_sender = 0;
         int pipefd[2], r;
 
@@ -201,18 +238,8 @@ int inhibitor_add(Inhibitors *s, sd_bus_message *message, unsigned what, const c
         if (s->n_items >= INHIBITORS_MAX)
                 return -ENFILE;
 
-        h = new0(Inhibitor, 1);
+        h = inhibitor_new(s, what, who, why, uid, pid, strempty(sender));
         if (!h)
-                return -ENOMEM;
-        h->fd = -EBADF;
-        h->owner = s;
-        h->what = what;
-        h->uid = uid;
-        h->pid = pid;
-        h->who = strdup(who);
-        h->why = strdup(why);
-        h->sender = strdup(strempty(sender));
-        if (!h->who || !h->why || !h->sender)
                 return -ENOMEM;
 
         if (pipe2(pipefd, O_CLOEXEC) < 0)
@@ -235,18 +262,34 @@ int inhibitor_add(Inhibitors *s, sd_bus_message *message, unsigned what, const c
                         return r;
         }
 
-        Inhibitor **grown = reallocarray(s->items, s->n_items + 1, sizeof(Inhibitor *));
-        if (!grown)
-                return -ENOMEM;
-        s->items = grown;
-        s->items[s->n_items++] = TAKE_PTR(h);
-
-        char what_text[INHIBIT_WHAT_STRING_MAX];
-        log_info("Inhibitor of %s taken by \"%s\" (uid %" PRIu32 ", pid %" PRIu32 "): %s",
-                 inhibit_what_to_string(what, what_text), who, uid, pid, isempty(why) ? "no reason given" : why);
-        inhibitors_changed(s, old_mask);
+        r = inhibitors_append(s, TAKE_PTR(h));
+        if (r < 0)
+                return r;
         *ret_fd = TAKE_FD(write_fd);
         return 0;
+}
+
+int inhibitor_hold(Inhibitors *s, unsigned what, const char *who, const char *why, Inhibitor **ret) {
+        Inhibitor *h = inhibitor_new(s, what, who, why, (uint32_t) getuid(), (uint32_t) getpid(), "");
+        int r;
+
+        if (!h)
+                return -ENOMEM;
+        r = inhibitors_append(s, h);
+        if (r < 0)
+                return r;
+        *ret = h;
+        return 0;
+}
+
+int inhibitor_set_why(Inhibitor *h, const char *why) {
+        return free_and_strdup(&h->why, why) < 0 ? -ENOMEM : 0;
+}
+
+Inhibitor *inhibitor_drop(Inhibitor *h, const char *how) {
+        if (h)
+                inhibitor_release(h, how);
+        return NULL;
 }
 
 Inhibitors *inhibitors_free(Inhibitors *s) {

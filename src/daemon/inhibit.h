@@ -8,6 +8,7 @@
 #include "shared/macros.h"
 #include "shared/ratelimit.h"
 
+typedef struct Inhibitor Inhibitor;
 typedef struct Inhibitors Inhibitors;
 
 /* Called when the union of what is inhibited changed: old and new masks of InhibitWhat. */
@@ -58,6 +59,16 @@ bool inhibit_text_is_valid(const char *s, size_t max, bool allow_empty);
  */
 int inhibitor_add(Inhibitors *s, sd_bus_message *message, unsigned what, const char *who, const char *why,
                   uint32_t uid, uint32_t pid, int *ret_fd);
+
+/*
+ * An inhibitor the daemon holds for itself ([Inhibit] WhileUnitsActive=): no descriptor, no limits,
+ * listed like the others with the daemon's uid and pid; held until inhibitor_drop().
+ */
+int inhibitor_hold(Inhibitors *s, unsigned what, const char *who, const char *why, Inhibitor **ret);
+/* Says why anew, without letting go in between. */
+int inhibitor_set_why(Inhibitor *h, const char *why);
+/* Releases h (how: for the log); returns NULL. */
+Inhibitor *inhibitor_drop(Inhibitor *h, const char *how);
 
 int inhibitors_new(sd_event *event, inhibitors_changed_t changed, void *userdata, Inhibitors **ret);
 Inhibitors *inhibitors_free(Inhibitors *s);

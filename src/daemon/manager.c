@@ -18,6 +18,7 @@
 #include "shared/time-util.h"
 #include "sysfs/sysfs.h"
 #include "udev.h"
+#include "unit-watch.h"
 
 static void on_derive(BusPublisher *p, size_t from, size_t to, void *userdata) {
         Manager *m = userdata;
@@ -131,6 +132,7 @@ Manager *manager_free(Manager *m) {
         m->reconciler = reconcile_free(m->reconciler);
         m->gpu_prober = gpu_prober_free(m->gpu_prober);
         m->metrics = metrics_exporter_free(m->metrics);
+        m->unit_watch = unit_watch_free(m->unit_watch);
         m->inhibitors = inhibitors_free(m->inhibitors);
         for (size_t i = 0; i < m->n_responder_fds; i++)
                 safe_close(m->responder_fds[i]);
@@ -331,6 +333,13 @@ int manager_start(Manager *m) {
         if (r < 0)
                 /* Netlink alone keeps links right and the other sources are read on Refresh(). */
                 daemon_status_set_degraded(&m->status, "udev-monitor-unavailable", true);
+
+        if (m->config.inhibit.units) {
+                r = unit_watch_new(m->bus, m->config.inhibit.units, m->config.inhibit.what, m->inhibitors, &m->status,
+                                   &m->unit_watch);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot follow [Inhibit] WhileUnitsActive=: %m");
+        }
 
         r = node_start(&m->node, &m->publisher, m->event);
         if (r < 0)

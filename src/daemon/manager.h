@@ -28,6 +28,7 @@ typedef struct Netlink Netlink;
 typedef struct Reconciler Reconciler;
 typedef struct ResponderSupervisor ResponderSupervisor;
 typedef struct UdevSource UdevSource;
+typedef struct UnitWatch UnitWatch;
 
 typedef enum BusConnection {
         BUS_CONNECTION_SYSTEM,
@@ -72,6 +73,7 @@ typedef struct Manager {
         Netlink *netlink;
         UdevSource *udev;
         Inhibitors *inhibitors;
+        UnitWatch *unit_watch; /* [Inhibit] WhileUnitsActive=; NULL when none */
         Reconciler *reconciler;
         GpuProber *gpu_prober; /* NULL with [Gpu] Enabled=no */
         ResponderSupervisor *responder;

@@ -401,6 +401,8 @@ BAD_VALUES = {
     "config_parse_count": "0",
     "config_parse_test_bytes": "2T",
     "config_parse_tristate": "sometimes",
+    "config_parse_unit_names": "inference",
+    "config_parse_inhibit_what": "tpu",
 }
 
 

@@ -6,6 +6,8 @@
 
 #include "unit-test.h"
 #include "daemon/config.h"
+#include "daemon/inhibit.h"
+#include "daemon/unit-watch.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
 
@@ -96,6 +98,77 @@ static void test_unknown_names_are_ignored(void **state) {
         assert_true(c.memory_poll_usec == 3 * USEC_PER_SEC);
 }
 
+static void test_inhibit_units(void **state) {
+        Config c;
+        config_init(&c);
+        assert_null(c.inhibit.units);
+        assert_int_equal(c.inhibit.what, INHIBIT_GPU | INHIBIT_RDMA);
+        /* Lines add up, duplicates are kept once, an empty value clears. */
+        write_config("[Inhibit]\nWhileUnitsActive=inference.service\nWhileUnitsActive=batch@night.service "
+                     "inference.service\nWhat=gpu\n");
+        assert_int_equal(config_load(&c, path, true), 0);
+        assert_int_equal(strv_length(c.inhibit.units), 2);
+        assert_string_equal(c.inhibit.units[0], "inference.service");
+        assert_string_equal(c.inhibit.units[1], "batch@night.service");
+        assert_int_equal(c.inhibit.what, INHIBIT_GPU);
+        config_done(&c);
+
+        config_init(&c);
+        write_config("[Inhibit]\nWhileUnitsActive=a.service\nWhileUnitsActive=\n");
+        assert_int_equal(config_load(&c, path, true), 0);
+        assert_null(c.inhibit.units);
+        config_done(&c);
+
+        static const char *const bad[] = {
+                "[Inhibit]\nWhileUnitsActive=inference\n",
+                "[Inhibit]\nWhileUnitsActive=foo@.service\n",
+                "[Inhibit]\nWhileUnitsActive=@x.service\n",
+                "[Inhibit]\nWhileUnitsActive=a@b@c.service\n",
+                "[Inhibit]\nWhileUnitsActive=.service\n",
+                "[Inhibit]\nWhileUnitsActive=a/b.service\n",
+                "[Inhibit]\nWhileUnitsActive=a.nonsense\n",
+                "[Inhibit]\nWhat=\n",
+                "[Inhibit]\nWhat=tpu\n",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                config_init(&c);
+                write_config(bad[i]);
+                if (config_load(&c, path, true) != -EINVAL)
+                        fail_msg("accepted: %s", bad[i]);
+                config_done(&c);
+        }
+}
+
+static void test_unit_names_and_states(void **state) {
+        char name[257];
+
+        assert_true(unit_name_is_valid("sshd.service"));
+        assert_true(unit_name_is_valid("getty@tty1.service"));
+        assert_true(unit_name_is_valid("dev-disk-by\\x2duuid.device"));
+        assert_true(unit_name_is_valid("user-1000.slice"));
+        assert_false(unit_name_is_valid(""));
+        assert_false(unit_name_is_valid(NULL));
+        assert_false(unit_name_is_valid("sshd"));
+        assert_false(unit_name_is_valid("sshd.service "));
+        /* systemd's limit is 255 bytes, the NUL not counted. */
+        memset(name, 'x', sizeof(name));
+        strcpy(name + 255 - strlen(".service"), ".service");
+        assert_true(unit_name_is_valid(name));
+        memset(name, 'x', sizeof(name));
+        strcpy(name + 256 - strlen(".service"), ".service");
+        assert_false(unit_name_is_valid(name));
+
+        assert_true(unit_active_state_is_running("active"));
+        assert_true(unit_active_state_is_running("activating"));
+        assert_true(unit_active_state_is_running("deactivating"));
+        assert_true(unit_active_state_is_running("reloading"));
+        assert_true(unit_active_state_is_running("refreshing"));
+        assert_false(unit_active_state_is_running("inactive"));
+        assert_false(unit_active_state_is_running("failed"));
+        assert_false(unit_active_state_is_running("maintenance"));
+        assert_false(unit_active_state_is_running(NULL));
+}
+
 static void test_not_a_file(void **state) {
         Config c;
         config_init(&c);
@@ -106,7 +179,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_defaults),    cmocka_unit_test(test_every_key),
                 cmocka_unit_test(test_bad_values),  cmocka_unit_test(test_unknown_names_are_ignored),
-                cmocka_unit_test(test_not_a_file),
+                cmocka_unit_test(test_not_a_file),  cmocka_unit_test(test_inhibit_units),
+                cmocka_unit_test(test_unit_names_and_states),
         };
         return cmocka_run_group_tests_name("config", tests, setup, teardown);
 }

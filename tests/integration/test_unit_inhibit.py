@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""[Inhibit] WhileUnitsActive=: GPU and RDMA probes held off while systemd units run, followed by signals
+from a bus that plays systemd (fake_systemd.py), listed by ListInhibitors() and `linkprobectl
+inhibitors`; bad unit names are configuration errors."""
+
+import os
+
+import pytest
+
+import lp
+from fake_systemd import FakeSystemd
+from lp import ROOT, wait_until
+
+MANAGER = lp.IFACE + "Manager"
+
+
+def inhibitors(client):
+    (items,) = client.call(ROOT, MANAGER, "ListInhibitors")
+    return items
+
+
+def inhibited(client):
+    return client.get_all("Manager")["Inhibited"]
+
+
+def config(units, what=None):
+    return f"[Inhibit]\nWhileUnitsActive={units}\n" + (f"What={what}\n" if what else "") + "[Gpu]\nEnabled=no\n"
+
+
+@pytest.fixture
+def systemd(bus):
+    fake = FakeSystemd(bus, {"inference.service": "inactive", "batch@night.service": "inactive"})
+    yield fake
+    fake.stop()
+
+
+def test_probes_are_held_off_while_a_unit_runs(systemd, client, daemon_factory):
+    daemon_factory(config=config("inference.service batch@night.service"))
+    assert wait_until(lambda: systemd.subscribed and set(systemd.load_calls) >= {"inference.service",
+                                                                                 "batch@night.service"})
+    assert wait_until(lambda: client.get_all("Manager")["State"] == "running")
+    assert inhibited(client) == [] and inhibitors(client) == []
+
+    systemd.set_state("inference.service", "activating")
+    assert wait_until(lambda: inhibited(client) == ["gpu", "rdma"])
+    ((what, who, why, uid, pid),) = inhibitors(client)
+    assert (what, who, why) == ("gpu:rdma", "linkprobed", "while inference.service runs")
+    assert uid == os.geteuid() and pid > 0
+
+    # A second unit: one inhibitor still, saying both.
+    systemd.set_state("batch@night.service", "active")
+    assert wait_until(lambda: [i[2] for i in inhibitors(client)] == ["while inference.service, batch@night.service run"])
+    systemd.set_state("inference.service", "inactive")
+    assert wait_until(lambda: [i[2] for i in inhibitors(client)] == ["while batch@night.service runs"])
+    # systemd may say only that ActiveState changed: the daemon asks.
+    systemd.set_state("batch@night.service", "failed", invalidate=True)
+    assert wait_until(lambda: inhibited(client) == [] and inhibitors(client) == [])
+
+    out = lp.ctl(client.bus, "inhibitors", check=True).stdout
+    assert "linkprobed" not in out
+
+
+def test_what_and_a_unit_running_at_start(systemd, client, daemon_factory):
+    systemd.set_state("inference.service", "active")
+    daemon_factory(config=config("inference.service", what="gpu"))
+    assert wait_until(lambda: inhibited(client) == ["gpu"])
+    assert "linkprobed" in lp.ctl(client.bus, "inhibitors", check=True).stdout
+
+
+def test_systemd_coming_back_is_asked_again(bus, client, daemon_factory):
+    first = FakeSystemd(bus, {"inference.service": "inactive"})
+    daemon_factory(config=config("inference.service"))
+    assert wait_until(lambda: first.subscribed)
+    first.stop()
+    # systemd re-executed, and the unit started meanwhile: the new instance is asked.
+    second = FakeSystemd(bus, {"inference.service": "active"})
+    try:
+        assert wait_until(lambda: inhibited(client) == ["gpu", "rdma"])
+        assert second.subscribed
+    finally:
+        second.stop()
+
+
+def test_without_systemd_the_daemon_says_it_cannot_keep_the_promise(client, daemon_factory):
+    daemon_factory(config=config("inference.service"))
+    manager = wait_until(lambda: (lambda m: m if m["State"] == "degraded" else None)(client.get_all("Manager")))
+    assert manager["DegradedReasons"] == ["inhibit-units-unknown"], manager
+
+
+@pytest.mark.parametrize("units", ["inference", "foo@.service", "a b.service/x", "x" * 300 + ".service",
+                                   "inference.nonsense", "@x.service"])
+def test_bad_unit_names_are_configuration_errors(units, bus, tmp_path):
+    path = tmp_path / "linkprobed.conf"
+    path.write_text(f"[Inhibit]\nWhileUnitsActive={units}\n")
+    proc = lp.run([lp.DAEMON, f"--bus-address={bus.address}", f"--config={path}"], check=False)
+    assert proc.returncode == 78, proc
+    assert "WhileUnitsActive" in proc.stderr and "is not a unit name" in proc.stderr, proc.stderr
+
+
+def test_bad_what_is_a_configuration_error(bus, tmp_path):
+    path = tmp_path / "linkprobed.conf"
+    path.write_text("[Inhibit]\nWhileUnitsActive=a.service\nWhat=tpu\n")
+    proc = lp.run([lp.DAEMON, f"--bus-address={bus.address}", f"--config={path}"], check=False)
+    assert proc.returncode == 78 and "expected gpu, rdma or gpu:rdma" in proc.stderr, proc.stderr
