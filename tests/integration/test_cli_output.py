@@ -191,3 +191,11 @@ def test_json_schema(netns, bus, client, daemon_factory, tmp_path):
     # The peers table says why the last attempt failed.
     table = lp.ctl(bus, "peers").stdout
     assert table.splitlines()[0].split()[-2:] == ["LAST", "ERROR"] and table.splitlines()[1].split()[-1] == "spawn"
+
+
+def test_ifb_kind_as_ip_names_it(netns, bus, daemon_factory):
+    netns.ip("link", "add", "ifb7", "type", "ifb")
+    daemon_factory(netns)
+    (link,) = json.loads(lp.ctl(bus, "--json", "list", "ifb7").stdout)
+    assert link["Kind"] == "ifb" and link["ConnectionType"] == "Virtual"
+    assert lp.ctl(bus, "list", "ifb7").stdout.splitlines()[1].split()[2] == "ifb"
