@@ -89,6 +89,7 @@ def expected_files():
         "usr/share/dbus-1/system.d/org.linkprobe.LinkProbe1.conf": 0o644,
         "usr/share/dbus-1/system-services/org.linkprobe.LinkProbe1.service": 0o644,
         "usr/share/bash-completion/completions/linkprobectl": 0o644,
+        "usr/share/zsh/vendor-completions/_linkprobectl": 0o644,
         "etc/linkprobe/linkprobed.conf": 0o644,
     }
     for page in os.listdir(os.path.join(TOP, "man")):
