@@ -11,7 +11,6 @@ typedef struct Tree {
         size_t n;
         size_t *order;        /* device indices, children right after their parent */
         unsigned *level;
-        bool *last;           /* the last child of its parent: "└─" rather than "├─" */
         size_t n_order;
         bool *visited;
 } Tree;
@@ -19,7 +18,6 @@ typedef struct Tree {
 static void tree_done(Tree *t) {
         free(t->order);
         free(t->level);
-        free(t->last);
         free(t->visited);
 }
 
@@ -45,25 +43,20 @@ static bool is_root(Tree *t, json_object *d) {
         return find_path(t->devices, parent_of(d)) < 0;
 }
 
-static int tree_visit(Tree *t, size_t i, unsigned level, bool last) {
+static int tree_visit(Tree *t, size_t i, unsigned level) {
         json_object *d = json_object_array_get_idx(t->devices, i);
         const char *path = json_string_or(d, "Path", "");
-        ssize_t last_child = -1;
 
         if (t->visited[i] || level > TREE_DEPTH_MAX)
                 return 0;
         t->visited[i] = true;
         t->order[t->n_order] = i;
         t->level[t->n_order] = level;
-        t->last[t->n_order] = last;
         t->n_order++;
 
         for (size_t c = 0; c < t->n; c++)
                 if (!t->visited[c] && streq(parent_of(json_object_array_get_idx(t->devices, c)), path))
-                        last_child = (ssize_t) c;
-        for (size_t c = 0; c < t->n; c++)
-                if (!t->visited[c] && streq(parent_of(json_object_array_get_idx(t->devices, c)), path))
-                        tree_visit(t, c, level + 1, (ssize_t) c == last_child);
+                        tree_visit(t, c, level + 1);
         return 0;
 }
 
@@ -71,19 +64,18 @@ static int tree_build(Tree *t) {
         t->n = json_object_array_length(t->devices);
         t->order = new0(size_t, t->n + 1);
         t->level = new0(unsigned, t->n + 1);
-        t->last = new0(bool, t->n + 1);
         t->visited = new0(bool, t->n + 1);
-        if (!t->order || !t->level || !t->last || !t->visited)
+        if (!t->order || !t->level || !t->visited)
                 return -ENOMEM;
 
         json_object_array_sort(t->devices, compare_sysname);
         for (size_t i = 0; i < t->n; i++)
                 if (is_root(t, json_object_array_get_idx(t->devices, i)))
-                        tree_visit(t, i, 0, true);
+                        tree_visit(t, i, 0);
         /* A parent chain that runs in a circle has no root: show its members anyway. */
         for (size_t i = 0; i < t->n; i++)
                 if (!t->visited[i])
-                        tree_visit(t, i, 0, true);
+                        tree_visit(t, i, 0);
         return 0;
 }
 
@@ -229,6 +221,10 @@ static char *tree_footer(json_object *roots) {
                            strempty(hidden));
 }
 
+static const char *colour_degraded(json_object *d, const char *key, json_object *v) {
+        return json_bool_or(d, "Degraded", false) ? ANSI_YELLOW : NULL;
+}
+
 static const CtlColumn tree_columns[] = {
         { "DEVICE", "SysfsName", NULL, NULL },
         { "TYPE", "Type", NULL, NULL },
@@ -236,7 +232,7 @@ static const CtlColumn tree_columns[] = {
         { "CLASS", "LinkClass", NULL, NULL },
         { ">LINK RX/TX", "RxGbps", format_link_rates, NULL },
         { ">PATH RX/TX", "PathRxGbps", format_path_rates, NULL },
-        { "NOTES", "Problems", format_notes, NULL },
+        { "NOTES", "Problems", format_notes, colour_degraded },
 };
 
 static const CtlTableView tree_table = {

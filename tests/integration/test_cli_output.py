@@ -172,8 +172,10 @@ def test_json_schema(netns, bus, client, daemon_factory, tmp_path):
     empty.mkdir()
     setup_links(netns)
     daemon_factory(netns, env={"LINKPROBE_PROBE_DIR": str(empty)})
-    client.call(lp.ROOT, lp.IFACE + "Manager", "AddPeer", "(s)", ("10.72.0.2",))
-    lp.wait_for(lambda: json.loads(lp.ctl(bus, "--json", "peers").stdout)[0]["LastAttemptAt"], what="an attempt")
+    # The probe program cannot run, so the attempt is over (failed) as soon as it starts.
+    assert lp.ctl(bus, "probe", "10.72.0.2").returncode == 1
+    lp.wait_for(lambda: json.loads(lp.ctl(bus, "--json", "peers").stdout)[0]["LastAttemptAt"], what="an attempt",
+                timeout=30)
 
     snapshot = json.loads(lp.ctl(bus, "snapshot").stdout)
     assert snapshot["Schema"] == 1
