@@ -146,6 +146,13 @@ char *node_guid_to_string(uint64_t g, char buf[static NODE_GUID_STRING_MAX]) {
         return buf;
 }
 
+bool node_identity_equal(const NodeIdentity *a, const NodeIdentity *b) {
+        return memcmp(a->node_id, b->node_id, NODE_ID_SIZE) == 0 && memcmp(a->boot_id, b->boot_id, NODE_ID_SIZE) == 0 &&
+               a->booted_at == b->booted_at && streq(a->hostname, b->hostname) && a->n_thunderbolt == b->n_thunderbolt &&
+               memcmp(a->thunderbolt, b->thunderbolt, a->n_thunderbolt * 16) == 0 && a->n_rdma == b->n_rdma &&
+               memcmp(a->rdma, b->rdma, a->n_rdma * sizeof(a->rdma[0])) == 0;
+}
+
 bool node_identity_has_thunderbolt(const NodeIdentity *id, const uint8_t uuid[static 16]) {
         for (size_t i = 0; i < id->n_thunderbolt; i++)
                 if (memcmp(id->thunderbolt[i], uuid, 16) == 0)

@@ -66,5 +66,7 @@ json_object *node_identity_to_json(const NodeIdentity *id);
  */
 int node_identity_from_json(json_object *o, NodeIdentity *ret);
 
+bool node_identity_equal(const NodeIdentity *a, const NodeIdentity *b);
+
 /* Whether the identity names that Thunderbolt host router UUID. */
 bool node_identity_has_thunderbolt(const NodeIdentity *id, const uint8_t uuid[static 16]);
