@@ -438,6 +438,7 @@ int manager_render_metrics(void *userdata, char **ret, size_t *ret_size) {
                 .rdma = &m->rdma,
                 .gpus = &m->gpus,
                 .peers = &m->peers,
+                .neighbors = &m->neighbors,
                 .netlink_overruns = netlink_overruns(m->netlink),
                 .udev_overruns = udev_source_overruns(m->udev),
         };
