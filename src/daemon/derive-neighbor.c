@@ -67,13 +67,16 @@ static Link *path_link(DeriveNeighbors *d, const Peer *p) {
         return p->derived.source_ifindex > 0 ? link_get(d->links, p->derived.source_ifindex) : NULL;
 }
 
-/* A path vouches for its node now: measured, fresh, its last probe did not fail, its link is up. */
+/* A path vouches for its node now: measured, fresh, its last probe did not fail, and the link it was
+ * measured over is still there and up (a path that never named its link is taken at its word). */
 static bool path_is_live(DeriveNeighbors *d, const Peer *p) {
         Link *l = path_link(d, p);
 
         if (p->m.measured_at == 0 || p->derived.stale || p->state == PEER_PROBE_FAILED)
                 return false;
-        return p->derived.source_ifindex == 0 || (l && link_is_up(l));
+        if (!l)
+                return !p->m.source_interface && !p->m.source_address;
+        return link_is_up(l);
 }
 
 /* Newest first within a NodeId, so a group's first trusted claim is its newest word. */

@@ -126,6 +126,7 @@ class Node:
         self.bus = self.client = self.daemon = self.testbed = None
         self.tbt_peers = []  # (port, far node, via_dock)
         self.config = ""
+        self.args = []
         self.metrics_address = None
 
     @property
@@ -142,7 +143,7 @@ class Node:
             config += f"[Metrics]\nListenAddress={self.metrics_address}\n"
         self.daemon = lp.Daemon(self.bus, netns=_InNode(self.ns), prefix=["umockdev-wrapper"], config=config,
                                 env={**self.testbed.env(), **self.ns.env()},
-                                args=[f"--sysfs-root={self.testbed.sys}"])
+                                args=[f"--sysfs-root={self.testbed.sys}", *self.args])
         self.client = lp.Client(self.bus)
         return self
 
