@@ -3,12 +3,18 @@
 #include "shared/node-identity.h"
 #include "shared/string-util.h"
 
-/* C0 controls, DEL, and C1 controls (U+0080..U+009F, encoded 0xC2 0x80..0x9F). */
+/* C0 controls, DEL, C1 controls (U+0080..U+009F), and the bidirectional formatting characters
+ * (U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), which make a terminal show text in another order
+ * than it is: the length of the one at p, 0 for anything else. */
 static size_t control_length(const unsigned char *p, size_t n) {
         if (p[0] < 0x20 || p[0] == 0x7f)
                 return 1;
         if (n >= 2 && p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
                 return 2;
+        if (n >= 3 && p[0] == 0xe2 &&
+            ((p[1] == 0x80 && (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae))) ||
+             (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)))
+                return 3;
         return 0;
 }
 

@@ -35,7 +35,7 @@ typedef struct NodeIdentity {
 } NodeIdentity;
 
 /* A hostname we accept from another node: 1..NODE_HOSTNAME_MAX bytes of valid UTF-8 without control
- * characters (C0, DEL, C1). Whatever passes is still escaped by every output (JSON, DOT, labels). */
+ * characters (C0, DEL, C1) or bidirectional overrides. Whatever passes is still escaped by every output (JSON, DOT, labels). */
 bool node_hostname_is_valid(const char *s, size_t n);
 /* Our own hostname made acceptable: control characters and invalid UTF-8 become '?', cut to fit. */
 void node_hostname_sanitize(const char *s, char ret[static NODE_HOSTNAME_MAX + 1]);

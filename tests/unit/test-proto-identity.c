@@ -71,14 +71,17 @@ static void test_hostnames(void **state) {
         assert_false(node_hostname_is_valid("a\x1b[2Jb", 6));
         assert_false(node_hostname_is_valid("a\x7f", 2));
         assert_false(node_hostname_is_valid("a\xc2\x85", 3)); /* NEL, a C1 control */
+        assert_false(node_hostname_is_valid("a\xe2\x80\xae" "b", 5)); /* U+202E RIGHT-TO-LEFT OVERRIDE */
+        assert_false(node_hostname_is_valid("a\xe2\x81\xa7" "b", 5)); /* U+2067 RIGHT-TO-LEFT ISOLATE */
+        assert_true(node_hostname_is_valid("a\xe2\x80\x94" "b", 5));  /* an em dash is just text */
         assert_false(node_hostname_is_valid("a\xff", 2));
         assert_false(node_hostname_is_valid("a\0b", 3));
         memset(long_name, 'x', sizeof(long_name));
         assert_true(node_hostname_is_valid(long_name, NODE_HOSTNAME_MAX));
         assert_false(node_hostname_is_valid(long_name, NODE_HOSTNAME_MAX + 1));
 
-        node_hostname_sanitize("evil\x1b[2J\xff\xc2\x85ok", out);
-        assert_string_equal(out, "evil?[2J??ok");
+        node_hostname_sanitize("evil\x1b[2J\xff\xc2\x85ok\xe2\x80\xae", out);
+        assert_string_equal(out, "evil?[2J??ok?");
         assert_true(node_hostname_is_valid(out, strlen(out)));
         node_hostname_sanitize("", out);
         assert_string_equal(out, "?");
