@@ -14,6 +14,7 @@ probes its neighbours' IPv4 addresses, B C's. A monitor namespace reaches each n
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -237,6 +238,12 @@ def test_hostile_hostname_is_escaped_everywhere(cluster):
         check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
         assert check.returncode == 0, check.stdout + check.stderr
         assert 'neighbor_hostname="evil\\"} <b>\\\\ ]]>{{x}} \'\u2014"' in text
+        doc = json.loads(a.ctl("fabric", "--json").stdout)
+        assert {n["NodeId"]: n["Hostname"] for n in doc["Nodes"]}[stranger_id] == HOSTILE
+        dot = a.ctl("fabric", "--dot").stdout
+        assert f'"{stranger_id}" [label="evil\\"}} <b>\\\\ ]]>{{{{x}}}} \'\u2014"];' in dot, dot
+        table = a.ctl("fabric").stdout
+        assert HOSTILE in table and "not proved" in table
     finally:
         stranger.close()
     lp.wait_for(lambda: stranger_id not in a.neighbors(), 10, "the stranger to be forgotten")
@@ -357,6 +364,175 @@ def test_cable_away_and_back(cluster):
     print(f"FIGURES: cable away -> both neighbour objects removed: {removed * 1000:.0f} ms; "
           f"cable back -> both ends named again: {named * 1000:.0f} ms")
     lp.wait_for(lambda: a.neighbors()[ids["B"]]["ThunderboltPeers"], 10, "A's Thunderbolt peer B to come back")
+
+
+def test_fabric_verb_on_one_node(cluster):
+    a, ids = cluster["A"], cluster.ids
+    wait_named(a, {ids["B"]: "node-b", ids["C"]: "node-c"})
+    doc = json.loads(a.ctl("fabric", "--json").stdout)
+    assert doc["Source"] == "daemon"
+    assert {n["NodeId"]: n["Hostname"] for n in doc["Nodes"]} == {ids["A"]: "node-a", ids["B"]: "node-b",
+                                                                   ids["C"]: "node-c"}
+    tcp = {(e["ToHostname"], e["FromInterface"]) for e in doc["Edges"] if e["Transport"] == "tcp"}
+    assert {("node-b", "ab"), ("node-c", "ac")} <= tcp
+    tbt = {e["ToHostname"]: e for e in doc["Edges"] if e["Transport"] == "thunderbolt"}
+    assert tbt["node-c"]["Degraded"] is True and tbt["node-b"]["Degraded"] is False
+    text = a.ctl("fabric")
+    assert text.returncode == 0 and "node-b" in text.stdout and "degraded" in text.stdout, text.stdout
+    dot = a.ctl("fabric", "--dot").stdout
+    assert dot.startswith("graph fabric {") and dot.rstrip().endswith("}")
+    assert f'"{ids["A"]}" -- "{ids["C"]}" [label="thunderbolt 0-303' in dot and 'color="red"' in dot
+    assert a.ctl("fabric", "--dot", "--json").returncode == 2
+
+
+def prometheus_config(directory, targets):
+    path = os.path.join(directory, "prometheus.yml")
+    with open(path, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: linkprobe\n"
+                f"    static_configs:\n      - targets: {json.dumps(targets)}\n")
+    return path
+
+
+def test_prometheus_draws_the_ring(cluster, tmp_path):
+    if not os.access("/usr/bin/prometheus", os.X_OK):
+        pytest.skip("no Prometheus server installed (Debian package prometheus)")
+    ids, mon = cluster.ids, cluster.monitor
+    for role, node in cluster.nodes.items():
+        wait_named(node, {i: cluster[r].ns.hostname for r, i in ids.items() if r != role})
+    targets = [node.metrics_address for node in cluster.nodes.values()]
+    prom = subprocess.Popen(mon.exec_cmd([
+        "/usr/bin/prometheus", f"--config.file={prometheus_config(str(tmp_path), targets)}",
+        f"--storage.tsdb.path={tmp_path}/data", "--web.listen-address=127.0.0.1:9090"]),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def fabric():
+            out = lp.run(mon.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:9090", "--json"]), check=False)
+            if out.returncode != 0:
+                return None
+            doc = json.loads(out.stdout)
+            both = {frozenset((e["From"], e["To"])) for e in doc["Edges"]
+                    if e["Transport"] == "tcp" and isinstance(e["SeenFrom"], list)}
+            return doc if len(doc["Nodes"]) == 3 and len(both) == 3 else None
+        doc = lp.wait_for(fabric, 40, "Prometheus to hold every node's edges")
+        assert doc["Source"] == "prometheus"
+        assert {n["NodeId"]: n["Hostname"] for n in doc["Nodes"]} == {ids["A"]: "node-a", ids["B"]: "node-b",
+                                                                       ids["C"]: "node-c"}
+        # The ring, each cable once, from both of its ends, with both interface names.
+        cables = sorted(tuple(sorted((e["FromInterface"], e["ToInterface"]))) for e in doc["Edges"]
+                        if e["Transport"] == "tcp" and isinstance(e["SeenFrom"], list))
+        assert {c for c in cables} <= {("ab", "ba"), ("bc", "cb"), ("ac", "ca"), ("ac2", "ca2"), ("ac", "ca2"),
+                                       ("ac2", "ca")}, cables
+        assert sum(1 for c in cables if "ab" in c) == 1 and sum(1 for c in cables if "bc" in c) == 1
+        tbt = [e for e in doc["Edges"] if e["Transport"] == "thunderbolt"]
+        assert len(tbt) == 3 and all(isinstance(e["SeenFrom"], list) for e in tbt), tbt
+        dot = lp.run(mon.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:9090", "--dot"])).stdout
+        for role, node_id in ids.items():
+            assert f'"{node_id}" [label="{cluster[role].ns.hostname}"];' in dot
+        table = lp.run(mon.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:9090"])).stdout
+        assert "both ends" in table
+        print(table)
+    finally:
+        prom.terminate()
+        prom.wait(10)
+
+
+class FakePrometheus:
+    """Answers /api/v1/query from a dict {metric name: [(labels, value)]}, inside network namespace ns."""
+
+    def __init__(self, ns, series, status=200, body=None):
+        import http.server
+        import threading
+        import urllib.parse
+        from linkprobe_net import in_netns
+
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query).get("query", [""])[0]
+                name = query.split(" ")[0]
+                result = [{"metric": {"__name__": name, **labels}, "value": [1700000000, str(v)]}
+                          for labels, v in series.get(name, [])]
+                if query.endswith("> 0"):
+                    result = [r for r in result if float(r["value"][1]) > 0]
+                data = body if body is not None else json.dumps(
+                    {"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(data)
+                fake.queries.append(query)
+
+            def log_message(self, *args):
+                pass
+
+        self.queries = []
+        with in_netns(ns):
+            self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_prometheus_disagreement_and_hostile_labels(netns):
+    a, b = "a" * 32, "b" * 32
+    evil = 'evil"} <b>\\ \x1b[2J\nx'
+    gbps = 1e9 / 8
+    series = {
+        "linkprobe_node_identity_info": [({"node_id": a, "nodename": evil}, 1), ({"node_id": b, "nodename": "node-b"}, 1)],
+        "linkprobe_neighbor_info": [({"node_id": a, "neighbor_id": b, "neighbor_hostname": "node-b"}, 1)],
+        "linkprobe_neighbor_problems": [({"node_id": b, "neighbor_id": a}, 2)],
+        "linkprobe_edge_upload_bytes": [({"node_id": a, "neighbor_id": b, "transport": "tcp", "interface": "eth0"}, 40 * gbps),
+                                        ({"node_id": b, "neighbor_id": a, "transport": "tcp", "interface": "eth1"}, 20 * gbps)],
+        "linkprobe_edge_download_bytes": [({"node_id": a, "neighbor_id": b, "transport": "tcp", "interface": "eth0"}, 20 * gbps),
+                                          ({"node_id": b, "neighbor_id": a, "transport": "tcp", "interface": "eth1"}, 20 * gbps)],
+        "linkprobe_edge_rtt_seconds": [({"node_id": a, "neighbor_id": b, "transport": "tcp", "interface": "eth0"}, 50e-6)],
+        # Nonsense a polluted server may hold: not a NodeId, no labels.
+        "linkprobe_edge_stale": [({"node_id": "../../x", "neighbor_id": b, "transport": "tcp"}, 1), ({}, 1)],
+    }
+    fake = FakePrometheus(netns.name, series)
+    try:
+        def ctl(*args):
+            return lp.run(netns.exec_cmd([lp.CTL, "fabric", f"--prometheus={fake.url}", *args]), check=False)
+        doc = json.loads(ctl("--json").stdout)
+        (edge,) = doc["Edges"]
+        assert edge["FromInterface"] in ("eth0", "eth1") and edge["ToInterface"] in ("eth0", "eth1")
+        assert len(edge["SeenFrom"]) == 2
+        assert "40.00 Gb/s" in edge["Disagreement"] and "20.00 Gb/s" in edge["Disagreement"], edge
+        assert any("2 problem(s)" in p for p in doc["Problems"])
+        assert {n["NodeId"] for n in doc["Nodes"]} == {a, b}
+        # Within a tolerance wide enough, they agree.
+        assert json.loads(ctl("--json", "--tolerance=150").stdout)["Edges"][0]["Disagreement"] is None
+        # Whatever the labels hold, no output format lets it out: the terminal, DOT and JSON.
+        text = ctl().stdout
+        assert "\x1b" not in text and "the ends disagree" in text and "evil" in text
+        dot = ctl("--dot").stdout
+        assert "\x1b" not in dot
+        assert 'label="evil\\"} <b>\\\\ ?[2J?x"' in dot, dot
+        # Every line a statement of its own: nothing a label holds ends one or starts another.
+        lines = dot.splitlines()
+        assert lines[0] == "graph fabric {" and lines[-1] == "}"
+        assert all(re.fullmatch(r'  (node \[shape=box\];|"[0-9a-f]{32}" (-- "[0-9a-f]{32}" )?\[label=".*"\];)', line)
+                   for line in lines[1:-1]), dot
+    finally:
+        fake.close()
+
+    # A server that answers with an error, or not JSON: said so, exit 1.
+    for status, body in ((500, b"oops"), (200, b"<html>")):
+        fake = FakePrometheus(netns.name, {}, status=status, body=body)
+        try:
+            out = lp.run(netns.exec_cmd([lp.CTL, "fabric", f"--prometheus={fake.url}"]), check=False)
+            assert out.returncode == 1 and "Prometheus" in out.stderr, (out.stdout, out.stderr)
+        finally:
+            fake.close()
+    out = lp.run(netns.exec_cmd([lp.CTL, "fabric", "--prometheus=https://example.invalid"]), check=False)
+    assert out.returncode == 2 and "http://" in out.stderr
+    out = lp.run(netns.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:1", "--timeout=2s"]), check=False)
+    assert out.returncode == 1 and "Cannot query Prometheus" in out.stderr
 
 
 def test_a_neighbour_vanishes(cluster):
