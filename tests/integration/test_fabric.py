@@ -328,6 +328,8 @@ def test_cable_away_and_back(cluster):
     a, b, ids = cluster["A"], cluster["B"], cluster.ids
     wait_named(a, {ids["B"]: "node-b", ids["C"]: "node-c"})
     wait_named(b, {ids["A"]: "node-a", ids["C"]: "node-c"})
+    b_on_a = a.neighbors()[ids["B"]]["Path"]
+    signals = lp.SignalCollector(a.bus)
 
     # The Thunderbolt peers at the cable's ends go first (they alone name a neighbour that has a path
     # at all), then the clock starts with the veth.
@@ -364,6 +366,13 @@ def test_cable_away_and_back(cluster):
     print(f"FIGURES: cable away -> both neighbour objects removed: {removed * 1000:.0f} ms; "
           f"cable back -> both ends named again: {named * 1000:.0f} ms")
     lp.wait_for(lambda: a.neighbors()[ids["B"]]["ThunderboltPeers"], 10, "A's Thunderbolt peer B to come back")
+    # Clients heard it: the object went with InterfacesRemoved and came back with InterfacesAdded.
+    try:
+        members = [(e[3], e[4][0]) for e in signals.events if e[3] in ("InterfacesAdded", "InterfacesRemoved")]
+        assert ("InterfacesRemoved", b_on_a) in members and ("InterfacesAdded", b_on_a) in members, members
+        assert members.index(("InterfacesRemoved", b_on_a)) < members.index(("InterfacesAdded", b_on_a))
+    finally:
+        signals.stop()
 
 
 def test_fabric_verb_on_one_node(cluster):
