@@ -2,6 +2,8 @@
 /* Unit tests for the neighbours part of the derivation pass, without a bus: who is a neighbour, which
  * claims are merged, the problems (spoofing, clones, ourselves), Thunderbolt-only neighbours, bounds,
  * and this node's own identity. */
+#include <net/if.h>
+
 #include "unit-test.h"
 #include "daemon/config.h"
 #include "daemon/derive-neighbor.h"
@@ -117,6 +119,23 @@ static TbtObject *tbt_peer(Fixture *f, const char *sysname, uint8_t uuid_byte) {
         assert_int_equal(tbt_object_path(sysname, &o->bus.path), 0);
         assert_int_equal(table_put(&f->tbt.objects, o->sysname, o), 0);
         return o;
+}
+
+/* A link as netlink would have made it, up. */
+static Link *fake_link(Fixture *f, int ifindex, const char *name, LinkKind kind, int master) {
+        Link *l = new0(Link, 1);
+
+        assert_non_null(l);
+        l->ifindex = ifindex;
+        l->links = &f->links;
+        l->name = strdup(name);
+        l->name_utf8 = strdup(name);
+        l->kind = kind;
+        l->master_ifindex = master;
+        l->flags = IFF_UP | IFF_RUNNING | 0x10000; /* IFF_LOWER_UP */
+        assert_int_equal(link_object_path(ifindex, &l->bus.path), 0);
+        assert_int_equal(table_put(&f->links.table, &l->ifindex, l), 0);
+        return l;
 }
 
 static void test_merged_and_best(void **state) {
@@ -251,6 +270,34 @@ static void test_thunderbolt_names_it(void **state) {
         fixture_free(f);
 }
 
+static void test_links_and_bridge_loop(void **state) {
+        Fixture *f = fixture_new();
+        NodeIdentity b = identity(B, "node-b", 2);
+        Link *br = fake_link(f, 10, "br0", LINK_KIND_BRIDGE, 0);
+        Peer *p;
+        Neighbor *nb;
+
+        fake_link(f, 11, "tb0", LINK_KIND_THUNDERBOLT, 10);
+        fake_link(f, 12, "tb1", LINK_KIND_THUNDERBOLT, 10);
+        p = path(f, "fe80::2%br0", &b, true, 10);
+        p->derived.source_ifindex = 10;
+        p->m.source_interface = strdup("br0");
+        derive_neighbors(&f->d);
+        nb = neighbor_get(&f->neighbors, B);
+        assert_int_equal(strv_length(nb->derived.links), 1);
+        assert_string_equal(nb->derived.links[0], br->bus.path);
+        assert_int_equal(strv_length(nb->derived.problems), 1);
+        assert_non_null(strstr(nb->derived.problems[0], "bridge br0"));
+        assert_non_null(strstr(nb->derived.problems[0], "tb0 and tb1"));
+        assert_string_equal(nb->derived.edges[0].interface, "br0");
+
+        /* The bridge goes down: the path is not live, and nothing else names B. */
+        br->flags = 0;
+        derive_neighbors(&f->d);
+        assert_null(neighbor_get(&f->neighbors, B));
+        fixture_free(f);
+}
+
 static void test_bounded(void **state) {
         Fixture *f = fixture_new();
 
@@ -299,6 +346,7 @@ int main(void) {
                 cmocka_unit_test(test_clone_or_reboot),
                 cmocka_unit_test(test_ourselves),
                 cmocka_unit_test(test_thunderbolt_names_it),
+                cmocka_unit_test(test_links_and_bridge_loop),
                 cmocka_unit_test(test_bounded),
                 cmocka_unit_test(test_own_identity),
         };
