@@ -77,11 +77,11 @@ static Peer *peer_free(Peer *p) {
         free(p->address);
         free(p->peer_address);
         free(p->source_device);
+        free(p->remote);
+        free(p->derived.neighbor_path);
         peer_measurement_done(&p->m);
         free(p->last_error);
         free(p->last_error_message);
-        free(p->remote);
-        free(p->derived.neighbor_path);
         return mfree(p);
 }
 

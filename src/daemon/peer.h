@@ -121,9 +121,9 @@ typedef struct Peer {
 
         /* Derived (derive-peer.c writes these). */
         struct {
+                char *neighbor_path; /* Neighbor: the neighbour this path reaches (derive-neighbor.c); NULL none */
                 int source_ifindex; /* SourceInterface; 0 unknown */
                 bool stale;
-                char *neighbor_path; /* Neighbor: the neighbour this path reaches (derive-neighbor.c); NULL none */
         } derived;
 } Peer;
 
