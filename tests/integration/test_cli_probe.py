@@ -37,3 +37,13 @@ def test_gpu_says_the_probe_could_not_run(netns, bus, client, daemon_factory, tm
     assert js.returncode == 1 and js.stdout.strip() == "[]" and error in js.stderr
     status = lp.ctl(bus, "status").stdout
     assert f"GPU probe: failed: {error}" in status, status
+
+
+def test_daemon_refusal_is_exit_1_with_its_message(netns, bus, daemon_factory):
+    """What only the daemon can judge (here: no active RDMA port to probe from) is a failure, said in the
+    D-Bus error's own words; what the CLI can judge never reaches it."""
+    daemon_factory(netns)
+    out = lp.ctl(bus, "--transport=rdma", "probe", "192.0.2.7")
+    assert out.returncode == 1, out
+    assert out.stderr.strip() == "Cannot probe: No active local RDMA port.", out.stderr
+    assert lp.ctl(bus, "--transport=rdma", "probe", "192.0.2.7:99999").returncode == 2
