@@ -20,6 +20,7 @@ typedef struct DeriveNeighbors {
         Thunderbolt *thunderbolt;
         Rdma *rdma;
         bool authenticate; /* we hold a pre-shared key: identities are expected to prove themselves */
+        bool node_derived; /* derive_node_identity() ran at least once */
 } DeriveNeighbors;
 
 /* Node.derived: the Thunderbolt host router UUIDs, RDMA node GUIDs and hardware addresses that

@@ -108,6 +108,7 @@ void derive_node_identity(DeriveNeighbors *d) {
         Node *n = d->node;
         NodeIdentity id;
 
+        d->node_derived = true;
         if (thunderbolt_hosts(d->thunderbolt, &hosts) < 0 || rdma_guids(d->rdma, &guids) < 0 ||
             hardware_addresses(d->links, &macs) < 0) {
                 log_oom();

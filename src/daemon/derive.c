@@ -53,7 +53,7 @@ void derive_run(Derive *d, BusPublisher *p, size_t from, size_t to) {
 
         /* Who this node is on the wire, and who its neighbours are: after the paths they are named by. */
         if (d->neighbors.neighbors) {
-                bool identity_moved = links_changed || thunderbolt_changed || rdma_changed || !d->neighbors.node->derived.has_identity;
+                bool identity_moved = links_changed || thunderbolt_changed || rdma_changed || !d->neighbors.node_derived;
                 for (size_t i = from; i < to && !identity_moved; i++) {
                         BusObject *o = p->dirty[i];
                         identity_moved = o && (o == &d->neighbors.node->bus || o->type == &link_bus_type);
