@@ -333,6 +333,7 @@ int metrics_render(const MetricsSources *m, FILE *f) {
         render_rdma(m, f);
         render_gpus(m, f);
         render_peers(m, f);
+        metrics_render_fabric(m, f);
         return ferror(f) ? -EIO : 0;
 }
 
