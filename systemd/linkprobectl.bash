@@ -4,7 +4,7 @@
 
 _linkprobectl() {
         local verbs='status list show monitor thunderbolt tree rdma gpu peers probe inhibit inhibitors metrics snapshot fabric'
-        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --tolerance='
+        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --tolerance= --list'
         local -a args bus_args=()
         local cur i verb=''
 

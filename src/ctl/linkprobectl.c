@@ -20,6 +20,7 @@ uint64_t arg_timeout_usec = 0;
 const char *arg_what = "gpu";
 const char *arg_who = NULL;
 const char *arg_why = NULL;
+static bool arg_list = false;
 
 typedef enum BusChoice {
         BUS_SYSTEM,
@@ -81,7 +82,7 @@ static void help(void) {
                "  gpu                 One line per GPU: inventory and measured throughput\n"
                "  probe gpu           Measure the GPUs now, wait and print the result\n"
                "  inhibit [--] CMD... Run CMD while holding off GPU/RDMA probes; its exit status\n"
-               "  inhibitors          Who holds off probes now\n"
+               "  inhibitors          Who holds off probes now (also: inhibit --list)\n"
                "  fabric              Which node is at the other end of every link, each edge\n"
                "                      (--dot: Graphviz; --prometheus=URL: the whole cluster)\n"
                "\nOptions:\n"
@@ -192,6 +193,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_DOT,
                 ARG_PROMETHEUS,
                 ARG_TOLERANCE,
+                ARG_LIST,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -213,6 +215,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "dot", no_argument, NULL, ARG_DOT },
                 { "prometheus", required_argument, NULL, ARG_PROMETHEUS },
                 { "tolerance", required_argument, NULL, ARG_TOLERANCE },
+                { "list", no_argument, NULL, ARG_LIST },
                 {},
         };
         int c, r;
@@ -302,6 +305,9 @@ static int parse_argv(int argc, char *argv[]) {
                         }
                         break;
                 }
+                case ARG_LIST:
+                        arg_list = true;
+                        break;
                 case ':':
                         fprintf(stderr, "Option %s needs an argument. See --help.\n", argv[optind - 1]);
                         return -CTL_EXIT_USAGE;
@@ -379,6 +385,22 @@ static int find_verb(int n, char **args, const Verb **ret) {
                 _cleanup_(freep) char *escaped = escape_for_terminal(args[0]);
                 fprintf(stderr, "Unknown command \"%s\". See --help.\n", strna(escaped));
                 return CTL_EXIT_USAGE;
+        }
+        if (arg_list) {
+                /* "inhibit --list" is "inhibitors", as systemd-inhibit --list is. */
+                if (!streq(verb->name, "inhibit")) {
+                        fprintf(stderr, "--list belongs to \"inhibit\". See --help.\n");
+                        return CTL_EXIT_USAGE;
+                }
+                if (n > 1) {
+                        fprintf(stderr, "\"inhibit --list\" takes no command. See --help.\n");
+                        return CTL_EXIT_USAGE;
+                }
+                for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                        if (streq(verbs[i].name, "inhibitors"))
+                                verb = &verbs[i];
+                *ret = verb;
+                return 0;
         }
         if (n < verb->min_args) {
                 fprintf(stderr, "\"%s\" needs more arguments. See --help.\n", verb->name);

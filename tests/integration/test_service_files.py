@@ -458,7 +458,7 @@ VERBS = ("status list show monitor thunderbolt tree rdma gpu peers probe inhibit
          "fabric").split()
 OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full", "--all", "--system", "--user",
            "--bus-address=", "--help", "--version", "--transport=", "--timeout=", "--what=", "--who=", "--why=",
-           "--dot", "--prometheus=", "--tolerance="]
+           "--dot", "--prometheus=", "--tolerance=", "--list"]
 
 
 @pytest.mark.parametrize("line,expected", [

@@ -64,7 +64,12 @@ def test_what_and_a_unit_running_at_start(systemd, client, daemon_factory):
     systemd.set_state("inference.service", "active")
     daemon_factory(config=config("inference.service", what="gpu"))
     assert wait_until(lambda: inhibited(client) == ["gpu"])
-    assert "linkprobed" in lp.ctl(client.bus, "inhibitors", check=True).stdout
+    listed = lp.ctl(client.bus, "inhibitors", check=True).stdout
+    assert "linkprobed" in listed and "while inference.service runs" in listed
+    assert lp.ctl(client.bus, "inhibit", "--list", check=True).stdout == listed
+    # --list lists; with a command it is a usage error, not a command run with an inhibitor.
+    proc = lp.ctl(client.bus, "inhibit", "--list", "--", "true")
+    assert proc.returncode == 2 and "takes no command" in proc.stderr, proc
 
 
 def test_systemd_coming_back_is_asked_again(bus, client, daemon_factory):
