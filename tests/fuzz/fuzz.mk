@@ -10,7 +10,8 @@ fuzz-tbt-topology_LIBS := daemon sysfs shared
 
 FUZZ_TARGETS += config probe-output metrics-request parse-util sysfs-uevent
 fuzz-config_LIBS := daemon shared
-fuzz-config_PKGS := inih
+# [Inhibit] What= is read by the parser Inhibit() uses, which lives beside the sd-bus inhibitors.
+fuzz-config_PKGS := inih libsystemd
 fuzz-probe-output_LIBS := daemon shared
 fuzz-probe-output_PKGS := json-c libsystemd
 fuzz-metrics-request_LIBS := daemon sysfs shared
