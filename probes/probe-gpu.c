@@ -14,6 +14,7 @@
 #include "probe-gpu-measure.h"
 #include "probe-util.h"
 #include "shared/time-util.h"
+#include "sysfs/sysfs.h"
 
 #define PROBE_NAME "gpu"
 
@@ -27,6 +28,7 @@ typedef struct Arguments {
         bool has_device;
         unsigned device;
         uint64_t deadline_usec;
+        const char *sysfs_root;
 } Arguments;
 
 static void help(void) {
@@ -40,6 +42,7 @@ static void help(void) {
                "  --quick             small buffers and few runs (for tests; figures are rough)\n"
                "  --deadline=SECONDS  fail with a \"deadline\" error after this long (2.5, 500ms)\n"
                "  --print-kernels     print the OpenCL C source of the measurement kernels\n"
+               "  --sysfs-root=DIR    read the CPUs' caches below DIR instead of /sys\n"
                "  -h --help           show this help\n"
                "  --version           show the version\n"
                "\n"
@@ -83,6 +86,7 @@ static void parse_arguments(int argc, char *argv[], Arguments *args) {
                 ARG_DEADLINE,
                 ARG_VERSION,
                 ARG_PRINT_KERNELS,
+                ARG_SYSFS_ROOT,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -92,6 +96,7 @@ static void parse_arguments(int argc, char *argv[], Arguments *args) {
                 { "deadline", required_argument, NULL, ARG_DEADLINE },
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "print-kernels", no_argument, NULL, ARG_PRINT_KERNELS },
+                { "sysfs-root", required_argument, NULL, ARG_SYSFS_ROOT },
                 {},
         };
         int c;
@@ -119,6 +124,11 @@ static void parse_arguments(int argc, char *argv[], Arguments *args) {
                                 usage_error("--device=%s: not a device index", optarg);
                         args->has_device = true;
                         break;
+                case ARG_SYSFS_ROOT:
+                        if (isempty(optarg))
+                                usage_error("--sysfs-root= needs a directory");
+                        args->sysfs_root = optarg;
+                        break;
                 case ARG_DEADLINE:
                         if (parse_deadline(optarg, &args->deadline_usec) < 0)
                                 usage_error("--deadline=%s: not a positive duration", optarg);
@@ -140,6 +150,18 @@ static void parse_arguments(int argc, char *argv[], Arguments *args) {
                 usage_error("unexpected argument \"%s\"", argv[optind]);
         if ((args->has_device || args->quick) && !args->measure)
                 usage_error("--device= and --quick need --measure");
+}
+
+static json_object *host_cache_to_json(const SysfsCpuCache *c) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "level", json_object_new_int((int) c->level));
+        json_object_object_add(o, "bytes", json_object_new_uint64(c->bytes));
+        json_object_object_add(o, "total_bytes", json_object_new_uint64(c->total_bytes));
+        json_object_object_add(o, "instances", json_object_new_int((int) c->instances));
+        return o;
 }
 
 int main(int argc, char *argv[]) {
@@ -172,6 +194,15 @@ int main(int argc, char *argv[]) {
                 usage_error("--device=%u: no such device (%zu found)", args.device, n_devices);
         }
 
+        /* The host's last-level cache sizes the bandwidth buffer of devices in host memory. Unknown
+         * (no cacheinfo) is not an error: the device's own report is then all there is. */
+        SysfsCpuCache host_cache = {};
+        bool host_cache_known = false;
+        if (args.measure) {
+                _cleanup_(closep) int root_fd = sysfs_root_open(args.sysfs_root ?: "/sys");
+                host_cache_known = root_fd >= 0 && sysfs_cpu_last_level_cache(root_fd, &host_cache) >= 0;
+        }
+
         result = probe_result_new(PROBE_NAME);
         devices_json = json_object_new_array();
         if (!result || !devices_json)
@@ -182,6 +213,8 @@ int main(int argc, char *argv[]) {
                 json_object_object_add(result, "measured_at",
                                        json_object_new_string(format_iso8601(ts, started_at)));
                 json_object_object_add(result, "quick", json_object_new_boolean(args.quick));
+                json_object_object_add(result, "host_last_level_cache",
+                                       host_cache_known ? host_cache_to_json(&host_cache) : NULL);
         }
         json_object_object_add(result, "platforms", platforms);
         json_object_object_add(result, "devices", devices_json);
@@ -201,7 +234,7 @@ int main(int argc, char *argv[]) {
                         continue;
 
                 /* Each device still to measure gets an equal share of what the deadline leaves. */
-                GpuMeasureOptions mo = { .quick = args.quick };
+                GpuMeasureOptions mo = { .quick = args.quick, .host_cache = host_cache_known ? &host_cache : NULL };
                 if (args.deadline_usec > 0) {
                         uint64_t left = probe_deadline_left_usec();
                         mo.budget_usec = MAX((uint64_t) (left * DEADLINE_WORK_SHARE) /

@@ -42,7 +42,7 @@ $(foreach t,$(NETPROBE_UNIT_TESTS),$(eval $(t)_EXTRA_LIBS := netprobe)$(eval $(t
 PROBES += linkprobe-probe-gpu
 linkprobe-probe-gpu_SOURCES := probes/probe-gpu.c probes/probe-gpu-cl.c probes/probe-gpu-inventory.c \
 	probes/probe-gpu-kernels.c probes/probe-gpu-measure.c
-linkprobe-probe-gpu_LIBS := probe shared
+linkprobe-probe-gpu_LIBS := probe sysfs shared
 linkprobe-probe-gpu_PKGS := OpenCL json-c
 # ocl-icd-opencl-dev: the ICD loader (libOpenCL.so, OpenCL.pc) the GPU probe links; opencl-headers: CL/*.h.
 # pocl-opencl-icd: an OpenCL CPU device, so the probe's tests measure a real device without a GPU.

@@ -38,7 +38,8 @@ static const struct {
         { "UploadGbps", 2 },          { "DownloadGbps", 2 },          { "RttUsec", 1 },
         { "JitterUsec", 1 },          { "JitterRfc3550Usec", 1 },     { "Fp32Tflops", 3 },
         { "Fp16Tflops", 3 },          { "MemoryBandwidthGBps", 1 },   { "MemoryBandwidthSpread", 3 },
-        { "Fp32Spread", 3 },
+        { "Fp32Spread", 3 },          { "Fp16Spread", 3 },            { "Fp32BestTflops", 3 },
+        { "Fp16BestTflops", 3 },      { "MemoryBandwidthBestGBps", 1 },
 };
 
 static json_object *name_members(json_object *tuple, const char *const *members) {

@@ -205,7 +205,7 @@ void gpu_measurement_done(GpuMeasurement *m) {
         *m = (GpuMeasurement) {};
 }
 
-/* The relative_spread of one test object ("memory_bandwidth", "fp32"), 0 when not there. */
+/* The relative_spread of one test object ("memory_bandwidth", "fp32", "fp16"), 0 when not there. */
 static int read_spread(json_object *measurement, const char *test, double *ret) {
         json_object *t;
 
@@ -214,6 +214,34 @@ static int read_spread(json_object *measurement, const char *test, double *ret) 
                 return 0;
         }
         return read_figure(t, "relative_spread", false, ret);
+}
+
+/* A figure and its best run. The probe names the best run as it always has (memory_bandwidth_gb_s)
+ * and the median beside it (memory_bandwidth_median_gb_s); a result without the median, from
+ * before it was the figure, has its best as the figure. FP16 may be "unsupported": NaN for both. */
+static int read_figures(json_object *o, const char *best_name, const char *median_name, bool may_be_unsupported,
+                        double *ret_median, double *ret_best) {
+        json_object *v;
+        int r;
+
+        if (may_be_unsupported) {
+                if (!json_object_object_get_ex(o, best_name, &v))
+                        return -EINVAL;
+                if (json_object_is_type(v, json_type_string)) {
+                        if (!streq(json_object_get_string(v), "unsupported"))
+                                return -EINVAL;
+                        *ret_median = *ret_best = NAN;
+                        return 0;
+                }
+        }
+        r = read_figure(o, best_name, true, ret_best);
+        if (r < 0)
+                return r;
+        if (!json_object_object_get_ex(o, median_name, NULL)) {
+                *ret_median = *ret_best;
+                return 0;
+        }
+        return read_figure(o, median_name, true, ret_median);
 }
 
 static int read_warnings(json_object *measurement, char ***ret) {
@@ -266,7 +294,7 @@ static int format_error(json_object *measurement, char **ret) {
 
 int gpu_measurement_from_json(json_object *o, GpuMeasurement *ret, char **ret_error) {
         _cleanup_(gpu_measurement_done) GpuMeasurement m = {};
-        json_object *status, *fp16;
+        json_object *status;
         int r;
 
         if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "status", &status) ||
@@ -278,27 +306,19 @@ int gpu_measurement_from_json(json_object *o, GpuMeasurement *ret, char **ret_er
         if (!streq(json_object_get_string(status), "ok"))
                 return -EINVAL;
 
-        r = read_figure(o, "memory_bandwidth_gb_s", true, &m.memory_bandwidth_gb_s);
+        r = read_figures(o, "memory_bandwidth_gb_s", "memory_bandwidth_median_gb_s", false, &m.memory_bandwidth_gb_s,
+                         &m.memory_bandwidth_best_gb_s);
         if (r >= 0)
-                r = read_figure(o, "fp32_gflops", true, &m.fp32_gflops);
-        if (r < 0)
-                return r;
+                r = read_figures(o, "fp32_gflops", "fp32_median_gflops", false, &m.fp32_gflops, &m.fp32_best_gflops);
         /* "unsupported" (no cl_khr_fp16) is never a number, and never 0. */
-        if (!json_object_object_get_ex(o, "fp16_gflops", &fp16))
-                return -EINVAL;
-        if (json_object_is_type(fp16, json_type_string)) {
-                if (!streq(json_object_get_string(fp16), "unsupported"))
-                        return -EINVAL;
-                m.fp16_gflops = NAN;
-        } else {
-                r = read_figure(o, "fp16_gflops", true, &m.fp16_gflops);
-                if (r < 0)
-                        return r;
-        }
-
-        r = read_spread(o, "memory_bandwidth", &m.memory_bandwidth_spread);
+        if (r >= 0)
+                r = read_figures(o, "fp16_gflops", "fp16_median_gflops", true, &m.fp16_gflops, &m.fp16_best_gflops);
+        if (r >= 0)
+                r = read_spread(o, "memory_bandwidth", &m.memory_bandwidth_spread);
         if (r >= 0)
                 r = read_spread(o, "fp32", &m.fp32_spread);
+        if (r >= 0)
+                r = read_spread(o, "fp16", &m.fp16_spread);
         if (r >= 0)
                 r = read_warnings(o, &m.warnings);
         if (r >= 0)
@@ -320,6 +340,11 @@ static json_object *spread_object(double spread) {
         return o;
 }
 
+/* A figure, NaN as "unsupported", as the probe writes it. */
+static json_object *figure_to_json(double v) {
+        return isnan(v) ? json_object_new_string("unsupported") : json_object_new_double(v);
+}
+
 json_object *gpu_measurement_to_json(const GpuMeasurement *m) {
         json_object *o = json_object_new_object(), *warnings = json_object_new_array();
 
@@ -331,12 +356,15 @@ json_object *gpu_measurement_to_json(const GpuMeasurement *m) {
         json_object_object_add(o, "status", json_object_new_string("ok"));
         json_object_object_add(o, "measured_at_usec", json_object_new_int64((int64_t) m->measured_at_usec));
         json_object_object_add(o, "quick", json_object_new_boolean(m->quick));
-        json_object_object_add(o, "memory_bandwidth_gb_s", json_object_new_double(m->memory_bandwidth_gb_s));
-        json_object_object_add(o, "fp32_gflops", json_object_new_double(m->fp32_gflops));
-        json_object_object_add(o, "fp16_gflops", isnan(m->fp16_gflops) ? json_object_new_string("unsupported")
-                                                                         : json_object_new_double(m->fp16_gflops));
+        json_object_object_add(o, "memory_bandwidth_gb_s", figure_to_json(m->memory_bandwidth_best_gb_s));
+        json_object_object_add(o, "fp32_gflops", figure_to_json(m->fp32_best_gflops));
+        json_object_object_add(o, "fp16_gflops", figure_to_json(m->fp16_best_gflops));
+        json_object_object_add(o, "memory_bandwidth_median_gb_s", figure_to_json(m->memory_bandwidth_gb_s));
+        json_object_object_add(o, "fp32_median_gflops", figure_to_json(m->fp32_gflops));
+        json_object_object_add(o, "fp16_median_gflops", figure_to_json(m->fp16_gflops));
         json_object_object_add(o, "memory_bandwidth", spread_object(m->memory_bandwidth_spread));
         json_object_object_add(o, "fp32", spread_object(m->fp32_spread));
+        json_object_object_add(o, "fp16", spread_object(m->fp16_spread));
         STRV_FOREACH(w, m->warnings)
                 json_object_array_add(warnings, json_object_new_string(*w));
         json_object_object_add(o, "warnings", warnings);

@@ -222,8 +222,12 @@ void gpu_set_measurement(Gpu *g, GpuMeasurement *meas) {
         set_double(g, &o->memory_bandwidth_gb_s, meas->memory_bandwidth_gb_s, "MemoryBandwidthGBps");
         set_double(g, &o->fp32_gflops, meas->fp32_gflops, "Fp32Tflops");
         set_double(g, &o->fp16_gflops, meas->fp16_gflops, "Fp16Tflops");
+        set_double(g, &o->memory_bandwidth_best_gb_s, meas->memory_bandwidth_best_gb_s, "MemoryBandwidthBestGBps");
+        set_double(g, &o->fp32_best_gflops, meas->fp32_best_gflops, "Fp32BestTflops");
+        set_double(g, &o->fp16_best_gflops, meas->fp16_best_gflops, "Fp16BestTflops");
         set_double(g, &o->memory_bandwidth_spread, meas->memory_bandwidth_spread, "MemoryBandwidthSpread");
         set_double(g, &o->fp32_spread, meas->fp32_spread, "Fp32Spread");
+        set_double(g, &o->fp16_spread, meas->fp16_spread, "Fp16Spread");
         (void) bus_object_set_strv(&g->bus, &o->warnings, &meas->warnings, "Warnings");
         gpu_measurement_done(meas);
 }

@@ -52,11 +52,17 @@ typedef struct GpuInventory {
 typedef struct GpuMeasurement {
         uint64_t measured_at_usec; /* CLOCK_REALTIME, when the measuring run started */
         bool quick;                /* measured with --quick: rough figures */
+        /* The figures: medians of the timed runs. */
         double memory_bandwidth_gb_s;
         double fp32_gflops;
         double fp16_gflops; /* NaN: the device has no cl_khr_fp16 */
+        /* The best run of each, and (max - min) / median. */
+        double memory_bandwidth_best_gb_s;
+        double fp32_best_gflops;
+        double fp16_best_gflops; /* NaN with fp16_gflops */
         double memory_bandwidth_spread;
         double fp32_spread;
+        double fp16_spread;
         char **warnings;
 } GpuMeasurement;
 

@@ -104,13 +104,16 @@ static void test_measurement(void **state) {
 
         assert_int_equal(gpu_measurement_from_json(o, &m, &error), 1);
         assert_true(m.memory_bandwidth_gb_s == 1555.5 && m.fp32_gflops == 19500 && m.fp16_gflops == 78000.5);
-        assert_true(m.memory_bandwidth_spread == 0.25 && m.fp32_spread == 0.01);
+        assert_true(m.memory_bandwidth_spread == 0.25 && m.fp32_spread == 0.01 && m.fp16_spread == 0);
+        /* A result from before the median was the figure: the figure was the best run. */
+        assert_true(m.memory_bandwidth_best_gb_s == 1555.5 && m.fp32_best_gflops == 19500 &&
+                    m.fp16_best_gflops == 78000.5);
         assert_int_equal(strv_length(m.warnings), 1);
         assert_false(m.quick);
         gpu_measurement_done(&m);
 
         assert_int_equal(gpu_measurement_from_json(u, &m, &error), 1);
-        assert_true(isnan(m.fp16_gflops)); /* unsupported is NaN, never 0 */
+        assert_true(isnan(m.fp16_gflops) && isnan(m.fp16_best_gflops)); /* unsupported is NaN, never 0 */
         assert_true(m.quick);
 
         /* The state file keeps NaN as "unsupported", and the time. */
@@ -119,6 +122,25 @@ static void test_measurement(void **state) {
         GpuMeasurement n = {};
         assert_int_equal(gpu_measurement_from_json(back, &n, &error), 1);
         assert_true(isnan(n.fp16_gflops) && n.measured_at_usec == 1234567 && n.fp32_gflops == 19500);
+        assert_true(isnan(n.fp16_best_gflops) && n.fp32_best_gflops == 19500 && n.fp32_spread == 0.01);
+        gpu_measurement_done(&m);
+        gpu_measurement_done(&n);
+
+        /* As the probe writes it now: the best runs under their old names, the medians (the figures)
+         * beside them. */
+        _cleanup_(json_object_putp) json_object *p = parse(
+                "{\"status\":\"ok\",\"memory_bandwidth_gb_s\":52,\"fp32_gflops\":110,\"fp16_gflops\":230,"
+                "\"memory_bandwidth_median_gb_s\":34,\"fp32_median_gflops\":100,\"fp16_median_gflops\":200,"
+                "\"memory_bandwidth\":{\"best\":52,\"median\":34,\"relative_spread\":0.6},"
+                "\"fp32\":{\"relative_spread\":0.1},\"fp16\":{\"relative_spread\":0.2}}");
+        assert_int_equal(gpu_measurement_from_json(p, &m, &error), 1);
+        assert_true(m.memory_bandwidth_gb_s == 34 && m.memory_bandwidth_best_gb_s == 52);
+        assert_true(m.fp32_gflops == 100 && m.fp32_best_gflops == 110);
+        assert_true(m.fp16_gflops == 200 && m.fp16_best_gflops == 230 && m.fp16_spread == 0.2);
+        _cleanup_(json_object_putp) json_object *saved = gpu_measurement_to_json(&m);
+        assert_int_equal(gpu_measurement_from_json(saved, &n, &error), 1);
+        assert_true(n.memory_bandwidth_gb_s == 34 && n.memory_bandwidth_best_gb_s == 52);
+        assert_true(n.fp16_gflops == 200 && n.fp16_best_gflops == 230 && n.fp16_spread == 0.2);
         gpu_measurement_done(&m);
         gpu_measurement_done(&n);
 
@@ -144,6 +166,10 @@ static void test_measurement_bad_input(void **state) {
                 MEASUREMENT("1", ",\"warnings\":\"one\""),
                 MEASUREMENT("1", ",\"warnings\":[3]"),
                 MEASUREMENT("1", ",\"fp32\":{\"relative_spread\":-0.5}"),
+                MEASUREMENT("1", ",\"fp32_median_gflops\":\"fast\""),
+                MEASUREMENT("1", ",\"memory_bandwidth_median_gb_s\":-3"),
+                MEASUREMENT("1", ",\"fp16_median_gflops\":\"unsupported\""),
+                MEASUREMENT("1", ",\"fp32_median_gflops\":\"unsupported\""),
         };
         for (size_t k = 0; k < ELEMENTSOF(bad); k++) {
                 json_object *o = json_tokener_parse(bad[k]);

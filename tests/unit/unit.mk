@@ -20,6 +20,9 @@ test-infiniband-reader_LDLIBS := -Wl,--wrap=read
 $(BUILD)/tests/unit/test-infiniband-reader.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
 test-tbt-sysfs_PKGS += umockdev-1.0
 $(BUILD)/tests/unit/test-tbt-sysfs.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
+test-cpu-cache_PKGS += umockdev-1.0
+$(BUILD)/tests/unit/test-cpu-cache.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
+$(BUILD)/tests/unit/test-tbt-sysfs.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
 test-rdma-verbs_PKGS += libibverbs
 test-rdma-port_PKGS += libibverbs
 # The daemon's address parser against the probes' use of it.
