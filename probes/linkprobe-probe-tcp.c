@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobe-probe-tcp — RTT, jitter and goodput each way to a linkprobe responder; one JSON document. */
+#include <stdarg.h>
+
 #include "net-probe-cli.h"
+#include "net-streams.h"
 #include "probe-util.h"
 #include "rtt-stats.h"
 #include "shared/parse-util.h"
@@ -15,7 +18,14 @@
 static uint64_t arg_samples = 50;
 static uint64_t arg_connect_timeout = 1 * USEC_PER_SEC;
 static uint64_t arg_busy_retries = 3;
+static uint64_t arg_streams = 0; /* 0: as many as still raise goodput */
 static bool arg_rtt = true, arg_upload = true, arg_download = true;
+
+/* Adding streams goes on while each step raises goodput by this much. */
+#define RAMP_GAIN 1.10
+/* A ramp step is a short test: a fifth of the duration, within these bounds. */
+#define RAMP_STEP_MIN_USEC (50 * USEC_PER_MSEC)
+#define RAMP_STEP_MAX_USEC (250 * USEC_PER_MSEC)
 
 static void help(void) {
         printf("Usage: linkprobe-probe-tcp [OPTIONS] SINK[:PORT]\n"
@@ -29,6 +39,8 @@ static void help(void) {
                "     --psk-file=FILE      pre-shared key for the responder\n"
                "     --connect-timeout=TIME (default 1s)\n"
                "     --busy-retries=N     retries when the responder is busy (default 3)\n"
+               "     --streams=N          parallel TCP streams, 1..8; 0 adds streams while goodput\n"
+               "                          still rises by 10%% (default 0)\n"
                "     --deadline=TIME      give up after this long (default 5s)\n"
                "  -h --help  --version\n");
 }
@@ -47,13 +59,14 @@ static NetProbe probe = {
         .n_tests = ELEMENTSOF(tests),
         .duration = 1 * USEC_PER_SEC,
         .max_bytes = UINT64_C(16) << 30,
-        .deadline = 5 * USEC_PER_SEC,
+        .deadline = 8 * USEC_PER_SEC,
 };
 
 enum {
         ARG_SAMPLES = _NET_PROBE_ARG_MAX,
         ARG_CONNECT_TIMEOUT,
         ARG_BUSY,
+        ARG_STREAMS,
 };
 
 static const struct option options[] = {
@@ -61,6 +74,7 @@ static const struct option options[] = {
         { "samples", required_argument, NULL, ARG_SAMPLES },
         { "connect-timeout", required_argument, NULL, ARG_CONNECT_TIMEOUT },
         { "busy-retries", required_argument, NULL, ARG_BUSY },
+        { "streams", required_argument, NULL, ARG_STREAMS },
         {}
 };
 
@@ -78,6 +92,10 @@ static void parse_option(int c, const char *arg) {
                 if (parse_u64(arg, &arg_busy_retries) < 0 || arg_busy_retries > 100)
                         net_probe_usage(&probe, "--busy-retries must be 0..100, not \"%s\"", arg);
                 break;
+        case ARG_STREAMS:
+                if (parse_u64(arg, &arg_streams) < 0 || arg_streams > PROTO_STREAMS_MAX)
+                        net_probe_usage(&probe, "--streams must be 0..%d, not \"%s\"", PROTO_STREAMS_MAX, arg);
+                break;
         }
 }
 
@@ -93,8 +111,10 @@ static uint64_t phase_budget(uint64_t soft_deadline, unsigned phases_left) {
         return MIN(probe.duration, per - PHASE_OVERHEAD_USEC);
 }
 
+/* A busy responder, or one that wants this address to slow down, is asked again a little later. */
 static bool busy_retry(const NetClient *c, int r, uint64_t *retries, uint64_t soft_deadline) {
-        if (r != -EREMOTEIO || c->remote_error.code != PROTO_ERROR_BUSY || *retries >= arg_busy_retries)
+        if (r != -EREMOTEIO || !IN_SET(c->remote_error.code, PROTO_ERROR_BUSY, PROTO_ERROR_RATE_LIMITED) ||
+            *retries >= arg_busy_retries)
                 return false;
         (*retries)++;
         /* 100..300 ms, random so that two probes waiting for the same responder do not collide again. */
@@ -105,6 +125,109 @@ static bool busy_retry(const NetClient *c, int r, uint64_t *retries, uint64_t so
                 return false;
         usleep((useconds_t) wait);
         return true;
+}
+
+static void warn(json_object *warnings, const char *format, ...) _printf_(2, 3);
+static void warn(json_object *warnings, const char *format, ...) {
+        char text[256];
+        va_list ap;
+
+        va_start(ap, format);
+        vsnprintf(text, sizeof(text), format, ap);
+        va_end(ap);
+        json_object_array_add(warnings, json_object_new_string(text));
+}
+
+static int transfer(NetStreams *s, bool upload, unsigned streams, uint64_t usec, uint64_t deadline, NetTransfer *ret) {
+        return upload ? net_streams_upload(s, streams, probe.max_bytes, usec, deadline, ret)
+                      : net_streams_download(s, streams, probe.max_bytes, usec, deadline, ret);
+}
+
+/*
+ * Short tests with 1, 2, 4, 8 streams (up to what the responder granted), while each raises goodput
+ * by RAMP_GAIN over the best so far; the count that did is the one for the measurement. Stops early,
+ * with a warning, when a stream cannot be had or a step fails, and when the time left is needed for
+ * the measurement (ends before ramp_end).
+ */
+static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object *steps, json_object *warnings) {
+        const char *direction = upload ? "upload" : "download";
+        uint64_t step = CLAMP(probe.duration / 5, RAMP_STEP_MIN_USEC, RAMP_STEP_MAX_USEC);
+        unsigned best = 1, n = 1;
+        double best_gbps = 0;
+
+        for (;;) {
+                NetTransfer t;
+                int r;
+
+                if (now_usec(CLOCK_MONOTONIC) + step + PHASE_OVERHEAD_USEC > ramp_end)
+                        break;
+                r = net_streams_join(s, &probe.target, net_probe_key(&probe), n, ramp_end);
+                if (r < 0) {
+                        warn(warnings, "%s: cannot open stream %u: %s", direction, n,
+                             r == -EREMOTEIO ? s->control->remote_error.message : strerror(-r));
+                        break;
+                }
+                r = transfer(s, upload, n, step, ramp_end, &t);
+                if (r < 0) {
+                        warn(warnings, "%s: the test with %u streams failed (%s)%s%s", direction, n,
+                             net_client_error_name(s->control, r), r == -EREMOTEIO ? ": " : "",
+                             r == -EREMOTEIO ? s->control->remote_error.message : "");
+                        break;
+                }
+                double gbps = goodput_gbps(t.bytes, t.usec);
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "streams", json_object_new_int((int) n));
+                json_object_object_add(o, "gbps", json_object_new_double(gbps));
+                json_object_object_add(o, "duration_usec", json_object_new_uint64(t.usec));
+                json_object_array_add(steps, o);
+                if (n > 1 && gbps < best_gbps * RAMP_GAIN)
+                        break;
+                best = n;
+                best_gbps = gbps;
+                if (n >= s->granted)
+                        break;
+                n = MIN(n * 2, s->granted);
+        }
+        return best;
+}
+
+/* One direction: the ramp (with --streams=0), then the measurement with the streams it chose. */
+static json_object *measure_direction(NetStreams *s, bool upload, unsigned phases, uint64_t soft_deadline,
+                                      json_object *warnings) {
+        const char *direction = upload ? "upload" : "download";
+        json_object *steps = json_object_new_array();
+        unsigned streams = MIN((unsigned) MAX(arg_streams, UINT64_C(1)), s->granted);
+        uint64_t retries = 0;
+        NetTransfer t;
+        int r;
+
+        if (arg_streams == 0 && s->granted > 1) {
+                /* The ramp may use what this phase's share leaves after the measurement itself. */
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+                uint64_t share = soft_deadline > now ? (soft_deadline - now) / phases : 0;
+                uint64_t final = MIN(probe.duration, share) + PHASE_OVERHEAD_USEC;
+                streams = ramp(s, upload, share > final ? now + share - final : now, steps, warnings);
+        }
+        r = net_streams_join(s, &probe.target, net_probe_key(&probe), streams, soft_deadline);
+        if (r < 0)
+                net_probe_fail(&probe, s->control, r, direction);
+        for (;;) {
+                uint64_t d = phase_budget(soft_deadline, phases);
+                if (d == 0)
+                        net_probe_fail(&probe, s->control, -ETIME, direction);
+                r = transfer(s, upload, streams, d, soft_deadline, &t);
+                if (r >= 0 || !busy_retry(s->control, r, &retries, soft_deadline))
+                        break;
+        }
+        if (r < 0)
+                net_probe_fail(&probe, s->control, r, direction);
+
+        json_object *o = net_probe_transfer_json(t.bytes, t.usec, upload ? "responder" : "probe");
+        if (!upload)
+                json_object_object_add(o, "responder_duration_usec", json_object_new_uint64(t.remote_usec));
+        json_object_object_add(o, "streams", json_object_new_int((int) t.streams));
+        json_object_object_add(o, "ramp", steps);
+        return o;
 }
 
 int main(int argc, char *argv[]) {
@@ -153,42 +276,34 @@ int main(int argc, char *argv[]) {
         }
 
         unsigned phases = (unsigned) arg_upload + (unsigned) arg_download;
-        if (arg_upload) {
-                ProtoTestResult up;
-                uint64_t retries = 0;
-                for (;;) {
-                        uint64_t d = phase_budget(soft_deadline, phases);
-                        if (d == 0)
-                                net_probe_fail(p, &client, -ETIME, "upload");
-                        r = net_client_upload(&client, p->max_bytes, d, soft_deadline, &up);
-                        if (r >= 0 || !busy_retry(&client, r, &retries, soft_deadline))
-                                break;
-                }
+        json_object *warnings = json_object_new_array();
+        _cleanup_(net_streams_done) NetStreams streams = {};
+        if (phases > 0) {
+                unsigned wanted = arg_streams == 0 ? PROTO_STREAMS_MAX : (unsigned) arg_streams;
+                r = net_streams_open(&streams, &client, wanted, soft_deadline);
                 if (r < 0)
-                        net_probe_fail(p, &client, r, "upload");
-                phases--;
-                json_object_object_add(result, "upload_gbps", json_object_new_double(goodput_gbps(up.bytes, up.usec)));
-                json_object_object_add(result, "upload", net_probe_transfer_json(up.bytes, up.usec, "responder"));
+                        net_probe_fail(p, &client, r, "streams");
+                if (arg_streams > 1 && !(client.capabilities & PROTO_CAP_STREAMS))
+                        warn(warnings, "the responder has no parallel streams (protocol version 1): one stream "
+                                       "measured, not %u", wanted);
+                else if (arg_streams > 1 && streams.granted < wanted)
+                        warn(warnings, "the responder allowed %u of the %u streams asked for", streams.granted, wanted);
+                json_object_object_add(result, "streams_granted", json_object_new_int((int) streams.granted));
+        }
+        if (arg_upload) {
+                json_object *o = measure_direction(&streams, true, phases--, soft_deadline, warnings);
+                json_object_object_add(result, "upload_gbps", json_object_get(json_object_object_get(o, "gbps")));
+                json_object_object_add(result, "upload_streams", json_object_get(json_object_object_get(o, "streams")));
+                json_object_object_add(result, "upload", o);
         }
         if (arg_download) {
-                ProtoTestResult down, remote;
-                uint64_t retries = 0;
-                for (;;) {
-                        uint64_t d = phase_budget(soft_deadline, phases);
-                        if (d == 0)
-                                net_probe_fail(p, &client, -ETIME, "download");
-                        r = net_client_download(&client, p->max_bytes, d, soft_deadline, &down, &remote);
-                        if (r >= 0 || !busy_retry(&client, r, &retries, soft_deadline))
-                                break;
-                }
-                if (r < 0)
-                        net_probe_fail(p, &client, r, "download");
-                json_object *o = net_probe_transfer_json(down.bytes, down.usec, "probe");
-                json_object_object_add(o, "responder_duration_usec", json_object_new_uint64(remote.usec));
-                json_object_object_add(result, "download_gbps",
-                                       json_object_new_double(goodput_gbps(down.bytes, down.usec)));
+                json_object *o = measure_direction(&streams, false, phases--, soft_deadline, warnings);
+                json_object_object_add(result, "download_gbps", json_object_get(json_object_object_get(o, "gbps")));
+                json_object_object_add(result, "download_streams",
+                                       json_object_get(json_object_object_get(o, "streams")));
                 json_object_object_add(result, "download", o);
         }
+        json_object_object_add(result, "warnings", warnings);
 
         return net_probe_finish(p, result);
 }

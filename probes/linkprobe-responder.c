@@ -41,6 +41,7 @@ static void help(void) {
                "     --burst=N                     token bucket size per source address (default 20)\n"
                "     --max-connections=N           concurrent connections (default 64)\n"
                "     --max-connections-per-source=N  (default 8)\n"
+               "     --max-streams=N               parallel streams of one test, 1..8 (default 8)\n"
                "     --rdma=BOOL                   serve RDMA tests when a device exists (default yes)\n"
                "     --rdma-device=NAME --rdma-port=N --rdma-gid-index=N\n"
                "     --log-level=LEVEL             err, warning, notice, info, debug\n"
@@ -84,7 +85,7 @@ static void parse_argv(int argc, char *argv[]) {
         enum {
                 ARG_PSK = 0x100, ARG_MAX_FRAME, ARG_HANDSHAKE, ARG_IDLE, ARG_MAX_BYTES, ARG_MAX_DURATION, ARG_RATE,
                 ARG_BURST, ARG_MAX_CONN, ARG_MAX_CONN_SOURCE, ARG_RDMA, ARG_RDMA_DEVICE, ARG_RDMA_PORT, ARG_RDMA_GID,
-                ARG_LOG_LEVEL, ARG_VERSION, ARG_IDENTITY,
+                ARG_LOG_LEVEL, ARG_VERSION, ARG_IDENTITY, ARG_MAX_STREAMS,
         };
         static const struct option options[] = {
                 { "listen", required_argument, NULL, 'l' },
@@ -99,6 +100,7 @@ static void parse_argv(int argc, char *argv[]) {
                 { "burst", required_argument, NULL, ARG_BURST },
                 { "max-connections", required_argument, NULL, ARG_MAX_CONN },
                 { "max-connections-per-source", required_argument, NULL, ARG_MAX_CONN_SOURCE },
+                { "max-streams", required_argument, NULL, ARG_MAX_STREAMS },
                 { "rdma", required_argument, NULL, ARG_RDMA },
                 { "rdma-device", required_argument, NULL, ARG_RDMA_DEVICE },
                 { "rdma-port", required_argument, NULL, ARG_RDMA_PORT },
@@ -161,6 +163,9 @@ static void parse_argv(int argc, char *argv[]) {
                 case ARG_MAX_CONN_SOURCE:
                         arg_limits.max_connections_per_source =
                                 (unsigned) parse_arg_count("max-connections-per-source", optarg);
+                        break;
+                case ARG_MAX_STREAMS:
+                        arg_limits.max_streams = (unsigned) parse_arg_count("max-streams", optarg);
                         break;
                 case ARG_RDMA:
                         k = parse_boolean(optarg);
@@ -326,11 +331,11 @@ int main(int argc, char *argv[]) {
 
         ResponderStats st;
         responder_get_stats(responder, &st);
-        log_info("Exiting: %" PRIu64 " connections, %" PRIu64 " tests, %" PRIu64 " rate-limited, %" PRIu64
-                 " refused at the connection cap, %" PRIu64 " evicted, %" PRIu64 " timeouts, %" PRIu64
-                 " protocol errors, %" PRIu64 " wrong keys.",
-                 st.accepted, st.tests, st.rejected_rate, st.rejected_connections, st.evicted, st.closed_timeout,
-                 st.closed_protocol, st.auth_failed);
+        log_info("Exiting: %" PRIu64 " connections (%" PRIu64 " joined as streams), %" PRIu64 " tests, %" PRIu64
+                 " rate-limited, %" PRIu64 " refused at the connection cap, %" PRIu64 " evicted, %" PRIu64
+                 " timeouts, %" PRIu64 " protocol errors, %" PRIu64 " wrong keys.",
+                 st.accepted, st.joined, st.tests, st.rejected_rate, st.rejected_connections, st.evicted,
+                 st.closed_timeout, st.closed_protocol, st.auth_failed);
         responder = responder_free(responder);
         sd_event_unref(event);
         return r < 0 ? 1 : 0;

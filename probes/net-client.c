@@ -198,7 +198,7 @@ int net_client_connect(NetClient *c, const NetTarget *t, const ProtoKey *key, ui
         uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX], reply[PROTO_CONTROL_MAX];
         ProtoHello hello = { .version = PROTO_VERSION,
                              .capabilities = PROTO_CAP_ECHO | PROTO_CAP_UPLOAD | PROTO_CAP_DOWNLOAD | PROTO_CAP_RDMA |
-                                             PROTO_CAP_IDENTITY };
+                                             PROTO_CAP_IDENTITY | PROTO_CAP_STREAMS };
         ProtoHelloReply hr;
         uint32_t length;
         ssize_t n;
@@ -258,7 +258,7 @@ int net_client_connect(NetClient *c, const NetTarget *t, const ProtoKey *key, ui
                         return r;
                 c->authenticated = true;
         }
-        if (hr.capabilities & PROTO_CAP_IDENTITY)
+        if ((hr.capabilities & PROTO_CAP_IDENTITY) && !c->skip_identity)
                 return request_identity(c, key, hr.nonce, hello.nonce, deadline);
         return 0;
 }
@@ -343,113 +343,6 @@ int net_client_echo(NetClient *c, size_t count, double *ret_samples, uint64_t de
         if (fcntl(c->fd, F_SETFL, flags) < 0 && r >= 0)
                 r = -errno;
         return r;
-}
-
-static uint32_t data_frame_size(const NetClient *c) {
-        return MIN(MIN((uint32_t) PROTO_DATA_FRAME_DEFAULT, c->max_frame), (uint32_t) PROTO_FRAME_MAX_DEFAULT);
-}
-
-/* Asks for a bulk test (start) and reads what the responder grants (ready): at most what was asked. */
-static int test_start(NetClient *c, ProtoType start, ProtoType ready, const ProtoTestRequest *req,
-                      ProtoTestResult *ret_granted, uint64_t deadline) {
-        uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
-        ProtoTestResult granted;
-        ssize_t n;
-        int r;
-
-        n = proto_encode_test_request(buf, sizeof(buf), start, req);
-        if (n < 0)
-                return (int) n;
-        r = net_client_request_result(c, buf, (size_t) n, ready, &granted, deadline);
-        if (r < 0)
-                return r;
-        if (granted.bytes == 0 || granted.usec == 0 || granted.bytes > req->max_bytes || granted.usec > req->max_usec)
-                return -EPROTO;
-        *ret_granted = granted;
-        return 0;
-}
-
-int net_client_upload(NetClient *c, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline, ProtoTestResult *ret) {
-        uint8_t buf[PROTO_HEADER_SIZE];
-        ProtoTestRequest req = { .max_bytes = max_bytes, .max_usec = max_usec, .frame_size = data_frame_size(c) };
-        ProtoTestResult granted, result;
-        ssize_t n;
-        int r;
-
-        r = test_start(c, PROTO_UPLOAD_START, PROTO_UPLOAD_READY, &req, &granted, deadline);
-        if (r < 0)
-                return r;
-
-        uint64_t start = now_usec(CLOCK_MONOTONIC), sent = 0;
-        while (sent < granted.bytes && now_usec(CLOCK_MONOTONIC) - start < granted.usec) {
-                uint32_t frame = (uint32_t) MIN((uint64_t) req.frame_size, granted.bytes - sent);
-                uint8_t header[PROTO_HEADER_SIZE];
-                struct iovec iov[2] = {
-                        { .iov_base = header, .iov_len = sizeof(header) },
-                        { .iov_base = c->data, .iov_len = frame },
-                };
-                proto_header_encode(header, PROTO_DATA, frame);
-                r = fio_writev_all(c->fd, iov, 2, deadline);
-                if (r < 0)
-                        return r;
-                sent += frame;
-        }
-
-        n = proto_encode_empty(buf, sizeof(buf), PROTO_UPLOAD_END);
-        r = net_client_request_result(c, buf, (size_t) n, PROTO_UPLOAD_RESULT, &result, deadline);
-        if (r < 0)
-                return r;
-        if (result.bytes != sent)
-                return -EPROTO;
-        *ret = result;
-        return 0;
-}
-
-int net_client_download(NetClient *c, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline, ProtoTestResult *ret,
-                        ProtoTestResult *ret_remote) {
-        uint8_t reply[PROTO_CONTROL_MAX];
-        ProtoTestRequest req = { .max_bytes = max_bytes, .max_usec = max_usec, .frame_size = PROTO_FRAME_MAX_DEFAULT };
-        ProtoTestResult granted, remote;
-        int r;
-
-        r = test_start(c, PROTO_DOWNLOAD_START, PROTO_DOWNLOAD_READY, &req, &granted, deadline);
-        if (r < 0)
-                return r;
-
-        /* Timed from the READY frame: the responder starts sending right after it. */
-        uint64_t start = now_usec(CLOCK_MONOTONIC), last = start, received = 0;
-        for (;;) {
-                ProtoHeader h;
-
-                r = fio_read_frame(c->fd, PROTO_FRAME_MAX_DEFAULT, &h, reply, deadline);
-                if (r == -EBADMSG || r == -EMSGSIZE)
-                        return -EPROTO;
-                if (r < 0)
-                        return r;
-                if (h.type == PROTO_DOWNLOAD_END) {
-                        if (proto_decode_test_result(reply, h.length, &remote) < 0 || remote.bytes != received)
-                                return -EPROTO;
-                        break;
-                }
-                if (h.type == PROTO_ERROR)
-                        return remote_error(c, reply, h.length);
-                if (h.type != PROTO_DATA)
-                        return -EPROTO;
-                if (received + h.length > granted.bytes)
-                        return -EPROTO;
-
-                /* The payload only needs reading: it lands in the bulk buffer and is overwritten. */
-                r = fio_read_all(c->fd, c->data, h.length, deadline);
-                if (r < 0)
-                        return r;
-                received += h.length;
-                last = now_usec(CLOCK_MONOTONIC);
-        }
-
-        *ret = (ProtoTestResult) { .bytes = received, .usec = last - start };
-        if (ret_remote)
-                *ret_remote = remote;
-        return 0;
 }
 
 const char *net_client_error_name(const NetClient *c, int r) {

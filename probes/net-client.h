@@ -41,6 +41,7 @@ typedef struct NetClient {
         bool have_identity;              /* the responder said who its node is */
         bool identity_authenticated;     /* ... and proved it with our pre-shared key */
         NodeIdentity identity;
+        bool skip_identity;              /* set before connecting: a stream that joins needs no identity */
         uint8_t *data;                   /* bulk buffer, PROTO_FRAME_MAX_DEFAULT bytes */
 } NetClient;
 
@@ -67,12 +68,7 @@ int net_client_connect(NetClient *c, const NetTarget *t, const ProtoKey *key, ui
 /* Takes n RTT samples (usec) with ECHO frames, ret_samples has room for n. */
 int net_client_echo(NetClient *c, size_t n, double *ret_samples, uint64_t deadline);
 
-/* Upload: we send, the responder times the receive; ret is the responder's measurement. */
-int net_client_upload(NetClient *c, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline, ProtoTestResult *ret);
-
-/* Download: the responder sends, we time the receive (ret); ret_remote is the responder's send timing. */
-int net_client_download(NetClient *c, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline, ProtoTestResult *ret,
-                        ProtoTestResult *ret_remote);
+/* Bulk tests, over this connection alone or with joined streams, are in net-streams.h. */
 
 /* Sends one frame prepared in buf and reads the reply, which must be of type expect (or ERROR). */
 int net_client_request(NetClient *c, const uint8_t *buf, size_t n, ProtoType expect, uint8_t reply[static PROTO_CONTROL_MAX],

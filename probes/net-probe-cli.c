@@ -134,20 +134,23 @@ static void key_load(NetProbe *p, ProtoKey *ret) {
 }
 
 void net_probe_connect(NetProbe *p, NetClient *c, uint64_t timeout) {
-        ProtoKey key;
         int r;
 
         target_setup(p);
+        /* Kept for the streams that join this connection later; wiped by net_probe_finish(). */
         if (p->psk_file)
-                key_load(p, &key);
+                key_load(p, &p->key);
 
         uint64_t deadline = p->soft_deadline;
         if (timeout > 0)
                 deadline = MIN(deadline, now_usec(CLOCK_MONOTONIC) + timeout);
-        r = net_client_connect(c, &p->target, p->psk_file ? &key : NULL, deadline);
-        explicit_bzero(&key, sizeof(key));
+        r = net_client_connect(c, &p->target, net_probe_key(p), deadline);
         if (r < 0)
                 net_probe_fail(p, c, r, "connect");
+}
+
+const ProtoKey *net_probe_key(const NetProbe *p) {
+        return p->psk_file ? &p->key : NULL;
 }
 
 void net_probe_fail(const NetProbe *p, const NetClient *c, int r, const char *phase) {
@@ -206,6 +209,7 @@ int net_probe_finish(NetProbe *p, json_object *result) {
         json_object_object_add(result, "measured_at", json_object_new_string(format_iso8601(ts, p->start_realtime)));
         json_object_object_add(result, "wall_usec", json_object_new_uint64(now_usec(CLOCK_MONOTONIC) - p->start));
         (void) probe_arm_deadline(p->name, 0);
+        explicit_bzero(&p->key, sizeof(p->key));
         r = probe_print(result);
         json_object_put(result);
         return r < 0 ? PROBE_EXIT_ERROR : PROBE_EXIT_OK;

@@ -64,6 +64,7 @@ typedef struct NetProbe {
         uint64_t start_realtime;
         uint64_t soft_deadline;  /* the deadline less a margin, so a late phase fails with a named error */
         NetTarget target;
+        ProtoKey key;            /* from psk_file, while the probe runs */
 } NetProbe;
 
 /* Prints a "usage" error document for p and exits 2. */
@@ -95,6 +96,9 @@ void net_probe_start(NetProbe *p, uint64_t margin);
  * bad options and with the named error when connecting fails.
  */
 void net_probe_connect(NetProbe *p, NetClient *c, uint64_t timeout);
+
+/* The pre-shared key for more connections to the responder, or NULL without --psk-file. */
+const ProtoKey *net_probe_key(const NetProbe *p);
 
 /* Exits with the error document for a failed phase ("connect", "upload", ...) of client c. */
 _noreturn_ void net_probe_fail(const NetProbe *p, const NetClient *c, int r, const char *phase);

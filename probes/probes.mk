@@ -7,7 +7,8 @@ probe_SOURCES := probes/probe-util.c
 # The measurement protocol, shared by the responder and the TCP/RDMA probes (and their unit tests).
 LIBRARIES += netprobe
 netprobe_SOURCES := probes/proto.c probes/proto-auth.c probes/proto-identity.c probes/responder-identity.c probes/source-table.c probes/rtt-stats.c probes/frame-io.c \
-	probes/net-client.c probes/responder.c probes/responder-rdma.c probes/rdma-engine.c
+	probes/net-client.c probes/net-streams.c probes/responder.c probes/responder-bulk.c probes/responder-rdma.c \
+	probes/rdma-engine.c
 NETPROBE_PKGS := libsystemd libcrypto libibverbs json-c
 NETPROBE_LDLIBS := -lm -lpthread
 
@@ -32,6 +33,8 @@ PKG_MODULES += libcrypto libibverbs
 DEBIAN_BUILD_PACKAGES += libssl-dev libibverbs-dev
 # The anchors of bench/bench-net.
 DEBIAN_BENCH_PACKAGES += iperf3 sockperf
+# sockperf: the anchor the TCP probe's RTT is held to in its accuracy test.
+DEBIAN_TEST_PACKAGES += sockperf
 
 # Unit tests of the protocol pieces link the netprobe library (see tests/unit/unit.mk).
 NETPROBE_UNIT_TESTS := test-proto test-source-table test-responder test-proto-identity

@@ -36,6 +36,10 @@ static const char *const type_names[_PROTO_TYPE_MAX] = {
         [PROTO_RDMA_RESULT] = "rdma-result",
         [PROTO_IDENTITY_REQUEST] = "identity-request",
         [PROTO_IDENTITY] = "identity",
+        [PROTO_STREAMS_REQUEST] = "streams-request",
+        [PROTO_STREAMS_REPLY] = "streams-reply",
+        [PROTO_JOIN] = "join",
+        [PROTO_JOIN_OK] = "join-ok",
 };
 
 /* These names are what the probes print as error names, so they are stable. */
@@ -111,6 +115,16 @@ int proto_type_payload_limits(ProtoType type, uint32_t max_frame, uint32_t *ret_
                 break;
         case PROTO_IDENTITY:
                 lo = PROTO_IDENTITY_MIN, hi = PROTO_IDENTITY_MAX;
+                break;
+        case PROTO_STREAMS_REQUEST:
+        case PROTO_JOIN_OK:
+                lo = hi = 4;
+                break;
+        case PROTO_STREAMS_REPLY:
+                lo = hi = 4 + PROTO_STREAMS_TOKEN_SIZE;
+                break;
+        case PROTO_JOIN:
+                lo = hi = PROTO_STREAMS_TOKEN_SIZE;
                 break;
         case _PROTO_TYPE_MAX:
         default:
@@ -329,22 +343,23 @@ ssize_t proto_encode_test_request(uint8_t *buf, size_t size, ProtoType type, con
         p = put_u64(p, m->max_bytes);
         p = put_u64(p, m->max_usec);
         p = put_u32(p, m->frame_size);
-        put_u32(p, 0);
+        /* One stream is written as version 1 wrote the reserved field. */
+        put_u32(p, m->streams <= 1 ? 0 : m->streams);
         return PROTO_HEADER_SIZE + TEST_REQUEST_SIZE;
 }
 
 int proto_decode_test_request(const uint8_t *p, size_t n, ProtoTestRequest *ret) {
         ProtoTestRequest m = {};
-        uint32_t reserved;
 
         if (n != TEST_REQUEST_SIZE)
                 return -EBADMSG;
         p = get_u64(p, &m.max_bytes);
         p = get_u64(p, &m.max_usec);
         p = get_u32(p, &m.frame_size);
-        get_u32(p, &reserved);
-        if (m.max_bytes == 0 || m.max_usec == 0 || m.frame_size == 0)
+        get_u32(p, &m.streams);
+        if (m.max_bytes == 0 || m.max_usec == 0 || m.frame_size == 0 || m.streams > PROTO_STREAMS_MAX)
                 return -EBADMSG;
+        m.streams = MAX(m.streams, 1U);
         *ret = m;
         return 0;
 }
@@ -438,5 +453,70 @@ int proto_decode_rdma_test(const uint8_t *p, size_t n, ProtoRdmaTest *ret) {
                 return -EBADMSG;
         m.op = (ProtoRdmaOp) op;
         *ret = m;
+        return 0;
+}
+
+ssize_t proto_encode_u32(uint8_t *buf, size_t size, ProtoType type, uint32_t v) {
+        uint8_t *p = frame_begin(buf, size, type, 4);
+        if (!p)
+                return -ENOBUFS;
+        put_u32(p, v);
+        return PROTO_HEADER_SIZE + 4;
+}
+
+static int decode_u32_in(const uint8_t *p, size_t n, uint32_t lo, uint32_t hi, uint32_t *ret) {
+        uint32_t v;
+
+        if (n != 4)
+                return -EBADMSG;
+        get_u32(p, &v);
+        if (v < lo || v > hi)
+                return -EBADMSG;
+        *ret = v;
+        return 0;
+}
+
+int proto_decode_streams_request(const uint8_t *p, size_t n, uint32_t *ret) {
+        return decode_u32_in(p, n, 1, PROTO_STREAMS_MAX, ret);
+}
+
+int proto_decode_join_ok(const uint8_t *p, size_t n, uint32_t *ret) {
+        return decode_u32_in(p, n, 1, PROTO_STREAMS_MAX - 1, ret);
+}
+
+ssize_t proto_encode_streams_reply(uint8_t *buf, size_t size, const ProtoStreams *m) {
+        uint8_t *p = frame_begin(buf, size, PROTO_STREAMS_REPLY, 4 + PROTO_STREAMS_TOKEN_SIZE);
+        if (!p)
+                return -ENOBUFS;
+        p = put_u32(p, m->granted);
+        put_bytes(p, m->token, sizeof(m->token));
+        return PROTO_HEADER_SIZE + 4 + PROTO_STREAMS_TOKEN_SIZE;
+}
+
+int proto_decode_streams_reply(const uint8_t *p, size_t n, ProtoStreams *ret) {
+        ProtoStreams m = {};
+
+        if (n != 4 + PROTO_STREAMS_TOKEN_SIZE)
+                return -EBADMSG;
+        p = get_u32(p, &m.granted);
+        get_bytes(p, m.token, sizeof(m.token));
+        if (m.granted < 1 || m.granted > PROTO_STREAMS_MAX)
+                return -EBADMSG;
+        *ret = m;
+        return 0;
+}
+
+ssize_t proto_encode_join(uint8_t *buf, size_t size, const uint8_t token[static PROTO_STREAMS_TOKEN_SIZE]) {
+        uint8_t *p = frame_begin(buf, size, PROTO_JOIN, PROTO_STREAMS_TOKEN_SIZE);
+        if (!p)
+                return -ENOBUFS;
+        put_bytes(p, token, PROTO_STREAMS_TOKEN_SIZE);
+        return PROTO_HEADER_SIZE + PROTO_STREAMS_TOKEN_SIZE;
+}
+
+int proto_decode_join(const uint8_t *p, size_t n, uint8_t ret[static PROTO_STREAMS_TOKEN_SIZE]) {
+        if (n != PROTO_STREAMS_TOKEN_SIZE)
+                return -EBADMSG;
+        get_bytes(p, ret, PROTO_STREAMS_TOKEN_SIZE);
         return 0;
 }

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 
 #include "shared/macros.h"
+#include "shared/peer-address.h"
 
 /*
  * Every frame is an 8-byte header followed by its payload:
@@ -63,6 +64,10 @@ typedef enum ProtoType {
         PROTO_RDMA_RESULT = 20,       /* R->C: bytes/iterations and duration */
         PROTO_IDENTITY_REQUEST = 21,  /* C->R: empty; once ready, when HELLO_REPLY offered PROTO_CAP_IDENTITY */
         PROTO_IDENTITY = 22,          /* R->C: the node's identity and its proof (proto-identity.h) */
+        PROTO_STREAMS_REQUEST = 23,   /* C->R: u32 streams wanted; when HELLO_REPLY offered PROTO_CAP_STREAMS */
+        PROTO_STREAMS_REPLY = 24,     /* R->C: u32 streams granted (this connection included), join token */
+        PROTO_JOIN = 25,              /* C->R: join token, as a new connection's first request once ready */
+        PROTO_JOIN_OK = 26,           /* R->C: u32 the stream's index (1..granted-1) */
         _PROTO_TYPE_MAX,
 } ProtoType;
 
@@ -72,7 +77,12 @@ typedef enum ProtoCapability {
         PROTO_CAP_DOWNLOAD = 1U << 2,
         PROTO_CAP_RDMA = 1U << 3,
         PROTO_CAP_IDENTITY = 1U << 4,
+        PROTO_CAP_STREAMS = 1U << 5,  /* parallel streams: STREAMS_REQUEST, JOIN, streams in test requests */
 } ProtoCapability;
+
+/* Parallel streams of one bulk test: the connection that asks (stream 0) and those that join it. */
+#define PROTO_STREAMS_MAX PEER_STREAMS_MAX
+#define PROTO_STREAMS_TOKEN_SIZE 16
 
 #define PROTO_HELLO_FLAG_AUTH_REQUIRED (1U << 0)
 
@@ -124,12 +134,21 @@ typedef struct ProtoError {
 } ProtoError;
 
 /* UPLOAD_START and DOWNLOAD_START. frame_size: the DATA payload the client sends (upload) or can take
- * (download). */
+ * (download). streams: how many of the connection's streams carry the test, this one and the first
+ * streams - 1 joined ones (a field version 1 reserved as 0, which means 1); max_bytes is for all of
+ * them together. */
 typedef struct ProtoTestRequest {
         uint64_t max_bytes;
         uint64_t max_usec;
         uint32_t frame_size;
+        uint32_t streams;
 } ProtoTestRequest;
+
+/* STREAMS_REPLY. */
+typedef struct ProtoStreams {
+        uint32_t granted;
+        uint8_t token[PROTO_STREAMS_TOKEN_SIZE];
+} ProtoStreams;
 
 /* UPLOAD_READY, DOWNLOAD_READY (granted limits), UPLOAD_RESULT, DOWNLOAD_END, RDMA_RESULT. */
 typedef struct ProtoTestResult {
@@ -181,6 +200,10 @@ ssize_t proto_encode_test_request(uint8_t *buf, size_t size, ProtoType type, con
 ssize_t proto_encode_test_result(uint8_t *buf, size_t size, ProtoType type, const ProtoTestResult *m);
 ssize_t proto_encode_rdma_info(uint8_t *buf, size_t size, ProtoType type, const ProtoRdmaInfo *m);
 ssize_t proto_encode_rdma_test(uint8_t *buf, size_t size, const ProtoRdmaTest *m);
+/* STREAMS_REQUEST (streams wanted) and JOIN_OK (the stream's index): one u32. */
+ssize_t proto_encode_u32(uint8_t *buf, size_t size, ProtoType type, uint32_t v);
+ssize_t proto_encode_streams_reply(uint8_t *buf, size_t size, const ProtoStreams *m);
+ssize_t proto_encode_join(uint8_t *buf, size_t size, const uint8_t token[static PROTO_STREAMS_TOKEN_SIZE]);
 
 /* Decoders take a payload whose length already passed proto_header_decode(); -EBADMSG on bad content. */
 int proto_decode_hello(const uint8_t *p, size_t n, ProtoHello *ret);
@@ -190,3 +213,8 @@ int proto_decode_test_request(const uint8_t *p, size_t n, ProtoTestRequest *ret)
 int proto_decode_test_result(const uint8_t *p, size_t n, ProtoTestResult *ret);
 int proto_decode_rdma_info(const uint8_t *p, size_t n, ProtoRdmaInfo *ret);
 int proto_decode_rdma_test(const uint8_t *p, size_t n, ProtoRdmaTest *ret);
+/* STREAMS_REQUEST: 1..PROTO_STREAMS_MAX; JOIN_OK: 1..PROTO_STREAMS_MAX - 1. */
+int proto_decode_streams_request(const uint8_t *p, size_t n, uint32_t *ret);
+int proto_decode_join_ok(const uint8_t *p, size_t n, uint32_t *ret);
+int proto_decode_streams_reply(const uint8_t *p, size_t n, ProtoStreams *ret);
+int proto_decode_join(const uint8_t *p, size_t n, uint8_t ret[static PROTO_STREAMS_TOKEN_SIZE]);

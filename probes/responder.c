@@ -10,98 +10,16 @@
 
 #include "net-client.h"
 #include "proto-identity.h"
-#include "responder-identity.h"
-#include "source-table.h"
-#include "responder-rdma.h"
-#include "responder.h"
+#include "responder-conn.h"
 #include "shared/log.h"
 #include "shared/time-util.h"
 
-/* One buffer serves every connection: received DATA is discarded into it and sent DATA comes from it,
- * so bulk tests cost no memory per connection. */
-#define SCRATCH_SIZE PROTO_FRAME_MAX_DEFAULT
-/* How much one wake-up may move before other connections get their turn. */
-#define PUMP_BUDGET (8U * 1024U * 1024U)
-/* A test gets this much (or as long again as granted) past its granted time to drain buffers. */
-#define TEST_GRACE_USEC (3 * USEC_PER_SEC)
 /* How long an error reply may take to leave before the connection is cut anyway. */
 #define LINGER_USEC (1 * USEC_PER_SEC)
 #define SOURCE_TABLE_MIN 1024
 #define ACCEPT_BUDGET 64
 
-typedef enum ConnState {
-        CONN_HELLO,
-        CONN_AUTH,
-        CONN_READY,
-        CONN_UPLOAD,
-        CONN_DOWNLOAD,
-        CONN_RDMA,      /* handed to an RDMA session thread */
-        CONN_CLOSING,   /* flushing a final error */
-} ConnState;
-
-typedef struct Conn Conn;
-struct Conn {
-        Responder *responder;
-        Conn *prev, *next;
-        int fd;
-        sd_event_source *io, *timer;
-        SourceEntry *source;
-        struct in6_addr address;
-        uint16_t port;
-        char name[INET6_ADDRSTRLEN + 8];
-        ConnState state;
-        uint64_t accepted_usec;
-        uint64_t last_frame_usec;   /* when the last complete frame arrived (idle timeout) */
-
-        /* Input: a header, then a control payload into payload[] or DATA bytes into the scratch. */
-        uint8_t header[PROTO_HEADER_SIZE];
-        size_t header_len;
-        bool have_header;
-        ProtoHeader frame;
-        uint8_t payload[PROTO_CONTROL_MAX];
-        size_t payload_len;
-        uint32_t data_left;
-
-        /* Output: at most one control frame is pending; nothing is read until it has left. */
-        uint8_t out[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
-        size_t out_len, out_sent;
-
-        uint8_t nonce[PROTO_NONCE_SIZE];
-        uint8_t client_nonce[PROTO_CLIENT_NONCE_SIZE];
-
-        /* The bulk test of this connection. */
-        uint64_t granted_bytes, granted_usec;
-        uint64_t test_bytes, test_start_usec, test_last_usec;
-        uint32_t frame_size;
-        uint8_t data_header[PROTO_HEADER_SIZE];
-        uint32_t data_frame_len, data_frame_sent;
-
-        RdmaSession *rdma;
-};
-
-struct Responder {
-        sd_event *event;
-        ResponderLimits limits;
-        bool have_key;
-        ProtoKey key;
-        ResponderRdma rdma;
-        ResponderIdentity identity;
-        SourceTable *sources;
-        sd_event_source **listeners;
-        size_t n_listeners;
-        sd_event_source *accept_pause;
-        int rdma_done_fd;
-        sd_event_source *rdma_done;
-        Conn *conns, *conns_tail;
-        Conn *bulk_owner;
-        ResponderStats stats;
-        uint8_t *scratch;
-};
-
-static void conn_free(Conn *c);
-static void conn_update_events(Conn *c);
-
-static uint64_t now_mono(void) {
+uint64_t now_mono(void) {
         return now_usec(CLOCK_MONOTONIC);
 }
 
@@ -120,6 +38,8 @@ int responder_limits_validate(const ResponderLimits *l, const char **ret_problem
                 p = "maximum connections must be between 1 and 65536";
         else if (l->max_connections_per_source == 0)
                 p = "maximum connections per source must be at least 1";
+        else if (l->max_streams == 0 || l->max_streams > PROTO_STREAMS_MAX)
+                p = "maximum streams must be between 1 and 8";
         if (p) {
                 if (ret_problem)
                         *ret_problem = p;
@@ -128,7 +48,7 @@ int responder_limits_validate(const ResponderLimits *l, const char **ret_problem
         return 0;
 }
 
-static int timer_arm(Conn *c, uint64_t usec_from_now) {
+int timer_arm(Conn *c, uint64_t usec_from_now) {
         uint64_t when = now_mono() + usec_from_now;
 
         if (c->timer) {
@@ -146,7 +66,7 @@ static void conn_release_bulk(Conn *c) {
 }
 
 /* Queues one control frame. Only one is ever pending: replies are sent before the next request is read. */
-static int conn_queue(Conn *c, ssize_t n) {
+int conn_queue(Conn *c, ssize_t n) {
         if (n < 0)
                 return (int) n;
         c->out_len = (size_t) n;
@@ -172,7 +92,7 @@ static int conn_flush(Conn *c) {
 
 /* Queues an error and marks the connection for closing; conn_kick() closes it once the error has left
  * (or LINGER_USEC later). Never frees c, so callers deep in the read path need no care. */
-static void conn_fail(Conn *c, ProtoErrorCode code, const char *message) {
+void conn_fail(Conn *c, ProtoErrorCode code, const char *message) {
         log_debug("%s: closing: %s: %s", c->name, proto_error_code_to_string(code), message);
         conn_release_bulk(c);
         /* In the middle of a DATA frame an error frame would be read as data: just close. */
@@ -181,11 +101,13 @@ static void conn_fail(Conn *c, ProtoErrorCode code, const char *message) {
         else
                 (void) conn_queue(c, proto_encode_error(c->out, sizeof(c->out), code, message));
         c->state = CONN_CLOSING;
-        (void) timer_arm(c, LINGER_USEC);
+        /* With nothing to say the connection goes on the next turn of the loop (not here: callers
+         * may be deep in its read path, or in another connection's). */
+        (void) timer_arm(c, c->out_len > 0 ? LINGER_USEC : 1);
 }
 
 /* Sends what is pending and updates the poll mask. Returns false when c was freed. */
-static bool conn_kick(Conn *c) {
+bool conn_kick(Conn *c) {
         if (c->out_len > 0) {
                 int k = conn_flush(c);
                 if (k < 0) {
@@ -201,11 +123,11 @@ static bool conn_kick(Conn *c) {
         return true;
 }
 
-static void conn_reply_error(Conn *c, ProtoErrorCode code, const char *message) {
+void conn_reply_error(Conn *c, ProtoErrorCode code, const char *message) {
         (void) conn_queue(c, proto_encode_error(c->out, sizeof(c->out), code, message));
 }
 
-static void conn_enter_ready(Conn *c) {
+void conn_enter_ready(Conn *c) {
         c->state = CONN_READY;
         c->last_frame_usec = now_mono();
         (void) timer_arm(c, c->responder->limits.idle_timeout_usec);
@@ -218,7 +140,8 @@ static void conn_handle_hello(Conn *c) {
                 .version = PROTO_VERSION,
                 .capabilities = PROTO_CAP_ECHO | PROTO_CAP_UPLOAD | PROTO_CAP_DOWNLOAD |
                                 (r->rdma.available ? PROTO_CAP_RDMA : 0) |
-                                (responder_identity_get(&r->identity) ? PROTO_CAP_IDENTITY : 0),
+                                (responder_identity_get(&r->identity) ? PROTO_CAP_IDENTITY : 0) |
+                                (r->limits.max_streams > 1 ? PROTO_CAP_STREAMS : 0),
                 .max_frame = r->limits.max_frame,
                 .observed = c->address,
                 .observed_port = c->port,
@@ -273,70 +196,6 @@ static void conn_send_identity(Conn *c) {
         (void) conn_queue(c, n);
 }
 
-/* Costs of the token bucket: a connection takes one token, a bulk test two. */
-#define TEST_TOKENS 2
-
-static bool conn_may_start_test(Conn *c) {
-        Responder *r = c->responder;
-
-        if (r->bulk_owner) {
-                r->stats.busy++;
-                conn_reply_error(c, PROTO_ERROR_BUSY, "another test is running");
-                return false;
-        }
-        if (!token_bucket_take(&c->source->bucket, TEST_TOKENS, now_mono())) {
-                r->stats.rejected_rate++;
-                conn_reply_error(c, PROTO_ERROR_RATE_LIMITED, "too many requests from this address");
-                return false;
-        }
-        return true;
-}
-
-static void conn_start_test(Conn *c) {
-        Responder *r = c->responder;
-        bool upload = c->frame.type == PROTO_UPLOAD_START;
-        ProtoTestRequest req;
-
-        if (proto_decode_test_request(c->payload, c->frame.length, &req) < 0)
-                return conn_fail(c, PROTO_ERROR_PROTOCOL, "malformed test request");
-        if (!conn_may_start_test(c))
-                return;
-
-        c->granted_bytes = MIN(req.max_bytes, r->limits.max_test_bytes);
-        c->granted_usec = MIN(req.max_usec, r->limits.max_test_usec);
-        c->frame_size = MIN(MIN(req.frame_size, r->limits.max_frame), (uint32_t) SCRATCH_SIZE);
-        c->test_bytes = 0;
-        c->data_frame_sent = c->data_frame_len = 0;
-        c->test_start_usec = c->test_last_usec = now_mono();
-        c->state = upload ? CONN_UPLOAD : CONN_DOWNLOAD;
-        r->bulk_owner = c;
-        r->stats.tests++;
-
-        ProtoTestResult granted = { .bytes = c->granted_bytes, .usec = c->granted_usec };
-        (void) conn_queue(c, proto_encode_test_result(c->out, sizeof(c->out),
-                                                      upload ? PROTO_UPLOAD_READY : PROTO_DOWNLOAD_READY, &granted));
-        (void) timer_arm(c, c->granted_usec + MAX(TEST_GRACE_USEC, c->granted_usec));
-}
-
-static void conn_finish_upload(Conn *c) {
-        uint64_t usec = c->test_bytes > 0 ? c->test_last_usec - c->test_start_usec : 0;
-        ProtoTestResult result = { .bytes = c->test_bytes, .usec = usec };
-
-        log_info("%s: upload: %" PRIu64 " bytes in %" PRIu64 " us", c->name, result.bytes, result.usec);
-        conn_release_bulk(c);
-        conn_enter_ready(c);
-        (void) conn_queue(c, proto_encode_test_result(c->out, sizeof(c->out), PROTO_UPLOAD_RESULT, &result));
-}
-
-static void conn_finish_download(Conn *c) {
-        ProtoTestResult result = { .bytes = c->test_bytes, .usec = now_mono() - c->test_start_usec };
-
-        log_info("%s: download: %" PRIu64 " bytes in %" PRIu64 " us", c->name, result.bytes, result.usec);
-        conn_release_bulk(c);
-        conn_enter_ready(c);
-        (void) conn_queue(c, proto_encode_test_result(c->out, sizeof(c->out), PROTO_DOWNLOAD_END, &result));
-}
-
 static void conn_start_rdma(Conn *c) {
         Responder *r = c->responder;
         ProtoRdmaInfo info;
@@ -346,7 +205,7 @@ static void conn_start_rdma(Conn *c) {
                 return conn_fail(c, PROTO_ERROR_PROTOCOL, "malformed RDMA connection data");
         if (!r->rdma.available)
                 return conn_reply_error(c, PROTO_ERROR_UNSUPPORTED, r->rdma.reason);
-        if (!conn_may_start_test(c))
+        if (!bulk_may_start(c))
                 return;
 
         /* The session thread owns the socket from here; the loop only waits for it to finish. */
@@ -385,11 +244,15 @@ static void conn_dispatch(Conn *c) {
                         return;
                 case PROTO_UPLOAD_START:
                 case PROTO_DOWNLOAD_START:
-                        return conn_start_test(c);
+                        return bulk_start(c);
                 case PROTO_RDMA_CONNECT:
                         return conn_start_rdma(c);
                 case PROTO_IDENTITY_REQUEST:
                         return conn_send_identity(c);
+                case PROTO_STREAMS_REQUEST:
+                        return bulk_streams_request(c);
+                case PROTO_JOIN:
+                        return bulk_join(c);
                 case PROTO_HELLO:
                 case PROTO_HELLO_REPLY:
                 case PROTO_AUTH:
@@ -407,19 +270,30 @@ static void conn_dispatch(Conn *c) {
                 case PROTO_RDMA_READY:
                 case PROTO_RDMA_RESULT:
                 case PROTO_IDENTITY:
+                case PROTO_STREAMS_REPLY:
+                case PROTO_JOIN_OK:
                 case _PROTO_TYPE_MAX:
                         break;
                 }
                 return conn_fail(c, PROTO_ERROR_PROTOCOL, "unexpected frame");
+        case CONN_JOINED:
+                /* A joined stream carries tests its group asks for, and says nothing itself. */
+                return conn_fail(c, PROTO_ERROR_PROTOCOL, "unexpected frame on a joined stream");
         case CONN_UPLOAD:
                 if (c->frame.type == PROTO_UPLOAD_END)
-                        return conn_finish_upload(c);
-                return conn_fail(c, PROTO_ERROR_PROTOCOL, "unexpected frame during upload");
+                        return bulk_upload_end(c);
+                return bulk_fail(c, PROTO_ERROR_PROTOCOL, "unexpected frame during upload");
+        case CONN_UPLOAD_WAIT:
         case CONN_DOWNLOAD:
         case CONN_RDMA:
         case CONN_CLOSING:
                 return;
         }
+}
+
+/* Whether the connection takes frames in its state. */
+static bool conn_reads(const Conn *c) {
+        return IN_SET(c->state, CONN_HELLO, CONN_AUTH, CONN_READY, CONN_JOINED, CONN_UPLOAD);
 }
 
 /* Reads until a reply is pending, the socket is empty or the budget is spent. Returns false when the
@@ -429,8 +303,7 @@ static bool conn_read(Conn *c) {
         size_t moved = 0;
         ssize_t k;
 
-        while (moved < PUMP_BUDGET && c->out_len == 0 &&
-               (c->state == CONN_HELLO || c->state == CONN_AUTH || c->state == CONN_READY || c->state == CONN_UPLOAD)) {
+        while (moved < PUMP_BUDGET && c->out_len == 0 && conn_reads(c)) {
                 if (!c->have_header) {
                         k = recv(c->fd, c->header + c->header_len, sizeof(c->header) - c->header_len, MSG_DONTWAIT);
                 } else if (c->frame.type == PROTO_DATA) {
@@ -482,12 +355,8 @@ static bool conn_read(Conn *c) {
                         }
                 } else if (c->frame.type == PROTO_DATA) {
                         c->data_left -= (uint32_t) k;
-                        c->test_bytes += (uint64_t) k;
-                        c->test_last_usec = now_mono();
-                        if (c->test_bytes > c->granted_bytes) {
-                                conn_fail(c, PROTO_ERROR_LIMIT, "more data than granted");
+                        if (!bulk_received(c, (size_t) k))
                                 return true;
-                        }
                         if (c->data_left > 0)
                                 continue;
                         c->have_header = false;
@@ -505,60 +374,19 @@ static bool conn_read(Conn *c) {
         return true;
 }
 
-/* Sends DATA frames until the grant is used up, the socket is full or the budget is spent. */
-static bool conn_pump_download(Conn *c) {
-        Responder *r = c->responder;
-        size_t moved = 0;
-
-        while (moved < PUMP_BUDGET && c->out_len == 0 && c->state == CONN_DOWNLOAD) {
-                if (c->data_frame_len == 0) {
-                        if (c->test_bytes >= c->granted_bytes ||
-                            now_mono() - c->test_start_usec >= c->granted_usec) {
-                                conn_finish_download(c);
-                                return true;
-                        }
-                        c->data_frame_len = (uint32_t) MIN((uint64_t) c->frame_size, c->granted_bytes - c->test_bytes);
-                        c->data_frame_sent = 0;
-                        proto_header_encode(c->data_header, PROTO_DATA, c->data_frame_len);
-                }
-
-                struct iovec iov[2];
-                int n = 0;
-                if (c->data_frame_sent < PROTO_HEADER_SIZE)
-                        iov[n++] = (struct iovec) { .iov_base = c->data_header + c->data_frame_sent,
-                                                    .iov_len = PROTO_HEADER_SIZE - c->data_frame_sent };
-                uint32_t body_sent = c->data_frame_sent > PROTO_HEADER_SIZE ? c->data_frame_sent - PROTO_HEADER_SIZE : 0;
-                iov[n++] = (struct iovec) { .iov_base = r->scratch, .iov_len = c->data_frame_len - body_sent };
-
-                struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t) n };
-                ssize_t k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno == EAGAIN)
-                                return true;
-                        log_debug("%s: send failed: %m", c->name);
-                        conn_free(c);
-                        return false;
-                }
-                moved += (size_t) k;
-                c->data_frame_sent += (uint32_t) k;
-                if (c->data_frame_sent == PROTO_HEADER_SIZE + c->data_frame_len) {
-                        c->test_bytes += c->data_frame_len;
-                        c->data_frame_len = c->data_frame_sent = 0;
-                }
-        }
-        return true;
+/* A joined stream of a download waits for the asking connection's READY to leave before it sends. */
+static bool conn_may_send(const Conn *c) {
+        return c->state == CONN_DOWNLOAD && (!c->owner || c->owner->test.sending);
 }
 
-static void conn_update_events(Conn *c) {
+void conn_update_events(Conn *c) {
         uint32_t events = 0;
 
         if (!c->io)
                 return;
-        if (c->out_len > 0 || c->state == CONN_DOWNLOAD)
+        if (c->out_len > 0 || conn_may_send(c))
                 events = EPOLLOUT;
-        else if (c->state != CONN_CLOSING)
+        else if (conn_reads(c))
                 events = EPOLLIN;
         (void) sd_event_source_set_io_events(c->io, events);
 }
@@ -568,12 +396,18 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 
         if (c->out_len > 0 && !conn_kick(c))
                 return 0;
-        if (c->out_len == 0 && c->state == CONN_DOWNLOAD) {
-                if (!conn_pump_download(c))
+        if (c->out_len == 0 && conn_may_send(c)) {
+                if (!bulk_pump_download(c))
                         return 0;
-        } else if (c->out_len == 0 && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+        } else if (c->out_len == 0 && conn_reads(c) && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
                 if (!conn_read(c))
                         return 0;
+        } else if (c->out_len == 0 && (revents & (EPOLLHUP | EPOLLERR))) {
+                /* Waiting for the other streams, neither reading nor sending: epoll would report the
+                 * hang-up again at once, so the connection goes now. */
+                log_debug("%s: closed by peer while waiting", c->name);
+                conn_free(c);
+                return 0;
         }
         /* A reply produced by reading goes out at once if the socket takes it. */
         (void) conn_kick(c);
@@ -590,7 +424,8 @@ static int on_conn_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 r->stats.closed_timeout++;
                 conn_fail(c, PROTO_ERROR_TIMEOUT, "handshake timeout");
                 break;
-        case CONN_READY: {
+        case CONN_READY:
+        case CONN_JOINED: {
                 uint64_t idle_end = c->last_frame_usec + r->limits.idle_timeout_usec, now = now_mono();
                 if (now < idle_end) {
                         (void) timer_arm(c, idle_end - now);
@@ -601,9 +436,10 @@ static int on_conn_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 break;
         }
         case CONN_UPLOAD:
+        case CONN_UPLOAD_WAIT:
         case CONN_DOWNLOAD:
                 r->stats.closed_timeout++;
-                conn_fail(c, PROTO_ERROR_LIMIT, "test ran past its granted time");
+                bulk_fail(c, PROTO_ERROR_LIMIT, "test ran past its granted time");
                 break;
         case CONN_CLOSING:
                 /* The error did not leave within LINGER_USEC: the peer does not read. */
@@ -616,13 +452,13 @@ static int on_conn_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static void conn_free(Conn *c) {
+void conn_free(Conn *c) {
         Responder *r;
 
         if (!c)
                 return;
         r = c->responder;
-        conn_release_bulk(c);
+        bulk_conn_gone(c);
         c->rdma = rdma_session_join(c->rdma);
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
@@ -772,11 +608,13 @@ static int on_rdma_done(sd_event_source *s, int fd, uint32_t revents, void *user
         uint64_t v;
 
         (void) read(fd, &v, sizeof(v));
-        for (Conn *c = r->conns, *next; c; c = next) {
-                next = c->next;
-                if (c->state == CONN_RDMA && rdma_session_finished(c->rdma))
+        /* Freeing a connection frees the streams it owns too: start over after each. */
+        for (Conn *c = r->conns; c;)
+                if (c->state == CONN_RDMA && rdma_session_finished(c->rdma)) {
                         conn_free(c);
-        }
+                        c = r->conns;
+                } else
+                        c = c->next;
         return 0;
 }
 

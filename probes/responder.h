@@ -18,6 +18,7 @@ typedef struct ResponderLimits {
         uint64_t burst;                       /* bucket size per source address */
         unsigned max_connections;
         unsigned max_connections_per_source;
+        unsigned max_streams;                 /* parallel streams of one test, 1..PROTO_STREAMS_MAX */
 } ResponderLimits;
 
 #define RESPONDER_LIMITS_DEFAULT                                        \
@@ -31,6 +32,7 @@ typedef struct ResponderLimits {
                 .burst = 20,                                            \
                 .max_connections = 64,                                  \
                 .max_connections_per_source = 8,                        \
+                .max_streams = PROTO_STREAMS_MAX,                       \
         })
 
 /* Checks that limits are usable (e.g. max_frame within PROTO_FRAME_MAX_MIN..MAX). */
@@ -55,6 +57,7 @@ typedef struct ResponderStats {
         uint64_t auth_failed;
         uint64_t busy;
         uint64_t tests;
+        uint64_t joined;         /* connections that joined another's streams */
         unsigned connections;    /* open now */
 } ResponderStats;
 

@@ -142,6 +142,32 @@ int config_parse_count(const char *value, void *field, char *why, size_t n) {
         return 0;
 }
 
+int config_parse_tcp_streams(const char *value, void *field, char *why, size_t n) {
+        uint32_t v;
+
+        if (streq(value, "auto")) {
+                *(unsigned *) field = 0;
+                return 0;
+        }
+        if (parse_u32(value, &v) < 0 || v > PEER_STREAMS_MAX) {
+                snprintf(why, n, "expected auto or a number of streams from 1 to %d", PEER_STREAMS_MAX);
+                return -EINVAL;
+        }
+        *(unsigned *) field = v;
+        return 0;
+}
+
+int config_parse_max_streams(const char *value, void *field, char *why, size_t n) {
+        uint32_t v;
+
+        if (parse_u32(value, &v) < 0 || v == 0 || v > PEER_STREAMS_MAX) {
+                snprintf(why, n, "expected a number of streams from 1 to %d", PEER_STREAMS_MAX);
+                return -EINVAL;
+        }
+        *(unsigned *) field = v;
+        return 0;
+}
+
 int config_parse_test_bytes(const char *value, void *field, char *why, size_t n) {
         uint64_t v;
         if (parse_size(value, &v) < 0 || v == 0 || v > (UINT64_C(1) << 40)) {

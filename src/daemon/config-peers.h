@@ -16,6 +16,7 @@ typedef struct PeersConfig {
         uint64_t rdma_ttl_usec;      /* RdmaTtlSec= */
         uint64_t tcp_duration_usec;  /* TcpDurationSec=: per direction */
         unsigned tcp_samples;        /* TcpSamples=: RTT samples */
+        unsigned tcp_streams;        /* TcpStreams=: parallel streams, 0 = as many as raise goodput */
         uint64_t rdma_duration_usec; /* RdmaDurationSec=: per direction */
         uint64_t remeasure_settle_usec;   /* RemeasureSettleSec=: quiet time after a link change */
         uint64_t remeasure_interval_usec; /* RemeasureIntervalSec=: at most one such re-measurement per path */
@@ -26,6 +27,7 @@ typedef struct PeersConfig {
         unsigned max_connections;       /* MaxConnections= */
         unsigned rate;                  /* RatePerSource= */
         unsigned burst;                 /* BurstPerSource= */
+        unsigned max_streams;           /* MaxStreams= */
         uint64_t max_test_usec;         /* MaxTestDurationSec= */
         uint64_t max_test_bytes;        /* MaxTestBytes= */
         uint64_t handshake_timeout_usec; /* HandshakeTimeoutSec= */
@@ -52,5 +54,8 @@ int config_parse_probe_duration(const char *value, void *field, char *why, size_
 int config_parse_count(const char *value, void *field, char *why, size_t why_size);
 int config_parse_test_bytes(const char *value, void *field, char *why, size_t why_size);
 int config_parse_tristate(const char *value, void *field, char *why, size_t why_size);
+/* "auto" (0) or 1..PEER_STREAMS_MAX; MaxStreams= takes 1..PEER_STREAMS_MAX only. */
+int config_parse_tcp_streams(const char *value, void *field, char *why, size_t why_size);
+int config_parse_max_streams(const char *value, void *field, char *why, size_t why_size);
 
 /* Appends a copy of s unless it is already there. 0, or -ENOMEM. */

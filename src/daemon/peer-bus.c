@@ -80,6 +80,13 @@ static int property_get_remote_hostname(sd_bus *bus, const char *path, const cha
         return sd_bus_message_append(reply, "s", p->remote ? p->remote->hostname : "");
 }
 
+/* The parallel TCP streams of the last measurement, upload and download (0, 0 for RDMA and before). */
+static int property_get_streams(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Peer *p = userdata;
+        return sd_bus_message_append(reply, "(uu)", p->m.upload_streams, p->m.download_streams);
+}
+
 #define EMITS SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 #define CONST SD_BUS_VTABLE_PROPERTY_CONST
 
@@ -98,6 +105,8 @@ static const sd_bus_vtable peer_vtable[] = {
         SD_BUS_PROPERTY("RttUsec", "d", NULL, offsetof(Peer, m.rtt_usec), EMITS),
         SD_BUS_PROPERTY("JitterUsec", "d", NULL, offsetof(Peer, m.jitter_usec), EMITS),
         SD_BUS_PROPERTY("JitterRfc3550Usec", "d", NULL, offsetof(Peer, m.jitter_rfc3550_usec), EMITS),
+        SD_BUS_PROPERTY("Streams", "(uu)", property_get_streams, 0, EMITS),
+        SD_BUS_PROPERTY("Warnings", "as", bus_property_get_strv, offsetof(Peer, m.warnings), EMITS),
         SD_BUS_PROPERTY("ConnectionType", "s", property_get_connection_type, 0, EMITS),
         SD_BUS_PROPERTY("MeasuredAt", "t", NULL, offsetof(Peer, m.measured_at), EMITS),
         SD_BUS_PROPERTY("ProbeDurationUsec", "t", NULL, offsetof(Peer, m.probe_duration_usec), EMITS),
@@ -153,6 +162,7 @@ typedef struct ProbeOptions {
         uint32_t port;
         uint64_t duration_usec;
         uint32_t samples;
+        int streams; /* -1: not given */
 } ProbeOptions;
 
 static int option_type_error(sd_bus_error *error, const char *key, const char *type) {
@@ -167,7 +177,8 @@ static int read_probe_options(sd_bus_message *message, ProbeOptions *o, sd_bus_e
         if (r < 0)
                 return r;
         while ((r = sd_bus_message_enter_container(message, 'e', "sv")) > 0) {
-                static const char *const known[] = { "Transport", "Interface", "Device", "Port", "DurationUsec", "Samples" };
+                static const char *const known[] = { "Transport", "Interface", "Device", "Port", "DurationUsec", "Samples",
+                                                     "Streams" };
                 const char *key, *contents;
                 size_t k;
 
@@ -181,7 +192,7 @@ static int read_probe_options(sd_bus_message *message, ProbeOptions *o, sd_bus_e
                         _cleanup_(freep) char *shown = escape_for_terminal(key);
                         return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                                  "Unknown option \"%.64s\"; known: Transport, Interface, Device, Port, "
-                                                 "DurationUsec, Samples.", strempty(shown));
+                                                 "DurationUsec, Samples, Streams.", strempty(shown));
                 }
                 if (seen & (1u << k))
                         return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Option \"%s\" given twice.", key);
@@ -236,6 +247,16 @@ static int read_probe_options(sd_bus_message *message, ProbeOptions *o, sd_bus_e
                                 return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                                         "Option \"Samples\" must be from 1 to 10000.");
                         break;
+                case 6: {
+                        uint32_t v;
+                        r = sd_bus_message_read(message, "u", &v);
+                        if (r >= 0 && v > PEER_STREAMS_MAX)
+                                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                         "Option \"Streams\" must be from 0 (as many as raise goodput) "
+                                                         "to %d.", PEER_STREAMS_MAX);
+                        o->streams = (int) v;
+                        break;
+                }
                 }
                 if (r < 0)
                         return r;
@@ -252,7 +273,7 @@ static int read_probe_options(sd_bus_message *message, ProbeOptions *o, sd_bus_e
 
 static int method_probe_peer(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        ProbeOptions o = { .transport = PEER_TRANSPORT_TCP };
+        ProbeOptions o = { .transport = PEER_TRANSPORT_TCP, .streams = -1 };
         char text[PEER_ADDRESS_STRING_MAX];
         RdmaPort *local = NULL;
         const char *address;
@@ -292,6 +313,9 @@ static int method_probe_peer(sd_bus_message *message, void *userdata, sd_bus_err
         if (o.transport != PEER_TRANSPORT_RDMA && (o.device || o.port))
                 return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
                                         "Options \"Device\" and \"Port\" apply to Transport \"rdma\" only.");
+        if (o.transport == PEER_TRANSPORT_RDMA && o.streams >= 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                        "Option \"Streams\" applies to Transport \"tcp\" only.");
 
         r = check_caller(m, message, "probe peers", error);
         if (r < 0)
@@ -315,7 +339,7 @@ static int method_probe_peer(sd_bus_message *message, void *userdata, sd_bus_err
         /* Nobody keeps this path measured: it is kept for its result until RemovePeer(). */
         if (!p->wanted)
                 peer_set_adhoc(p, true);
-        reconcile_request(m->reconciler, p, o.duration_usec, o.samples);
+        reconcile_request(m->reconciler, p, o.duration_usec, o.samples, o.streams);
         return sd_bus_reply_method_return(message, "o", p->bus.path);
 }
 

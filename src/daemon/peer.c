@@ -55,18 +55,48 @@ Peer *peer_get(Peers *peers, const char *key) {
         return table_get(&peers->paths, key);
 }
 
+static unsigned read_streams(json_object *o, const char *key) {
+        int64_t v = json_int_or(o, key, 0);
+        return v >= 1 && v <= PEER_STREAMS_MAX ? (unsigned) v : 0;
+}
+
+/* A probe's words reach D-Bus, the journal and terminals: valid UTF-8, no control characters. */
+static char **read_warnings(json_object *o) {
+        json_object *a;
+        char **l = NULL;
+
+        if (!json_object_object_get_ex(o, "warnings", &a) || !json_object_is_type(a, json_type_array))
+                return NULL;
+        for (size_t i = 0; i < json_object_array_length(a) && strv_length(l) < PEER_WARNINGS_MAX; i++) {
+                json_object *w = json_object_array_get_idx(a, i);
+                if (!json_object_is_type(w, json_type_string))
+                        continue;
+                _cleanup_(freep) char *text = strndup(json_object_get_string(w), PEER_WARNING_MAX);
+                _cleanup_(freep) char *escaped = text ? escape_for_terminal(text) : NULL;
+                if (!escaped || strv_extend_unique(&l, escaped) < 0) {
+                        log_oom();
+                        break;
+                }
+        }
+        return l;
+}
+
 void peer_measurement_read_figures(PeerMeasurement *m, json_object *o) {
         m->upload_gbps = json_figure(o, "upload_gbps");
         m->download_gbps = json_figure(o, "download_gbps");
         m->rtt_usec = json_figure(o, "rtt_usec");
         m->jitter_usec = json_figure(o, "jitter_usec");
         m->jitter_rfc3550_usec = json_figure(o, "jitter_rfc3550_usec");
+        m->upload_streams = read_streams(o, "upload_streams");
+        m->download_streams = read_streams(o, "download_streams");
+        m->warnings = read_warnings(o);
 }
 
 void peer_measurement_done(PeerMeasurement *m) {
         m->source_address = mfree(m->source_address);
         m->source_interface = mfree(m->source_interface);
         m->connection_type = mfree(m->connection_type);
+        m->warnings = strv_free(m->warnings);
 }
 
 static Peer *peer_free(Peer *p) {
@@ -117,6 +147,7 @@ int peer_ensure(Peers *peers, PeerTransport t, const char *device, unsigned port
         p->sink = *sink;
         p->source_port = port;
         p->derived.stale = true;
+        p->request_streams = -1; /* [Reconciler] TcpStreams= unless ProbePeer() says */
         p->source_pending = true; /* a zone names the interface before any measurement */
         p->key = TAKE_PTR(key);
         p->address = strdup(peer_address_format(sink, address));
@@ -199,8 +230,16 @@ void peer_update_origins(Peer *p) {
         bus_object_set(&p->bus, p->origins, p->wanted | (p->adhoc ? PEER_ORIGIN_PROBED : 0u), "Origins");
 }
 
-static void peer_set_measurement(Peer *p, const PeerMeasurement *n) {
+/* Publishes n's figures; its warnings are taken. */
+static void peer_set_measurement(Peer *p, PeerMeasurement *n) {
         BusObject *o = &p->bus;
+
+        if (p->m.upload_streams != n->upload_streams || p->m.download_streams != n->download_streams) {
+                p->m.upload_streams = n->upload_streams;
+                p->m.download_streams = n->download_streams;
+                bus_object_changed(o, "Streams");
+        }
+        (void) bus_object_set_strv(o, &p->m.warnings, &n->warnings, "Warnings");
 
         bus_object_set(o, p->m.upload_gbps, n->upload_gbps, "UploadGbps");
         bus_object_set(o, p->m.download_gbps, n->download_gbps, "DownloadGbps");
@@ -278,6 +317,7 @@ void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_real
                 };
                 peer_measurement_read_figures(&n, doc);
                 peer_set_measurement(p, &n);
+                strv_free(n.warnings);
                 peer_take_remote(p, doc);
                 p->source_pending = true;
                 bus_object_queue(&p->bus);
@@ -307,16 +347,18 @@ void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_real
         }
 }
 
-void peer_restore(Peer *p, const PeerMeasurement *m, PeerProbeState state, const char *error, const char *message,
+void peer_restore(Peer *p, PeerMeasurement *m, PeerProbeState state, const char *error, const char *message,
                   uint64_t last_attempt_at) {
         PeerMeasurement restored = *m;
 
+        m->warnings = NULL; /* taken with restored */
         /* What a zone already told about the source stays when the file knows nothing better. */
         if (!restored.source_interface)
                 restored.source_interface = p->m.source_interface;
         if (!restored.connection_type)
                 restored.connection_type = p->m.connection_type;
         peer_set_measurement(p, &restored);
+        strv_free(restored.warnings);
         /* The file says what the interface was when measured; the pass finds which link it is now. */
         p->source_pending = !restored.source_interface;
         bus_object_queue(&p->bus);

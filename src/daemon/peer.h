@@ -75,7 +75,14 @@ typedef struct PeerMeasurement {
         char *source_address;
         char *source_interface; /* the interface name at measurement time */
         char *connection_type;  /* of that interface, at measurement time */
+        unsigned upload_streams;   /* parallel TCP streams of the measurement each way; 0 unknown */
+        unsigned download_streams;
+        char **warnings;        /* what the probe said about the figures, such as fewer streams than asked */
 } PeerMeasurement;
+
+/* At most this many warnings of a probe are kept, each cut to PEER_WARNING_MAX bytes. */
+#define PEER_WARNINGS_MAX 8
+#define PEER_WARNING_MAX 256
 
 /* What a path runs over, as far as it decides the path's capacity: recorded with each measurement
  * and held against the present, so a result measured over something else is stale at once. */
@@ -130,6 +137,7 @@ typedef struct Peer {
         bool requested;         /* ProbePeer(): next in line for its transport */
         uint64_t request_duration_usec;
         unsigned request_samples;
+        int request_streams;        /* -1: [Reconciler] TcpStreams=; 0: as many as raise goodput */
         ProbeRun *run;              /* freed (the probe killed) with the path */
         bool remeasure_pending;     /* next_probe_at is a re-measurement after a change under the path */
         uint64_t last_remeasure_at; /* CLOCK_REALTIME µs when such a re-measurement last started */
@@ -178,8 +186,9 @@ void peer_set_state(Peer *p, PeerProbeState s);
 void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_realtime);
 /* Records which node the path reached (NULL: none said); marks RemoteNodeId and the rest. */
 void peer_set_remote(Peer *p, const NodeIdentity *id, bool authenticated);
-/* Restores what a state file held; the path is then republished, Stale as the pass finds it. */
-void peer_restore(Peer *p, const PeerMeasurement *m, PeerProbeState state, const char *error, const char *message,
+/* Restores what a state file held (m's warnings are taken); the path is then republished, Stale
+ * as the pass finds it. */
+void peer_restore(Peer *p, PeerMeasurement *m, PeerProbeState state, const char *error, const char *message,
                   uint64_t last_attempt_at);
 /* Publishes Origins from wanted and adhoc when they changed. */
 void peer_update_origins(Peer *p);
@@ -193,7 +202,8 @@ int peer_target_add(Peers *peers, const PeerAddress *a, PeerOrigin origin, PeerT
 bool peer_target_drop(Peers *peers, PeerTarget *t, PeerOrigin origin);
 
 /* The figures of a measurement as the probes and the state file write them (the same member names):
- * finite and non-negative, else 0. */
+ * finite and non-negative, else 0; streams 1..PEER_STREAMS_MAX, else 0; the warnings bounded and
+ * made valid UTF-8 without control characters. */
 void peer_measurement_read_figures(PeerMeasurement *m, json_object *o);
 void peer_measurement_done(PeerMeasurement *m);
 

@@ -59,6 +59,16 @@ static json_object *path_to_json(const Peer *p) {
         json_object_object_add(o, "source_address", json_string_or_null(p->m.source_address));
         json_object_object_add(o, "source_interface", json_string_or_null(p->m.source_interface));
         json_object_object_add(o, "connection_type", json_string_or_null(p->m.connection_type));
+        if (p->m.upload_streams > 0)
+                json_object_object_add(o, "upload_streams", json_object_new_int((int) p->m.upload_streams));
+        if (p->m.download_streams > 0)
+                json_object_object_add(o, "download_streams", json_object_new_int((int) p->m.download_streams));
+        if (p->m.warnings) {
+                json_object *w = json_object_new_array();
+                STRV_FOREACH(s, p->m.warnings)
+                        json_object_array_add(w, json_object_new_string(*s));
+                json_object_object_add(o, "warnings", w);
+        }
         if (p->remote) {
                 json_object *id = node_identity_to_json(p->remote);
                 if (!id) {

@@ -108,10 +108,16 @@ static bool transport_busy(Reconciler *r, PeerTransport transport) {
         return false;
 }
 
+/* What linkprobe-probe-tcp's ramp may take for one direction: four steps of a fifth of the duration
+ * (50 to 250 ms) and what ends each. */
+static uint64_t tcp_ramp_usec(uint64_t duration) {
+        return 4 * (CLAMP(duration / 5, 50 * USEC_PER_MSEC, 250 * USEC_PER_MSEC) + 150 * USEC_PER_MSEC);
+}
+
 static void start_probe(Reconciler *r, Peer *p) {
         const PeersConfig *c = r->c.config;
-        char sink[PEER_ADDRESS_STRING_MAX], duration[32], samples[16], deadline[32], port[16];
-        const char *args[20], *program;
+        char sink[PEER_ADDRESS_STRING_MAX], duration[32], samples[16], streams[16], deadline[32], port[16];
+        const char *args[24], *program;
         size_t n = 0;
         uint64_t d, deadline_usec;
         int k;
@@ -130,11 +136,16 @@ static void start_probe(Reconciler *r, Peer *p) {
                 args[n++] = port;
         } else {
                 d = p->request_duration_usec ?: c->tcp_duration_usec;
-                /* Connect (1 s at most), the RTT samples, then the two bulk phases. */
-                deadline_usec = 2 * d + 3 * USEC_PER_SEC;
+                unsigned n_streams = p->request_streams >= 0 ? (unsigned) p->request_streams : c->tcp_streams;
+                /* Connect (1 s at most), the RTT samples, then the two bulk phases, each after a ramp
+                 * of up to four short steps when the streams are to be found (see tcp_ramp_usec()). */
+                deadline_usec = 2 * d + 3 * USEC_PER_SEC + (n_streams == 0 ? 2 * tcp_ramp_usec(d) : 0);
                 snprintf(samples, sizeof(samples), "%u", p->request_samples ?: c->tcp_samples);
+                snprintf(streams, sizeof(streams), "%u", n_streams);
                 args[n++] = "--samples";
                 args[n++] = samples;
+                args[n++] = "--streams";
+                args[n++] = streams;
         }
         snprintf(duration, sizeof(duration), "%" PRIu64 "ms", MAX(d / USEC_PER_MSEC, (uint64_t) 1));
         snprintf(deadline, sizeof(deadline), "%" PRIu64 "ms", deadline_usec / USEC_PER_MSEC);
@@ -151,6 +162,7 @@ static void start_probe(Reconciler *r, Peer *p) {
         p->requested = false;
         p->request_duration_usec = 0;
         p->request_samples = 0;
+        p->request_streams = -1;
         p->probe_started_at = now_usec(CLOCK_REALTIME);
         p->scheduler = r;
         if (p->remeasure_pending) {
@@ -366,12 +378,13 @@ void reconcile_path_disturbed(Reconciler *r, Peer *p) {
         reconcile_schedule(r);
 }
 
-void reconcile_request(Reconciler *r, Peer *p, uint64_t duration_usec, unsigned samples) {
+void reconcile_request(Reconciler *r, Peer *p, uint64_t duration_usec, unsigned samples, int streams) {
         if (p->run)
                 return; /* already measuring: the result is on its way */
         p->requested = true;
         p->request_duration_usec = duration_usec;
         p->request_samples = samples;
+        p->request_streams = streams;
         peer_set_state(p, PEER_PROBE_QUEUED);
         reconcile_run(r);
 }

@@ -38,7 +38,7 @@ void reconcile_run(Reconciler *r);
 /* A pass at the next event-loop iteration (paths or links changed, probes ended, inhibitors went). */
 void reconcile_schedule(Reconciler *r);
 /* ProbePeer(): p goes first on its transport. duration_usec/samples 0 = configured defaults. */
-void reconcile_request(Reconciler *r, Peer *p, uint64_t duration_usec, unsigned samples);
+void reconcile_request(Reconciler *r, Peer *p, uint64_t duration_usec, unsigned samples, int streams);
 /* Inhibitors of what (InhibitWhat bits) came: running RDMA probes are killed, their paths say
  * skipped-inhibited and are measured once the inhibitors go. */
 void reconcile_inhibited(Reconciler *r, unsigned what);

@@ -117,6 +117,8 @@ static int build_args(ResponderSupervisor *s, const char *identity_file) {
                 r = add_arg(s, &n, "--rate=%u", c->rate);
         if (r >= 0 && c->burst > 0)
                 r = add_arg(s, &n, "--burst=%u", c->burst);
+        if (r >= 0 && c->max_streams > 0)
+                r = add_arg(s, &n, "--max-streams=%u", c->max_streams);
         if (r >= 0 && c->max_test_usec > 0)
                 r = add_arg(s, &n, "--max-test-duration=%" PRIu64 "ms", c->max_test_usec / USEC_PER_MSEC);
         if (r >= 0 && c->max_test_bytes > 0)

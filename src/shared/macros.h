@@ -34,6 +34,8 @@
 #ifndef MAX
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #endif
+/* x within [lo, hi] (lo <= hi). */
+#define CLAMP(x, lo, hi) MIN(MAX((x), (lo)), (hi))
 
 #define streq(a, b) (strcmp((a), (b)) == 0)
 #define strneq(a, b, n) (strncmp((a), (b), (n)) == 0)
@@ -136,10 +138,11 @@ static inline void *mfree(void *p) {
                 0;                      \
         })
 
-/* IN_SET(x, A, B, C): x equals one of the listed constants. */
+/* IN_SET(x, A, B, C): x equals one of the listed constants (converted to the type of x, so an enum
+ * compares with its constants without a sign mismatch). */
 #define IN_SET(x, first, ...)                                                         \
         ({                                                                            \
-                const __typeof__(first) _set_[] = { first, __VA_ARGS__ };             \
+                const __typeof__(x) _set_[] = { first, __VA_ARGS__ };                 \
                 bool _found_ = false;                                                 \
                 for (size_t _k_ = 0; _k_ < ELEMENTSOF(_set_); _k_++)                  \
                         if ((x) == _set_[_k_]) {                                      \

@@ -10,6 +10,9 @@
 
 /* The responder's port, and so the probes', unless an address names another. */
 #define PEER_DEFAULT_PORT 7471
+/* The most parallel TCP streams one test may have (the protocol's PROTO_STREAMS_MAX, the daemon's
+ * TcpStreams= and MaxStreams= and ProbePeer's "Streams"). */
+#define PEER_STREAMS_MAX 8
 /* Longer input is refused before any parsing: "[" + IPv6 + "%" + ifname + "]:" + port fits well. */
 #define PEER_ADDRESS_INPUT_MAX 96
 /* Room for any canonical form. */

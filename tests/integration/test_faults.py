@@ -402,6 +402,8 @@ BAD_VALUES = {
     "config_parse_test_bytes": "2T",
     "config_parse_tristate": "sometimes",
     "config_parse_unit_names": "inference",
+    "config_parse_tcp_streams": "9",
+    "config_parse_max_streams": "auto",
     "config_parse_inhibit_what": "tpu",
 }
 

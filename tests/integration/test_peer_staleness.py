@@ -87,6 +87,7 @@ def test_a_carrier_flap_is_stale_at_once_and_measured_again_after_it_settles(net
     link = client.link_by_name("s0")["Path"]
 
     signals.clear()
+    down_at = time.monotonic()  # the signals are timed on this clock
     net["ns"].ip(net["B"], "link", "set", "t0", "down")  # s0 loses its carrier
     stale = signals.wait(lambda ev: [c for c in changed(ev, path, PEER) if c[1].get("Stale") is True])
     assert stale, signals.events
@@ -103,6 +104,9 @@ def test_a_carrier_flap_is_stale_at_once_and_measured_again_after_it_settles(net
     net["ns"].ip(net["B"], "link", "set", "t0", "up")
     again = wait_peer(client, path, lambda q: measured(q) and q["MeasuredAt"] > first["MeasuredAt"], timeout=10)
     assert again["StaleReason"] == ""
+    fresh_at = (again["MeasuredAt"] + again["ProbeDurationUsec"]) / 1e6
+    print(f"carrier down -> Stale: {(stale[0][0] - down_at) * 1000:.0f} ms; carrier up -> "
+          f"measured again: {(fresh_at - back_at) * 1000:.0f} ms (settle 300 ms, probe {again['ProbeDurationUsec'] / 1000:.0f} ms)")
     # Measured once the link was quiet for RemeasureSettleSec=, not before.
     assert again["MeasuredAt"] / 1e6 >= back_at + 0.25, (again["MeasuredAt"] / 1e6, back_at)
 

@@ -21,7 +21,7 @@ import pytest
 from gi.repository import GLib
 
 import lp
-from linkprobe_net import PROBE_TCP, Namespaces, connect_from, probe, run, wait_listening
+from linkprobe_net import PROBE_TCP, Namespaces, Responder, connect_from, probe, run, wait_listening
 from peers_net import (MANAGER, PEER, DirectoryWatch, InNetns, call_as, call_error, peer_path, peers, wait_for,
                        wait_peer)
 
@@ -322,7 +322,10 @@ def test_bad_input(net, client, daemon_factory):
                          ({"DurationUsec": v("t", 1)}, "from 10000"),
                          ({"Samples": v("u", 0)}, "from 1 to 10000"),
                          ({"Interface": v("s", "a0")}, "link-local addresses only"),
-                         ({"Device": v("s", "mlx5_0")}, "Transport \"rdma\" only")):
+                         ({"Device": v("s", "mlx5_0")}, "Transport \"rdma\" only"),
+                         ({"Streams": v("u", 9)}, "from 0 (as many as raise goodput) to 8"),
+                         ({"Streams": v("i", 2)}, "must be of type u"),
+                         ({"Streams": v("u", 2), "Transport": v("s", "rdma")}, "Transport \"tcp\" only")):
         name, message = call_error(client, "ProbePeer", "(sa{sv})", (DIRECT, options))
         assert name == INVALID_ARGS and why in message, (options, message)
     name, message = call_error(client, "ProbePeer", "(sa{sv})", ("fe80::1", {}))
@@ -342,6 +345,30 @@ def test_bad_input(net, client, daemon_factory):
     # Nothing was created by any of it, and the daemon is fine.
     assert set(peers(client)) == {peer_path(f"tcp:{DIRECT}")}
     assert daemon.proc.poll() is None and client.get_all("Manager")["State"] == "running"
+
+
+def test_parallel_streams_asked_for_and_granted(net, client, daemon_factory):
+    """Streams: what ProbePeer() or TcpStreams= ask for is what the measurement uses; a responder that
+    allows fewer is measured with what it allows, and Warnings says so (also after a restart)."""
+    responder = Responder(net["B"], f"{DIRECT}:7474", "--max-streams=2", port=7474)
+    try:
+        daemon_factory(netns=net["in_a"], config=f"[Peers]\nAddress={BRIDGED}\n" + QUICK + "TcpStreams=2\n")
+        p = wait_peer(client, peer_path(f"tcp:{BRIDGED}"), is_measured)
+        assert p["Streams"] == (2, 2) and p["Warnings"] == [], p
+
+        v = GLib.Variant
+        (path,) = client.call(lp.ROOT, MANAGER, "ProbePeer", "(sa{sv})", (DIRECT, {"Streams": v("u", 3)}))
+        p = wait_peer(client, path, is_measured)
+        assert p["Streams"] == (3, 3) and p["Warnings"] == [], p
+
+        (path,) = client.call(lp.ROOT, MANAGER, "ProbePeer", "(sa{sv})", (f"{DIRECT}:7474", {"Streams": v("u", 4)}))
+        p = wait_peer(client, path, is_measured)
+        assert p["Streams"] == (2, 2), p
+        assert p["Warnings"] == ["the responder allowed 2 of the 4 streams asked for"], p
+        shown = lp.ctl(client.bus, "--json=short", "peers", check=True).stdout
+        assert "the responder allowed 2 of the 4 streams" in shown
+    finally:
+        print(responder.stop())
 
 
 def test_add_and_remove(net, client, daemon_factory):

@@ -139,10 +139,19 @@ static void test_messages_roundtrip(void **state) {
         ProtoTestRequest tr, tr2;
         memset(&tr, 0, sizeof(tr));
         memset(&tr2, 0, sizeof(tr2));
-        tr.max_bytes = UINT64_MAX, tr.max_usec = 1, tr.frame_size = 4096;
+        tr.max_bytes = UINT64_MAX, tr.max_usec = 1, tr.frame_size = 4096, tr.streams = 1;
         proto_encode_test_request(buf, sizeof(buf), PROTO_UPLOAD_START, &tr);
+        /* One stream is written as version 1 wrote its reserved field, which reads as one stream. */
+        assert_int_equal(buf[PROTO_HEADER_SIZE + 23], 0);
         assert_int_equal(proto_decode_test_request(buf + PROTO_HEADER_SIZE, 24, &tr2), 0);
         assert_memory_equal(&tr, &tr2, sizeof(tr));
+        tr.streams = PROTO_STREAMS_MAX;
+        proto_encode_test_request(buf, sizeof(buf), PROTO_DOWNLOAD_START, &tr);
+        assert_int_equal(proto_decode_test_request(buf + PROTO_HEADER_SIZE, 24, &tr2), 0);
+        assert_int_equal(tr2.streams, PROTO_STREAMS_MAX);
+        buf[PROTO_HEADER_SIZE + 23] = PROTO_STREAMS_MAX + 1;
+        assert_int_equal(proto_decode_test_request(buf + PROTO_HEADER_SIZE, 24, &tr2), -EBADMSG);
+        tr.streams = 1;
         tr.max_usec = 0;
         proto_encode_test_request(buf, sizeof(buf), PROTO_UPLOAD_START, &tr);
         assert_int_equal(proto_decode_test_request(buf + PROTO_HEADER_SIZE, 24, &tr2), -EBADMSG);
@@ -184,6 +193,48 @@ static void test_messages_roundtrip(void **state) {
         assert_int_equal(proto_decode_rdma_test(buf + PROTO_HEADER_SIZE, 28, &rt2), -EBADMSG);
 
         assert_int_equal(proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, buf, PROTO_ECHO_MAX + 1), -EMSGSIZE);
+
+        /* Streams: the request, the reply with its token, a join and its index. */
+        uint32_t v;
+        n = proto_encode_u32(buf, sizeof(buf), PROTO_STREAMS_REQUEST, 8);
+        assert_int_equal(proto_header_decode(buf, PROTO_FRAME_MAX_DEFAULT, &h), 0);
+        assert_int_equal(h.type, PROTO_STREAMS_REQUEST);
+        assert_int_equal(proto_decode_streams_request(buf + PROTO_HEADER_SIZE, h.length, &v), 0);
+        assert_int_equal(v, 8);
+        for (uint32_t bad_count = 0; bad_count < 20; bad_count += 9) {
+                proto_encode_u32(buf, sizeof(buf), PROTO_STREAMS_REQUEST, bad_count);
+                assert_int_equal(proto_decode_streams_request(buf + PROTO_HEADER_SIZE, 4, &v), -EBADMSG);
+        }
+        proto_encode_u32(buf, sizeof(buf), PROTO_JOIN_OK, 7);
+        assert_int_equal(proto_decode_join_ok(buf + PROTO_HEADER_SIZE, 4, &v), 0);
+        assert_int_equal(v, 7);
+        proto_encode_u32(buf, sizeof(buf), PROTO_JOIN_OK, 8); /* index 0 is the asking connection, 8 is past */
+        assert_int_equal(proto_decode_join_ok(buf + PROTO_HEADER_SIZE, 4, &v), -EBADMSG);
+        assert_int_equal(proto_decode_join_ok(buf + PROTO_HEADER_SIZE, 3, &v), -EBADMSG);
+
+        ProtoStreams st = { .granted = 3 }, st2;
+        for (size_t i = 0; i < sizeof(st.token); i++)
+                st.token[i] = (uint8_t) (0xa0 + i);
+        n = proto_encode_streams_reply(buf, sizeof(buf), &st);
+        assert_int_equal(proto_header_decode(buf, PROTO_FRAME_MAX_DEFAULT, &h), 0);
+        assert_int_equal(proto_decode_streams_reply(buf + PROTO_HEADER_SIZE, h.length, &st2), 0);
+        assert_memory_equal(&st, &st2, sizeof(st));
+        st.granted = 0;
+        proto_encode_streams_reply(buf, sizeof(buf), &st);
+        assert_int_equal(proto_decode_streams_reply(buf + PROTO_HEADER_SIZE, h.length, &st2), -EBADMSG);
+
+        uint8_t token[PROTO_STREAMS_TOKEN_SIZE];
+        n = proto_encode_join(buf, sizeof(buf), st.token);
+        assert_int_equal(proto_header_decode(buf, PROTO_FRAME_MAX_DEFAULT, &h), 0);
+        assert_int_equal(h.length, PROTO_STREAMS_TOKEN_SIZE);
+        assert_int_equal(proto_decode_join(buf + PROTO_HEADER_SIZE, h.length, token), 0);
+        assert_memory_equal(token, st.token, sizeof(token));
+        /* The header holds every streams frame to its one size. */
+        proto_header_encode(buf, PROTO_JOIN, PROTO_STREAMS_TOKEN_SIZE + 1);
+        assert_int_equal(proto_header_decode(buf, PROTO_FRAME_MAX_DEFAULT, &h), -EMSGSIZE);
+        proto_header_encode(buf, PROTO_STREAMS_REPLY, 4);
+        assert_int_equal(proto_header_decode(buf, PROTO_FRAME_MAX_DEFAULT, &h), -EMSGSIZE);
+        assert_string_equal(proto_type_to_string(PROTO_JOIN_OK), "join-ok");
 }
 
 static void test_decoders_garbage(void **state) {

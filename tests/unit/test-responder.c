@@ -3,6 +3,7 @@
 #include "unit-test.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -504,6 +505,213 @@ static void test_rdma_unsupported(void **state) {
         teardown();
 }
 
+/* --- parallel streams ---------------------------------------------------------------------------- */
+
+static void streams_request(Peer *p, uint32_t wanted, ProtoStreams *ret) {
+        uint8_t buf[PROTO_HEADER_SIZE + 4], *payload;
+        ProtoHeader h;
+
+        peer_send(p, buf, (size_t) proto_encode_u32(buf, sizeof(buf), PROTO_STREAMS_REQUEST, wanted));
+        assert_int_equal(peer_recv(p, &h, &payload), PROTO_STREAMS_REPLY);
+        assert_int_equal(proto_decode_streams_reply(payload, h.length, ret), 0);
+}
+
+/* A new connection from address that joins token; returns it, and the index in *ret_index. */
+static Peer *stream_join(const char *address, const uint8_t *token, int *ret_type, uint32_t *ret_index) {
+        uint8_t buf[PROTO_HEADER_SIZE + PROTO_STREAMS_TOKEN_SIZE], *payload;
+        Peer *p = peer_new(address);
+        ProtoHeader h;
+
+        peer_hello(p, NULL);
+        peer_send(p, buf, (size_t) proto_encode_join(buf, sizeof(buf), token));
+        *ret_type = peer_recv(p, &h, &payload);
+        if (*ret_type == PROTO_JOIN_OK)
+                assert_int_equal(proto_decode_join_ok(payload, h.length, ret_index), 0);
+        return p;
+}
+
+static void send_data(Peer *p, uint64_t bytes) {
+        static uint8_t data[PROTO_HEADER_SIZE + 16384];
+        for (uint64_t sent = 0; sent < bytes;) {
+                uint32_t n = (uint32_t) MIN((uint64_t) 16384, bytes - sent);
+                proto_header_encode(data, PROTO_DATA, n);
+                peer_send(p, data, PROTO_HEADER_SIZE + n);
+                sent += n;
+        }
+}
+
+static void expect_result(Peer *p, ProtoType type, uint64_t bytes) {
+        ProtoTestResult res;
+        ProtoHeader h;
+        uint8_t *payload;
+
+        assert_int_equal(peer_recv(p, &h, &payload), type);
+        assert_int_equal(proto_decode_test_result(payload, h.length, &res), 0);
+        if (res.bytes != bytes)
+                fail_msg("%s: %" PRIu64 " bytes, expected %" PRIu64, proto_type_to_string(type), res.bytes, bytes);
+}
+
+static void test_streams(void **state) {
+        setup(NULL, false);
+        Peer *a = peer_new("10.1.0.1"), *joined[2];
+        uint8_t buf[PROTO_HEADER_SIZE + 64], *payload;
+        ProtoHelloReply hr;
+        ProtoStreams st;
+        ProtoHeader h;
+        uint32_t index;
+        int type;
+
+        peer_hello(a, &hr);
+        assert_true(hr.capabilities & PROTO_CAP_STREAMS);
+        streams_request(a, 8, &st);
+        assert_int_equal(st.granted, 8);
+        for (unsigned i = 0; i < 2; i++) {
+                joined[i] = stream_join("10.1.0.1", st.token, &type, &index);
+                assert_int_equal(type, PROTO_JOIN_OK);
+                assert_int_equal(index, i + 1);
+        }
+        /* Asking twice is refused, and the connection stays. */
+        peer_send(a, buf, (size_t) proto_encode_u32(buf, sizeof(buf), PROTO_STREAMS_REQUEST, 2));
+        assert_int_equal(peer_expect_error(a), PROTO_ERROR_PROTOCOL);
+
+        /* Upload over three streams: one grant, each stream hears its part, the asker the sum. */
+        ProtoTestRequest req = { .max_bytes = 300000, .max_usec = 5 * USEC_PER_SEC, .frame_size = 16384, .streams = 3 };
+        peer_send(a, buf, (size_t) proto_encode_test_request(buf, sizeof(buf), PROTO_UPLOAD_START, &req));
+        assert_int_equal(peer_recv(a, NULL, NULL), PROTO_UPLOAD_READY);
+        send_data(a, 100000);
+        send_data(joined[0], 120000);
+        send_data(joined[1], 80000);
+        peer_send(a, buf, (size_t) proto_encode_empty(buf, sizeof(buf), PROTO_UPLOAD_END));
+        peer_send(joined[0], buf, (size_t) proto_encode_empty(buf, sizeof(buf), PROTO_UPLOAD_END));
+        expect_result(joined[0], PROTO_UPLOAD_RESULT, 120000);
+        peer_send(joined[1], buf, (size_t) proto_encode_empty(buf, sizeof(buf), PROTO_UPLOAD_END));
+        expect_result(joined[1], PROTO_UPLOAD_RESULT, 80000);
+        expect_result(a, PROTO_UPLOAD_RESULT, 300000);
+
+        /* Download over two of them: the grant is shared, every stream ends with what it sent. */
+        req = (ProtoTestRequest) { .max_bytes = 500000, .max_usec = 5 * USEC_PER_SEC, .frame_size = 65536, .streams = 2 };
+        peer_send(a, buf, (size_t) proto_encode_test_request(buf, sizeof(buf), PROTO_DOWNLOAD_START, &req));
+        assert_int_equal(peer_recv(a, NULL, NULL), PROTO_DOWNLOAD_READY);
+        uint64_t total = 0;
+        Peer *streams[2] = { a, joined[0] };
+        for (unsigned i = 0; i < 2; i++) {
+                uint64_t mine = 0;
+                while ((type = peer_recv(streams[i], &h, &payload)) == PROTO_DATA)
+                        mine += h.length;
+                assert_int_equal(type, PROTO_DOWNLOAD_END);
+                ProtoTestResult res;
+                assert_int_equal(proto_decode_test_result(payload, h.length, &res), 0);
+                assert_true(res.bytes == mine);
+                total += mine;
+        }
+        assert_true(total == 500000);
+
+        /* More streams than joined: refused, nothing starts, the connection stays. */
+        req.streams = 4;
+        peer_send(a, buf, (size_t) proto_encode_test_request(buf, sizeof(buf), PROTO_UPLOAD_START, &req));
+        assert_int_equal(peer_expect_error(a), PROTO_ERROR_PROTOCOL);
+        peer_send(a, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "x", 1));
+        assert_int_equal(peer_recv(a, NULL, NULL), PROTO_ECHO_REPLY);
+
+        /* A joined stream says nothing of its own. */
+        peer_send(joined[1], buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "x", 1));
+        assert_int_equal(peer_expect_error(joined[1]), PROTO_ERROR_PROTOCOL);
+        assert_true(peer_closed(joined[1]));
+
+        /* A wrong token, and the right one from another address, join nothing. */
+        uint8_t wrong[PROTO_STREAMS_TOKEN_SIZE];
+        memcpy(wrong, st.token, sizeof(wrong));
+        wrong[0] ^= 1;
+        Peer *x = stream_join("10.1.0.1", wrong, &type, &index);
+        assert_int_equal(type, PROTO_ERROR);
+        assert_true(peer_closed(x));
+        Peer *y = stream_join("10.1.0.2", st.token, &type, &index);
+        assert_int_equal(type, PROTO_ERROR);
+        assert_true(peer_closed(y));
+
+        /* The streams go with the connection that asked for them. */
+        peer_free(a);
+        assert_true(peer_closed(joined[0]));
+        ResponderStats stats;
+        responder_get_stats(fx.responder, &stats);
+        assert_true(stats.joined == 2);
+        peer_free(joined[0]);
+        peer_free(joined[1]);
+        peer_free(x);
+        peer_free(y);
+        teardown();
+}
+
+static void test_streams_limits(void **state) {
+        ResponderLimits l = RESPONDER_LIMITS_DEFAULT;
+        l.max_streams = 3;
+        l.max_test_bytes = 100000;
+        setup(&l, false);
+        Peer *a = peer_new("10.1.0.1"), *b, *c, *d;
+        uint8_t buf[PROTO_HEADER_SIZE + 64];
+        ProtoStreams st;
+        uint32_t index;
+        int type;
+
+        /* Fewer than asked: what the limit allows. */
+        peer_hello(a, NULL);
+        streams_request(a, 8, &st);
+        assert_int_equal(st.granted, 3);
+        b = stream_join("10.1.0.1", st.token, &type, &index);
+        c = stream_join("10.1.0.1", st.token, &type, &index);
+        assert_int_equal(type, PROTO_JOIN_OK);
+        d = stream_join("10.1.0.1", st.token, &type, &index);
+        assert_int_equal(type, PROTO_ERROR);
+        assert_true(peer_closed(d));
+
+        /* The grant is for all streams together: more, on any of them, ends every one. */
+        ProtoTestRequest req = { .max_bytes = UINT64_MAX, .max_usec = 5 * USEC_PER_SEC, .frame_size = 16384, .streams = 3 };
+        peer_send(a, buf, (size_t) proto_encode_test_request(buf, sizeof(buf), PROTO_UPLOAD_START, &req));
+        assert_int_equal(peer_recv(a, NULL, NULL), PROTO_UPLOAD_READY);
+        send_data(a, 40000);
+        send_data(b, 40000);
+        send_data(c, 40000);
+        /* Whichever stream's frame crossed the line, the asker hears why. */
+        assert_int_equal(peer_expect_error(a), PROTO_ERROR_LIMIT);
+        assert_true(peer_closed(a) && peer_closed(b) && peer_closed(c));
+        peer_free(a);
+        peer_free(b);
+        peer_free(c);
+        peer_free(d);
+
+        /* The per-source connection cap bounds the streams too; a closed stream fails the test (the
+         * grant is large enough that the streams are still sending when one goes). */
+        l.max_connections_per_source = 2;
+        l.max_test_bytes = UINT64_C(1) << 30;
+        teardown();
+        setup(&l, false);
+        a = peer_new("10.1.0.1");
+        peer_hello(a, NULL);
+        streams_request(a, 8, &st);
+        assert_int_equal(st.granted, 2);
+        b = stream_join("10.1.0.1", st.token, &type, &index);
+        assert_int_equal(type, PROTO_JOIN_OK);
+        req.streams = 2;
+        peer_send(a, buf, (size_t) proto_encode_test_request(buf, sizeof(buf), PROTO_DOWNLOAD_START, &req));
+        assert_int_equal(peer_recv(a, NULL, NULL), PROTO_DOWNLOAD_READY);
+        peer_free(b);
+        assert_true(peer_closed(a));
+        peer_free(a);
+
+        /* Without streams, none are offered. */
+        l.max_streams = 1;
+        teardown();
+        setup(&l, false);
+        a = peer_new("10.1.0.1");
+        ProtoHelloReply hr;
+        peer_hello(a, &hr);
+        assert_false(hr.capabilities & PROTO_CAP_STREAMS);
+        streams_request(a, 4, &st);
+        assert_int_equal(st.granted, 1);
+        peer_free(a);
+        teardown();
+}
+
 static void test_limits_validate(void **state) {
         ResponderLimits l = RESPONDER_LIMITS_DEFAULT;
         const char *problem = NULL;
@@ -536,6 +744,8 @@ int main(void) {
                 cmocka_unit_test(test_connection_caps),
                 cmocka_unit_test(test_rdma_unsupported),
                 cmocka_unit_test(test_limits_validate),
+                cmocka_unit_test(test_streams),
+                cmocka_unit_test(test_streams_limits),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

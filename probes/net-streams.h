@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* net-streams.h — bulk tests over one connection or several parallel streams (the probe's side) */
+#pragma once
+
+#include "net-client.h"
+
+/*
+ * A connection (the control, stream 0) and the connections joined to it. Without PROTO_CAP_STREAMS
+ * (a version 1 responder) there is only the control, and every test runs over it alone.
+ */
+typedef struct NetStreams {
+        NetClient *control;
+        NetClient joined[PROTO_STREAMS_MAX - 1];
+        unsigned n_joined;
+        unsigned granted;  /* streams the responder allows, the control included */
+        uint8_t token[PROTO_STREAMS_TOKEN_SIZE];
+} NetStreams;
+
+/* What one bulk test moved, all streams together. */
+typedef struct NetTransfer {
+        uint64_t bytes;
+        uint64_t usec;         /* upload: the responder's receive time; download: ours */
+        uint64_t remote_usec;  /* download: the longest any stream took the responder to send */
+        unsigned streams;
+} NetTransfer;
+
+/**
+ * net_streams_open() - ask the responder for parallel streams
+ * @s: receives the group (net_streams_done() frees it)
+ * @control: the connected control connection
+ * @wanted: 1..PROTO_STREAMS_MAX
+ * @deadline: CLOCK_MONOTONIC usec
+ *
+ * s->granted may be less than wanted (the responder's limits); it is 1, and nothing is asked, with
+ * wanted 1 or a responder without PROTO_CAP_STREAMS.
+ * Return: 0, or what net_client_request() returns.
+ */
+int net_streams_open(NetStreams *s, NetClient *control, unsigned wanted, uint64_t deadline);
+
+/* Connects and joins connections until streams (at most s->granted) are there, from t with key. */
+int net_streams_join(NetStreams *s, const NetTarget *t, const ProtoKey *key, unsigned streams, uint64_t deadline);
+
+/*
+ * Upload and download over the first streams streams (at most 1 + s->n_joined): every stream sends
+ * (or receives) at once, from one grant for all of them, a thread per joined stream. A stream's
+ * failure fails the test: the error of the control connection is reported when it has one (the
+ * responder says there why the test ended), else the stream's, copied into the control's
+ * remote_error for net_client_error_name().
+ */
+int net_streams_upload(NetStreams *s, unsigned streams, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline,
+                       NetTransfer *ret);
+int net_streams_download(NetStreams *s, unsigned streams, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline,
+                         NetTransfer *ret);
+
+void net_streams_done(NetStreams *s);

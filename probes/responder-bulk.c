@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The responder's bulk tests: upload and download over one connection or a group of parallel streams
+ * (STREAMS_REQUEST, JOIN), one test at a time, within the limits for all of its streams together. */
+#include <inttypes.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "responder-conn.h"
+#include "shared/log.h"
+#include "shared/time-util.h"
+
+/* Costs of the token bucket: a connection takes one token, a bulk test two, however many streams
+ * carry it (each stream's connection has paid its own). */
+#define TEST_TOKENS 2
+/* A test gets this much (or as long again as granted) past its granted time to drain buffers. */
+#define TEST_GRACE_USEC (3 * USEC_PER_SEC)
+
+static Conn *owner_of(Conn *c) {
+        return c->owner ?: c;
+}
+
+/* Stream i of the test c holds: c itself, then its group's joined connections in order. */
+static Conn *test_stream(Conn *c, unsigned i) {
+        return i == 0 ? c : c->group->members[i];
+}
+
+/* The token is all a joining connection shows: compared without an early exit. */
+static bool token_equal(const uint8_t *a, const uint8_t *b) {
+        uint8_t d = 0;
+        for (size_t i = 0; i < PROTO_STREAMS_TOKEN_SIZE; i++)
+                d |= a[i] ^ b[i];
+        return d == 0;
+}
+
+void bulk_streams_request(Conn *c) {
+        Responder *r = c->responder;
+        const ResponderLimits *l = &r->limits;
+        uint32_t wanted;
+
+        if (proto_decode_streams_request(c->payload, c->frame.length, &wanted) < 0)
+                return conn_fail(c, PROTO_ERROR_PROTOCOL, "malformed streams request");
+        if (c->group)
+                return conn_reply_error(c, PROTO_ERROR_PROTOCOL, "this connection has its streams already");
+
+        /* Every stream is a connection of its own, so the per-source cap bounds them too. */
+        unsigned room = l->max_connections_per_source > c->source->connections
+                                ? l->max_connections_per_source - c->source->connections
+                                : 0;
+        StreamGroup *g = calloc(1, sizeof(StreamGroup));
+        if (!g)
+                return conn_reply_error(c, PROTO_ERROR_INTERNAL, "out of memory");
+        if (proto_random_bytes(g->token, sizeof(g->token)) < 0) {
+                free(g);
+                return conn_reply_error(c, PROTO_ERROR_INTERNAL, "no random bytes");
+        }
+        g->granted = MIN(MIN(wanted, l->max_streams), 1 + room);
+        g->members[0] = c;
+        g->n_members = 1;
+        c->group = g;
+        if (g->granted < wanted)
+                log_info("%s: %u of %" PRIu32 " streams granted", c->name, g->granted, wanted);
+
+        ProtoStreams reply = { .granted = g->granted };
+        memcpy(reply.token, g->token, sizeof(reply.token));
+        (void) conn_queue(c, proto_encode_streams_reply(c->out, sizeof(c->out), &reply));
+}
+
+void bulk_join(Conn *c) {
+        Responder *r = c->responder;
+        uint8_t token[PROTO_STREAMS_TOKEN_SIZE];
+        Conn *owner = NULL;
+
+        if (proto_decode_join(c->payload, c->frame.length, token) < 0)
+                return conn_fail(c, PROTO_ERROR_PROTOCOL, "malformed join");
+        if (c->group)
+                return conn_fail(c, PROTO_ERROR_PROTOCOL, "a connection with streams of its own cannot join");
+        /* Only the address that asked for the streams may join them. */
+        for (Conn *o = r->conns; o; o = o->next)
+                if (o->group && o->source == c->source && token_equal(o->group->token, token))
+                        owner = o;
+        if (!owner)
+                return conn_fail(c, PROTO_ERROR_PROTOCOL, "no streams to join with this token");
+        StreamGroup *g = owner->group;
+        if (g->n_members >= g->granted)
+                return conn_fail(c, PROTO_ERROR_LIMIT, "every granted stream has joined");
+
+        c->owner = owner;
+        c->stream_index = g->n_members;
+        g->members[g->n_members++] = c;
+        c->state = CONN_JOINED;
+        c->last_frame_usec = now_mono();
+        (void) timer_arm(c, r->limits.idle_timeout_usec);
+        r->stats.joined++;
+        snprintf(c->name + strlen(c->name), sizeof(c->name) - strlen(c->name), "#%u", c->stream_index);
+        (void) conn_queue(c, proto_encode_u32(c->out, sizeof(c->out), PROTO_JOIN_OK, c->stream_index));
+}
+
+bool bulk_may_start(Conn *c) {
+        Responder *r = c->responder;
+
+        if (r->bulk_owner) {
+                r->stats.busy++;
+                conn_reply_error(c, PROTO_ERROR_BUSY, "another test is running");
+                return false;
+        }
+        if (!token_bucket_take(&c->source->bucket, TEST_TOKENS, now_mono())) {
+                r->stats.rejected_rate++;
+                conn_reply_error(c, PROTO_ERROR_RATE_LIMITED, "too many requests from this address");
+                return false;
+        }
+        return true;
+}
+
+void bulk_start(Conn *c) {
+        Responder *r = c->responder;
+        bool upload = c->frame.type == PROTO_UPLOAD_START;
+        unsigned joined = c->group ? c->group->n_members : 1;
+        ProtoTestRequest req;
+        uint64_t now = now_mono();
+
+        if (proto_decode_test_request(c->payload, c->frame.length, &req) < 0)
+                return conn_fail(c, PROTO_ERROR_PROTOCOL, "malformed test request");
+        if (req.streams > joined) {
+                char message[64];
+                snprintf(message, sizeof(message), "%" PRIu32 " streams asked for, %u joined", req.streams, joined);
+                return conn_reply_error(c, PROTO_ERROR_PROTOCOL, message);
+        }
+        for (unsigned i = 1; i < req.streams; i++)
+                if (test_stream(c, i)->state != CONN_JOINED)
+                        return conn_reply_error(c, PROTO_ERROR_PROTOCOL, "a stream is not idle");
+        if (!bulk_may_start(c))
+                return;
+
+        c->test = (BulkTest) {
+                .upload = upload,
+                .streams = req.streams,
+                .granted_bytes = MIN(req.max_bytes, r->limits.max_test_bytes),
+                .granted_usec = MIN(req.max_usec, r->limits.max_test_usec),
+                .frame_size = MIN(MIN(req.frame_size, r->limits.max_frame), (uint32_t) SCRATCH_SIZE),
+                .start_usec = now,
+                .last_usec = now,
+        };
+        r->bulk_owner = c;
+        r->stats.tests++;
+
+        for (unsigned i = 0; i < req.streams; i++) {
+                Conn *s = test_stream(c, i);
+                s->state = upload ? CONN_UPLOAD : CONN_DOWNLOAD;
+                s->stream_bytes = 0;
+                s->stream_start_usec = s->stream_last_usec = now;
+                s->data_frame_len = s->data_frame_sent = 0;
+                (void) timer_arm(s, c->test.granted_usec + MAX(TEST_GRACE_USEC, c->test.granted_usec));
+                if (s != c)
+                        conn_update_events(s);
+        }
+
+        ProtoTestResult granted = { .bytes = c->test.granted_bytes, .usec = c->test.granted_usec };
+        (void) conn_queue(c, proto_encode_test_result(c->out, sizeof(c->out),
+                                                      upload ? PROTO_UPLOAD_READY : PROTO_DOWNLOAD_READY, &granted));
+}
+
+void bulk_fail(Conn *c, ProtoErrorCode code, const char *message) {
+        Conn *o = owner_of(c);
+
+        /* Every stream of the test goes, and the connection that asked for it hears why: what the
+         * others moved means nothing without this one. Nothing is freed here (the caller may be deep
+         * in c's read path): the errors leave, then the connections close. */
+        if (c->responder->bulk_owner == o && o->state != CONN_RDMA)
+                for (unsigned i = 0; i < o->test.streams && (!o->group || i < o->group->n_members); i++) {
+                        Conn *s = test_stream(o, i);
+                        if (s != c && (s == o || IN_SET(s->state, CONN_UPLOAD, CONN_DOWNLOAD)) &&
+                            s->state != CONN_CLOSING) {
+                                conn_fail(s, code, message);
+                                conn_update_events(s);
+                        }
+                }
+        conn_fail(c, code, message);
+}
+
+bool bulk_received(Conn *c, size_t k) {
+        Conn *o = owner_of(c);
+        uint64_t now = now_mono();
+
+        c->stream_bytes += k;
+        c->stream_last_usec = now;
+        o->test.bytes += k;
+        o->test.last_usec = now;
+        if (o->test.bytes > o->test.granted_bytes) {
+                bulk_fail(c, PROTO_ERROR_LIMIT, "more data than granted");
+                return false;
+        }
+        return true;
+}
+
+static void bulk_release(Conn *o) {
+        if (o->responder->bulk_owner == o)
+                o->responder->bulk_owner = NULL;
+}
+
+/* A stream of a test is done; the test ends with the last one. */
+static void stream_done(Conn *c) {
+        Conn *o = owner_of(c);
+        BulkTest *t = &o->test;
+
+        if (c != o) {
+                c->state = CONN_JOINED;
+                c->last_frame_usec = now_mono();
+                (void) timer_arm(c, c->responder->limits.idle_timeout_usec);
+        }
+        if (++t->finished < t->streams)
+                return;
+
+        uint64_t usec = t->upload ? (t->bytes > 0 ? t->last_usec - t->start_usec : 0) : now_mono() - t->start_usec;
+        log_info("%s: %s: %" PRIu64 " bytes in %" PRIu64 " us over %u stream%s", o->name,
+                 t->upload ? "upload" : "download", t->bytes, usec, t->streams, t->streams == 1 ? "" : "s");
+        bulk_release(o);
+        if (t->upload) {
+                /* The asking connection answers for all streams once the last has ended. */
+                ProtoTestResult result = { .bytes = t->bytes, .usec = usec };
+                conn_enter_ready(o);
+                (void) conn_queue(o, proto_encode_test_result(o->out, sizeof(o->out), PROTO_UPLOAD_RESULT, &result));
+                if (o != c)
+                        conn_update_events(o);
+        }
+}
+
+void bulk_upload_end(Conn *c) {
+        Conn *o = owner_of(c);
+
+        if (c != o) {
+                /* Each joined stream hears what it carried. */
+                ProtoTestResult mine = {
+                        .bytes = c->stream_bytes,
+                        .usec = c->stream_bytes > 0 ? c->stream_last_usec - c->stream_start_usec : 0,
+                };
+                (void) conn_queue(c, proto_encode_test_result(c->out, sizeof(c->out), PROTO_UPLOAD_RESULT, &mine));
+        } else
+                c->state = CONN_UPLOAD_WAIT;
+        stream_done(c);
+}
+
+/* Every stream says what it sent; the asking one is free for requests once its own share is out. */
+static void stream_finish_download(Conn *c) {
+        ProtoTestResult mine = { .bytes = c->stream_bytes, .usec = now_mono() - c->stream_start_usec };
+
+        if (c == owner_of(c))
+                conn_enter_ready(c);
+        (void) conn_queue(c, proto_encode_test_result(c->out, sizeof(c->out), PROTO_DOWNLOAD_END, &mine));
+        stream_done(c);
+}
+
+bool bulk_pump_download(Conn *c) {
+        Responder *r = c->responder;
+        Conn *o = owner_of(c);
+        BulkTest *t = &o->test;
+        size_t moved = 0;
+
+        /* The client starts its clock at READY: no stream sends before READY has left. */
+        if (!t->sending) {
+                if (c != o || c->out_len > 0)
+                        return true;
+                t->sending = true;
+                for (unsigned i = 1; i < t->streams; i++)
+                        conn_update_events(test_stream(o, i));
+        }
+
+        while (moved < PUMP_BUDGET && c->out_len == 0 && c->state == CONN_DOWNLOAD) {
+                if (c->data_frame_len == 0) {
+                        if (t->bytes >= t->granted_bytes || now_mono() - t->start_usec >= t->granted_usec) {
+                                stream_finish_download(c);
+                                return true;
+                        }
+                        /* Frames are handed out from the grant of all streams together. */
+                        c->data_frame_len = (uint32_t) MIN((uint64_t) t->frame_size, t->granted_bytes - t->bytes);
+                        c->data_frame_sent = 0;
+                        t->bytes += c->data_frame_len;
+                        proto_header_encode(c->data_header, PROTO_DATA, c->data_frame_len);
+                }
+
+                struct iovec iov[2];
+                int n = 0;
+                if (c->data_frame_sent < PROTO_HEADER_SIZE)
+                        iov[n++] = (struct iovec) { .iov_base = c->data_header + c->data_frame_sent,
+                                                    .iov_len = PROTO_HEADER_SIZE - c->data_frame_sent };
+                uint32_t body_sent = c->data_frame_sent > PROTO_HEADER_SIZE ? c->data_frame_sent - PROTO_HEADER_SIZE : 0;
+                iov[n++] = (struct iovec) { .iov_base = r->scratch, .iov_len = c->data_frame_len - body_sent };
+
+                struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t) n };
+                ssize_t k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                return true;
+                        log_debug("%s: send failed: %m", c->name);
+                        conn_free(c);
+                        return false;
+                }
+                moved += (size_t) k;
+                c->data_frame_sent += (uint32_t) k;
+                if (c->data_frame_sent == PROTO_HEADER_SIZE + c->data_frame_len) {
+                        c->stream_bytes += c->data_frame_len;
+                        c->data_frame_len = c->data_frame_sent = 0;
+                }
+        }
+        return true;
+}
+
+void bulk_conn_gone(Conn *c) {
+        Responder *r = c->responder;
+
+        if (c->owner) {
+                /* A joined stream left: a test it carried cannot finish; the group closes ranks. */
+                Conn *o = c->owner;
+                StreamGroup *g = o->group;
+                bool carried = IN_SET(c->state, CONN_UPLOAD, CONN_DOWNLOAD) && r->bulk_owner == o;
+
+                c->owner = NULL;
+                for (unsigned i = 1; i < g->n_members; i++)
+                        if (g->members[i] == c) {
+                                memmove(g->members + i, g->members + i + 1, (g->n_members - i - 1) * sizeof(Conn *));
+                                g->n_members--;
+                                break;
+                        }
+                if (carried && o->state != CONN_CLOSING) {
+                        bulk_fail(o, PROTO_ERROR_PROTOCOL, "a stream of the test closed");
+                        conn_update_events(o);
+                }
+        }
+        if (c->group) {
+                /* The streams belong to this connection and go with it. */
+                StreamGroup *g = TAKE_PTR(c->group);
+                for (unsigned i = 1; i < g->n_members; i++)
+                        g->members[i]->owner = NULL;
+                for (unsigned i = 1; i < g->n_members; i++)
+                        conn_free(g->members[i]);
+                free(g);
+        }
+        bulk_release(c);
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* responder-conn.h — the responder's connections, shared by its files (not an API) */
+#pragma once
+
+#include "responder-identity.h"
+#include "responder-rdma.h"
+#include "responder.h"
+#include "source-table.h"
+
+/* One buffer serves every connection: received DATA is discarded into it and sent DATA comes from it,
+ * so bulk tests cost no memory per connection. */
+#define SCRATCH_SIZE PROTO_FRAME_MAX_DEFAULT
+/* How much one wake-up may move before other connections get their turn. */
+#define PUMP_BUDGET (8U * 1024U * 1024U)
+
+typedef enum ConnState {
+        CONN_HELLO,
+        CONN_AUTH,
+        CONN_READY,
+        CONN_JOINED,    /* a stream of another connection's group, between its tests */
+        CONN_UPLOAD,
+        CONN_UPLOAD_WAIT, /* the asking connection's upload ended; the other streams' have not yet */
+        CONN_DOWNLOAD,
+        CONN_RDMA,      /* handed to an RDMA session thread */
+        CONN_CLOSING,   /* flushing a final error */
+} ConnState;
+
+typedef struct Conn Conn;
+
+/* One bulk test, held by the connection that asked for it (stream 0), carried by it and the first
+ * streams - 1 connections of its group. The grant is for all of them together. */
+typedef struct BulkTest {
+        bool upload;
+        bool sending;            /* download: READY has left, so DATA may follow on every stream */
+        unsigned streams;
+        unsigned finished;       /* streams whose UPLOAD_END came or whose DOWNLOAD_END was queued */
+        uint64_t granted_bytes, granted_usec;
+        uint64_t bytes;          /* upload: received on all streams; download: put into frames */
+        uint64_t start_usec, last_usec;
+        uint32_t frame_size;
+} BulkTest;
+
+/* The connections a client joined to one of its connections (STREAMS_REQUEST, JOIN). */
+typedef struct StreamGroup {
+        uint8_t token[PROTO_STREAMS_TOKEN_SIZE];
+        unsigned granted;                  /* streams allowed, the owner included */
+        Conn *members[PROTO_STREAMS_MAX];  /* [0] the owner, then the joined ones in order */
+        unsigned n_members;
+} StreamGroup;
+
+struct Conn {
+        Responder *responder;
+        Conn *prev, *next;
+        int fd;
+        sd_event_source *io, *timer;
+        SourceEntry *source;
+        struct in6_addr address;
+        uint16_t port;
+        char name[INET6_ADDRSTRLEN + 16];
+        ConnState state;
+        uint64_t accepted_usec;
+        uint64_t last_frame_usec;   /* when the last complete frame arrived (idle timeout) */
+
+        /* Input: a header, then a control payload into payload[] or DATA bytes into the scratch. */
+        uint8_t header[PROTO_HEADER_SIZE];
+        size_t header_len;
+        bool have_header;
+        ProtoHeader frame;
+        uint8_t payload[PROTO_CONTROL_MAX];
+        size_t payload_len;
+        uint32_t data_left;
+
+        /* Output: at most one control frame is pending; nothing is read until it has left. */
+        uint8_t out[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
+        size_t out_len, out_sent;
+
+        uint8_t nonce[PROTO_NONCE_SIZE];
+        uint8_t client_nonce[PROTO_CLIENT_NONCE_SIZE];
+
+        /* Streams: the group this connection owns, or the one it joined (owner, index). */
+        StreamGroup *group;
+        Conn *owner;
+        unsigned stream_index;
+
+        /* The bulk test this connection asked for, and what this stream of a test moved. */
+        BulkTest test;
+        uint64_t stream_bytes, stream_start_usec, stream_last_usec;
+        uint8_t data_header[PROTO_HEADER_SIZE];
+        uint32_t data_frame_len, data_frame_sent;
+
+        RdmaSession *rdma;
+};
+
+struct Responder {
+        sd_event *event;
+        ResponderLimits limits;
+        bool have_key;
+        ProtoKey key;
+        ResponderRdma rdma;
+        ResponderIdentity identity;
+        SourceTable *sources;
+        sd_event_source **listeners;
+        size_t n_listeners;
+        sd_event_source *accept_pause;
+        int rdma_done_fd;
+        sd_event_source *rdma_done;
+        Conn *conns, *conns_tail;
+        Conn *bulk_owner;
+        ResponderStats stats;
+        uint8_t *scratch;
+};
+
+/* responder.c */
+uint64_t now_mono(void);
+int timer_arm(Conn *c, uint64_t usec_from_now);
+int conn_queue(Conn *c, ssize_t n);
+void conn_fail(Conn *c, ProtoErrorCode code, const char *message);
+void conn_reply_error(Conn *c, ProtoErrorCode code, const char *message);
+void conn_enter_ready(Conn *c);
+bool conn_kick(Conn *c);
+void conn_free(Conn *c);
+void conn_update_events(Conn *c);
+
+/* responder-bulk.c: upload and download over one or more streams, and the groups of streams. */
+void bulk_streams_request(Conn *c);
+void bulk_join(Conn *c);
+bool bulk_may_start(Conn *c);
+void bulk_start(Conn *c);
+/* A DATA payload's k bytes arrived on stream c; false when the test failed for it. */
+bool bulk_received(Conn *c, size_t k);
+void bulk_upload_end(Conn *c);
+/* Sends DATA frames; false when c was freed. */
+bool bulk_pump_download(Conn *c);
+/* The test c carries failed (a stream closed, broke a limit or ran out of time): every stream goes. */
+void bulk_fail(Conn *c, ProtoErrorCode code, const char *message);
+/* Called as c is freed: releases the test it holds and leaves or dissolves its group. */
+void bulk_conn_gone(Conn *c);
