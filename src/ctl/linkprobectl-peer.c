@@ -83,6 +83,29 @@ static char *format_measured_detail(json_object *p, const char *key, json_object
         return ctl_strdupf("%s (%s)%s", when, age, json_bool_or(p, "Stale", false) ? ", stale" : "");
 }
 
+/* "4 up, 2 down": the parallel TCP streams of the measurement; nothing for RDMA and before one. */
+static char *format_streams(json_object *p, const char *key, json_object *v) {
+        int64_t up = json_int_or(v, "Upload", 0), down = json_int_or(v, "Download", 0);
+        return up > 0 || down > 0 ? ctl_strdupf("%" PRId64 " up, %" PRId64 " down", up, down) : NULL;
+}
+
+static char *format_warnings(json_object *p, const char *key, json_object *v) {
+        _cleanup_(freep) char *joined = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        if (!v || !json_object_is_type(v, json_type_array) || json_object_array_length(v) == 0)
+                return NULL;
+        f = open_memstream(&joined, &len);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < json_object_array_length(v); i++)
+                fprintf(f, "%s%s", i > 0 ? "; " : "", json_object_get_string(json_object_array_get_idx(v, i)));
+        if (fclose(f) != 0)
+                return NULL;
+        return TAKE_PTR(joined);
+}
+
 static char *format_error(json_object *p, const char *key, json_object *v) {
         const char *name = json_string_or(p, "LastError", "");
         return isempty(name) ? NULL : ctl_strdupf("%s: %s", name, json_string_or(p, "LastErrorMessage", ""));
@@ -96,8 +119,11 @@ static const CtlField peer_fields[] = {
         { "Upload", "UploadGbps", format_gbps, NULL, false },
         { "Download", "DownloadGbps", format_gbps, NULL, false },
         { "RTT", "RttUsec", format_rtt, NULL, false },
+        { "Streams", "Streams", format_streams, NULL, true },
         { "Measured", "MeasuredAt", format_measured_detail, ctl_colour_stale, false },
         { "State", "ProbeState", NULL, ctl_colour_state, false },
+        { "Stale because", "StaleReason", ctl_format_string, NULL, true },
+        { "Warnings", "Warnings", format_warnings, NULL, true },
         { "Last error", "LastError", format_error, NULL, true },
         { "Object", "Path", ctl_format_string, NULL, false },
 };

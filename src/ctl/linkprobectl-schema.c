@@ -22,6 +22,7 @@ static const struct {
           (const char *const[]) { "Thunderbolt", "Name", "PathRxGbps", "PathTxGbps", "LinkClass",
                                   "NetInterfaceName", NULL } },
         { "Summary", "DegradedLinks", false, (const char *const[]) { "Object", "Name", "Reason", NULL } },
+        { "Peer", "Streams", true, (const char *const[]) { "Upload", "Download", NULL } },
         { "Summary", "BestPeerPaths", false,
           (const char *const[]) { "Address", "Peer", "UploadGbps", "DownloadGbps", "RttUsec", "Stale", NULL } },
         { "Summary", "BestNeighborPaths", false,

@@ -440,6 +440,7 @@ def test_linkprobectl_probe_and_peers(net, bus, client, daemon_factory):
     assert r.returncode == 0, r.stderr
     print(r.stdout)
     assert re.search(r"Upload: \d+\.\d\d Gb/s", r.stdout) and "Via: a0 from 10.212.1.1" in r.stdout, r.stdout
+    assert re.search(r"Streams: \d up, \d down", r.stdout), r.stdout
     print(f"linkprobectl probe {DIRECT}: {wall:.2f} s (100 ms per direction)")
 
     r = lp.ctl(bus, "--json", "probe", f"[fe80::1%a0]:7471", "--timeout", "10s")  # nobody there
@@ -458,6 +459,8 @@ def test_linkprobectl_probe_and_peers(net, bus, client, daemon_factory):
     assert r.returncode == 0 and DIRECT in r.stdout and "fe80::1%a0" in r.stdout and "2 peer paths listed" in r.stdout
     rows = json.loads(lp.ctl(bus, "--json", "peers").stdout)
     assert {row["Address"] for row in rows} == {DIRECT, "fe80::1%a0"}
+    direct = next(row for row in rows if row["Address"] == DIRECT)
+    assert set(direct["Streams"]) == {"Upload", "Download"} and direct["Streams"]["Upload"] >= 1, direct
     assert all(row["Path"].startswith(lp.ROOT + "/peer/") for row in rows)
 
 
