@@ -129,6 +129,8 @@ def _bandwidth_test(value, where):
         "load_type": _one_of("uint", "uint2", "uint4", "uint8", "uint16"),
         "loads_per_work_item": _non_negative_int,
         "fill_ms": NUM,
+        "cache_bytes": _non_negative_int,
+        "cache_source": _one_of("device", "host-last-level-cache"),
     })
     _check_members(value, where, required)
     _check_stats(value, where)
@@ -178,6 +180,9 @@ def _measurement(value, where):
         "memory_bandwidth_gb_s": _positive_number,
         "fp32_gflops": _positive_number,
         "fp16_gflops": _fp16_figure,
+        "memory_bandwidth_median_gb_s": _positive_number,
+        "fp32_median_gflops": _positive_number,
+        "fp16_median_gflops": _fp16_figure,
         "timing": _one_of("device", "host"),
         "duration_ms": NUM,
         "warnings": _array_of(lambda v, w: _check_type(v, w, STR)),
@@ -189,6 +194,13 @@ def _measurement(value, where):
         raise SchemaError(f"{where}: memory_bandwidth_gb_s is not memory_bandwidth.best")
     if value["fp32_gflops"] != value["fp32"]["best"]:
         raise SchemaError(f"{where}: fp32_gflops is not fp32.best")
+    for figure, test in (("memory_bandwidth_median_gb_s", "memory_bandwidth"), ("fp32_median_gflops", "fp32"),
+                         ("fp16_median_gflops", "fp16")):
+        if value[test].get("status") == "unsupported":
+            if value[figure] != "unsupported":
+                raise SchemaError(f"{where}: {test} unsupported but {figure} = {value[figure]!r}")
+        elif value[figure] != value[test]["median"]:
+            raise SchemaError(f"{where}: {figure} is not {test}.median")
     if value["fp16"]["status"] == "unsupported":
         if value["fp16_gflops"] != "unsupported":
             raise SchemaError(f"{where}: fp16 unsupported but fp16_gflops = {value['fp16_gflops']!r}")
@@ -259,6 +271,15 @@ def _iso8601(value, where):
         raise SchemaError(f"{where}: {value!r} is not an ISO 8601 UTC timestamp")
 
 
+def _host_cache(value, where):
+    if value is None:
+        return
+    _check_members(value, where, {"level": _non_negative_int, "bytes": _non_negative_int,
+                                  "total_bytes": _non_negative_int, "instances": _non_negative_int})
+    if not value["bytes"] <= value["total_bytes"] or value["instances"] < 1 or value["level"] < 1:
+        raise SchemaError(f"{where}: inconsistent {value}")
+
+
 def validate(doc):
     """Raises SchemaError unless doc is a valid linkprobe-probe-gpu document (ok or error)."""
     if not isinstance(doc, dict):
@@ -269,7 +290,7 @@ def validate(doc):
         return
     _check_members(doc, "document", dict(envelope, measured=BOOL, platforms=_array_of(_platform),
                                          devices=_array_of(_device), duration_ms=NUM),
-                   {"measured_at": _iso8601, "quick": BOOL})
+                   {"measured_at": _iso8601, "quick": BOOL, "host_last_level_cache": _host_cache})
     if doc["measured"] != ("measured_at" in doc) or doc["measured"] != ("quick" in doc):
         raise SchemaError("document: measured_at/quick must be present exactly when measured is true")
     for i, d in enumerate(doc["devices"]):

@@ -166,6 +166,42 @@ def test_measure_one_device(device):
     assert all("measurement" not in d for d in doc["devices"][1:])
 
 
+def write_cacheinfo(root, cpus, level, size, shared):
+    """A sysfs tree with one cache level per CPU, in cacheinfo's words."""
+    for cpu in range(cpus):
+        d = root / "devices" / "system" / "cpu" / f"cpu{cpu}" / "cache" / "index0"
+        d.mkdir(parents=True)
+        for name, value in (("level", str(level)), ("type", "Unified"), ("size", size),
+                            ("shared_cpu_list", shared(cpu))):
+            (d / name).write_text(value + "\n")
+
+
+def test_the_bandwidth_buffer_outgrows_the_host_cache(device, tmp_path):
+    """A CPU device's buffer is sized from all of the host's last-level caches (here two chiplets of
+    48 MiB, as cacheinfo describes them), not from what the driver says of itself; the figure is
+    the median of the runs, the best beside it."""
+    write_cacheinfo(tmp_path, 4, 3, "49152K", lambda cpu: "0-1" if cpu < 2 else "2-3")
+    rc, doc, _, stderr = run_probe("--measure", "--quick", "--device=0", f"--sysfs-root={tmp_path}")
+    assert rc == 0, stderr
+    gpu_schema.validate(doc)
+    assert doc["host_last_level_cache"] == {"level": 3, "bytes": 48 << 20, "total_bytes": 96 << 20, "instances": 2}
+    m = doc["devices"][0]["measurement"]
+    bw = m["memory_bandwidth"]
+    if doc["devices"][0]["type"] == "cpu":
+        assert bw["cache_source"] == "host-last-level-cache" and bw["cache_bytes"] == 96 << 20, bw
+    assert bw["buffer_bytes"] >= 4 * bw["cache_bytes"] or any("less than 4x" in w for w in m["warnings"]), m
+    assert m["memory_bandwidth_median_gb_s"] == bw["median"] <= m["memory_bandwidth_gb_s"] == bw["best"]
+
+    # Without cacheinfo (a virtual machine that describes none) the device's own figure is all there is.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    rc, doc, _, stderr = run_probe("--measure", "--quick", "--device=0", f"--sysfs-root={empty}")
+    assert rc == 0, stderr
+    gpu_schema.validate(doc)
+    assert doc["host_last_level_cache"] is None
+    assert doc["devices"][0]["measurement"]["memory_bandwidth"]["cache_source"] == "device"
+
+
 def test_deadline_kills_a_run_that_cannot_finish(device):
     # NEVER_FINISH makes the first kernel spin for ever: the run cannot finish however fast the device and
     # however warm PoCL's kernel cache (a full run used to be "too slow for 0.2 s" until the cache made it
@@ -231,6 +267,7 @@ def test_icd_naming_a_missing_library_is_an_empty_result(probe, icd_dir):
     ("--device=0",),
     ("--quick",),
     ("--measure", "--device=1000"),
+    ("--measure", "--sysfs-root="),
 ])
 def test_bad_arguments_are_usage_errors(probe, args):
     rc, doc, _, _ = run_probe(*args)
