@@ -68,6 +68,9 @@ Reconciler *reconcile_free(Reconciler *r) {
 
 /* ---- scheduling ---- */
 
+/* New paths are first probed within this (or a tick, if shorter). */
+#define FIRST_PROBE_SPREAD_USEC (1 * USEC_PER_SEC)
+
 static uint64_t tick_usec(Reconciler *r) {
         return r->c.config->tick_usec;
 }
@@ -243,7 +246,7 @@ static void arm_timer(Reconciler *r, uint64_t wake_realtime, uint64_t now_realti
 
 void reconcile_run(Reconciler *r) {
         Peers *peers = r->c.peers;
-        uint64_t now, wake = UINT64_MAX, due = UINT64_MAX;
+        uint64_t now, wake = UINT64_MAX, due = UINT64_MAX, due_first = UINT64_MAX;
         bool rdma_inhibited;
         Peer *p;
 
@@ -277,9 +280,10 @@ void reconcile_run(Reconciler *r) {
                 }
                 if (p->next_probe_at == 0 && !p->run) {
                         if (p->state == PEER_PROBE_PENDING || p->state == PEER_PROBE_QUEUED)
-                                /* New: soon, but spread over a tick so a rebooted cluster does not
-                                 * probe in lockstep. */
-                                set_next_probe(p, now + random_below(tick_usec(r)));
+                                /* New: within a second (a neighbour is named only once a path to it
+                                 * is measured), spread so that a rebooted cluster does not probe in
+                                 * lockstep. */
+                                set_next_probe(p, now + random_below(MIN(tick_usec(r), FIRST_PROBE_SPREAD_USEC)));
                         else
                                 set_next_probe(p, next_probe_after(r, p, now));
                 }
@@ -295,9 +299,14 @@ void reconcile_run(Reconciler *r) {
                 }
                 if (transport_busy(r, (PeerTransport) t))
                         continue; /* its completion runs the next pass */
-                TABLE_FOREACH(p, &peers->paths)
-                        if ((int) p->transport == t && p->wanted && p->next_probe_at > 0 && !p->run)
+                TABLE_FOREACH(p, &peers->paths) {
+                        if ((int) p->transport != t || !p->wanted || p->next_probe_at == 0 || p->run)
+                                continue;
+                        if (IN_SET(p->state, PEER_PROBE_PENDING, PEER_PROBE_QUEUED))
+                                due_first = MIN(due_first, p->next_probe_at);
+                        else
                                 due = MIN(due, p->next_probe_at);
+                }
         }
         /* Scheduled work is looked at no more often than once a tick; Stale flips on time. */
         if (due != UINT64_MAX) {
@@ -307,6 +316,8 @@ void reconcile_run(Reconciler *r) {
                         due = MAX(due, now + (earliest - mono));
                 wake = MIN(wake, due);
         }
+        /* A path never measured is not held to the tick: it has no figures at all yet. */
+        wake = MIN(wake, due_first);
         arm_timer(r, wake, now);
 }
 
