@@ -6,7 +6,9 @@
 #include "derive-peer.h"
 #include "summary.h"
 
+typedef struct Gpus Gpus;
 typedef struct Links Links;
+typedef struct Pci Pci;
 typedef struct Peers Peers;
 typedef struct Rdma Rdma;
 typedef struct Reconciler Reconciler;
@@ -23,6 +25,7 @@ typedef struct Thunderbolt Thunderbolt;
  *   tbt.derived          a peer's NetInterface
  *   rdma_port.derived    NetInterface; a RoCE port is read again when its link's carrier or speed moves
  *   peer.derived         which paths exist for the wanted addresses, SourceInterface, Stale
+ *   pci.derived, PciDevice of the other kinds, PathLimitGbps, GetAffinity()   (derive-pci.h)
  *   summary              what an applet shows (FastestLink, ThunderboltPeers, ..., BestPeerPaths)
  *
  * The pass may ask a source to read again (a link whose backing device moved, a RoCE port); the
@@ -33,6 +36,8 @@ typedef struct Derive {
         Thunderbolt *thunderbolt;
         Rdma *rdma;
         DerivePeers peers; /* the peers, what they depend on, and the reconciler told when they move */
+        Pci *pci;          /* NULL: no PCIe part (set by the manager after derive_init()) */
+        Gpus *gpus;
         Summary summary;
 } Derive;
 

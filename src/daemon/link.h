@@ -81,6 +81,7 @@ typedef struct Link {
                 uint32_t thunderbolt_speed_mbps; /* the slower direction of that path */
                 char *rdma_port_path;
                 bool rdma_roce; /* that port is RoCE */
+                char *pci_device_path; /* PciDevice: the PCI function below device_path (derive-pci.c) */
         } derived;
 } Link;
 

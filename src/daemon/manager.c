@@ -82,6 +82,7 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         thunderbolt_init(&m->thunderbolt, &m->publisher, m->sysfs_fd);
         rdma_init(&m->rdma, &m->publisher, m->event, m->sysfs_fd, sysfs_root_is_the_machines(options->sysfs_root));
         gpus_init(&m->gpus, &m->publisher);
+        pci_init(&m->pci, &m->publisher, m->sysfs_fd);
         peers_init(&m->peers, &m->publisher, &m->config.peers);
         m->persist = (Persist) { .peers = &m->peers, .directory = &m->state_directory };
 
@@ -114,6 +115,9 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         if (r < 0)
                 return log_oom();
         m->derive.peers.reconciler = m->reconciler;
+        m->derive.pci = &m->pci;
+        m->derive.gpus = &m->gpus;
+        m->derive.summary.pci = &m->pci;
 
         *ret = TAKE_PTR(m);
         return 0;
@@ -138,6 +142,7 @@ Manager *manager_free(Manager *m) {
 
         derive_done(&m->derive);
         peers_done(&m->peers);
+        pci_done(&m->pci);
         gpus_done(&m->gpus);
         rdma_done(&m->rdma);
         thunderbolt_done(&m->thunderbolt);
@@ -322,6 +327,8 @@ int manager_start(Manager *m) {
                 r = thunderbolt_watch(&m->thunderbolt, m->udev);
         if (r >= 0)
                 r = rdma_watch(&m->rdma, m->udev);
+        if (r >= 0)
+                r = pci_watch(&m->pci, m->udev);
         if (r < 0)
                 return r;
         r = udev_source_start(m->udev);
@@ -418,6 +425,7 @@ int manager_render_metrics(void *userdata, char **ret, size_t *ret_size) {
                 .rdma = &m->rdma,
                 .gpus = &m->gpus,
                 .peers = &m->peers,
+                .pci = &m->pci,
                 .netlink_overruns = netlink_overruns(m->netlink),
                 .udev_overruns = udev_source_overruns(m->udev),
         };

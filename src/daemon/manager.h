@@ -14,6 +14,7 @@
 #include "memory.h"
 #include "node.h"
 #include "peer.h"
+#include "pci.h"
 #include "persist.h"
 #include "rdma.h"
 #include "shared/ratelimit.h"
@@ -63,6 +64,7 @@ typedef struct Manager {
         Thunderbolt thunderbolt;
         Rdma rdma;
         Gpus gpus;
+        Pci pci;
         Peers peers;
         Persist persist;
         /* What combines them: the derivation pass, and the Summary it keeps. */

@@ -16,6 +16,7 @@ typedef struct Memory Memory;
 typedef struct MetricsExporter MetricsExporter;
 typedef struct Node Node;
 typedef struct Peers Peers;
+typedef struct Pci Pci;
 typedef struct Rdma Rdma;
 typedef struct Thunderbolt Thunderbolt;
 
@@ -29,6 +30,7 @@ typedef struct MetricsSources {
         Rdma *rdma;
         Gpus *gpus;
         Peers *peers;
+        Pci *pci; /* may be NULL */
         uint64_t netlink_overruns;
         uint64_t udev_overruns;
 } MetricsSources;

@@ -80,6 +80,7 @@ static Peer *peer_free(Peer *p) {
         peer_measurement_done(&p->m);
         free(p->last_error);
         free(p->last_error_message);
+        free(p->derived.path_limited_by);
         return mfree(p);
 }
 

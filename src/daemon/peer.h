@@ -117,6 +117,10 @@ typedef struct Peer {
         struct {
                 int source_ifindex; /* SourceInterface; 0 unknown */
                 bool stale;
+                /* PathLimitGbps: the narrowest known hop on this side (the source's link, its
+                 * Thunderbolt path, its PCIe path); 0 unknown. derive-pci.c writes these. */
+                double path_limit_gbps;
+                char *path_limited_by;
         } derived;
 } Peer;
 

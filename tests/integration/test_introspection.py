@@ -17,7 +17,7 @@ import tbt_harness as h
 
 INTERFACES_DIR = os.path.join(lp.TOP, "systemd", "interfaces")
 RDMA_FIXTURE = os.path.join(lp.TOP, "tests", "fixtures", "rdma", "cx5-roce.umockdev")
-KINDS = ["Manager", "Node", "Memory", "Summary", "Link", "Thunderbolt", "RdmaPort", "Gpu", "Peer"]
+KINDS = ["Manager", "Node", "Memory", "Summary", "Link", "Thunderbolt", "RdmaPort", "Gpu", "Peer", "Pci"]
 HEADER = ('<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"\n'
           ' "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">\n')
 
