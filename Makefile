@@ -223,8 +223,9 @@ endif
 CHECK_FUZZ_SECONDS ?= 5
 
 .PHONY: update-interfaces
-# Rewrites systemd/interfaces/*.xml (installed to share/dbus-1/interfaces) from the running daemon;
-# make check fails while they differ.
+# Rewrites systemd/interfaces/*.xml (installed to share/dbus-1/interfaces) from the running daemon, with
+# the org.gtk.GDBus.DocString of every member from systemd/interfaces/docstrings.txt; make check fails
+# while they differ, or while a member has no description.
 update-interfaces: all
 	$(Q)LINKPROBE_UPDATE_INTERFACES=1 LINKPROBE_BUILD=$(abspath $(BUILD)) /usr/bin/python3 -m pytest -q \
 		-p no:cacheprovider tests/integration/test_introspection.py

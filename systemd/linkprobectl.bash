@@ -4,7 +4,7 @@
 
 _linkprobectl() {
         local verbs='status list show monitor thunderbolt tree rdma gpu peers probe inhibit inhibitors metrics snapshot'
-        local options='--json --no-legend --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why='
+        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why='
         local -a args bus_args=()
         local cur i verb=''
 
@@ -25,7 +25,7 @@ _linkprobectl() {
                         ((i++))
                         ;;
                 --bus-address=* | --user | --system) bus_args+=("${args[i]}") ;;
-                --transport | --timeout) ((i++)) ;;
+                --transport | --timeout | --color | --what | --who | --why) ((i++)) ;;
                 -*) ;;
                 *)
                         [[ -z $verb ]] && verb=${args[i]}
@@ -39,10 +39,22 @@ _linkprobectl() {
         # A D-Bus address or a duration: nothing sensible to offer.
         if [[ $cur == --bus-address=* || $prev == --bus-address || $cur == --timeout=* || $prev == --timeout ]]; then
                 COMPREPLY=()
+        elif [[ $prev == --who || $prev == --why || $cur == --who=* || $cur == --why=* ]]; then
+                COMPREPLY=()
         elif [[ $prev == --transport ]]; then
                 COMPREPLY=($(compgen -W "tcp rdma" -- "$cur"))
         elif [[ $cur == --transport=* ]]; then
                 COMPREPLY=($(compgen -W "--transport=tcp --transport=rdma" -- "$cur"))
+        elif [[ $prev == --what ]]; then
+                COMPREPLY=($(compgen -W "gpu rdma gpu:rdma" -- "$cur"))
+        elif [[ $cur == --what=* ]]; then
+                COMPREPLY=($(compgen -W "--what=gpu --what=rdma --what=gpu:rdma" -- "$cur"))
+        elif [[ $prev == --color ]]; then
+                COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
+        elif [[ $cur == --color=* ]]; then
+                COMPREPLY=($(compgen -W "--color=auto --color=always --color=never" -- "$cur"))
+        elif [[ $cur == --json=* ]]; then
+                COMPREPLY=($(compgen -W "--json=pretty --json=short --json=off" -- "$cur"))
         elif [[ $verb == probe && $prev == probe ]]; then
                 COMPREPLY=($(compgen -W 'gpu' -- "$cur"))
         elif [[ $cur == -* ]]; then
@@ -52,7 +64,7 @@ _linkprobectl() {
                 fi
         elif [[ -z $verb ]]; then
                 COMPREPLY=($(compgen -W "$verbs" -- "$cur"))
-        elif [[ $verb == show ]]; then
+        elif [[ $verb == show || $verb == list ]]; then
                 # Link names from the daemon (NAME is the second column of `list`); nothing if it does not
                 # answer within two seconds.
                 local names

@@ -1,5 +1,5 @@
-# systemd unit and socket, D-Bus policy, activation and interface files, sysusers.d, udev rule, bash
-# completion and the example configuration. Install paths follow a usrmerged Debian 12; each can be
+# systemd unit and socket, D-Bus policy, activation and interface files, sysusers.d, udev rule, bash and
+# zsh completion and the example configuration. Install paths follow a usrmerged Debian 12; each can be
 # overridden on the command line (make install UNITDIR=...).
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
@@ -8,13 +8,16 @@ DBUSPOLICYDIR ?= $(DATADIR)/dbus-1/system.d
 DBUSSERVICEDIR ?= $(DATADIR)/dbus-1/system-services
 DBUSINTERFACEDIR ?= $(DATADIR)/dbus-1/interfaces
 BASHCOMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
+# Debian's zsh reads vendor completions from here (and only zsh's own ones from site-functions).
+ZSHCOMPLETIONDIR ?= $(DATADIR)/zsh/vendor-completions
 CONFDIR ?= $(SYSCONFDIR)/linkprobe
 
 # Introspection XML, one file per interface; whoever writes or generates them appends here.
 DBUS_INTERFACES += $(wildcard systemd/interfaces/org.linkprobe.LinkProbe1*.xml)
 
 # No tmpfiles.d snippet: StateDirectory=/CacheDirectory= create everything the service writes.
-DEBIAN_TEST_PACKAGES += systemd-container debootstrap
+# zsh: test_completion_zsh.py drives the zsh completion.
+DEBIAN_TEST_PACKAGES += systemd-container debootstrap zsh
 
 # The unit names the daemon's path, so it is generated per PREFIX. $(BUILD)/systemd/paths changes only
 # when a substituted path does, which is what makes a `make install PREFIX=...` regenerate the unit.
@@ -36,6 +39,7 @@ $(BUILD)/systemd/linkprobed.service: systemd/linkprobed.service.in $(BUILD)/syst
 define install_systemd
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(UDEVRULESDIR) \
 		$(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(DBUSSERVICEDIR) $(DESTDIR)$(BASHCOMPLETIONDIR) \
+		$(DESTDIR)$(ZSHCOMPLETIONDIR) \
 		$(DESTDIR)$(CONFDIR)
 	install -m 0644 $(BUILD)/systemd/linkprobed.service systemd/linkprobed.socket $(DESTDIR)$(UNITDIR)/
 	install -m 0644 systemd/linkprobe.sysusers $(DESTDIR)$(SYSUSERSDIR)/linkprobe.conf
@@ -43,6 +47,7 @@ define install_systemd
 	install -m 0644 systemd/org.linkprobe.LinkProbe1.conf $(DESTDIR)$(DBUSPOLICYDIR)/
 	install -m 0644 systemd/org.linkprobe.LinkProbe1.service $(DESTDIR)$(DBUSSERVICEDIR)/
 	install -m 0644 systemd/linkprobectl.bash $(DESTDIR)$(BASHCOMPLETIONDIR)/linkprobectl
+	install -m 0644 systemd/_linkprobectl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_linkprobectl
 	$(if $(strip $(DBUS_INTERFACES)),install -d $(DESTDIR)$(DBUSINTERFACEDIR) && \
 		install -m 0644 $(DBUS_INTERFACES) $(DESTDIR)$(DBUSINTERFACEDIR)/)
 	test -e $(DESTDIR)$(CONFDIR)/linkprobed.conf || \
@@ -54,7 +59,7 @@ define uninstall_systemd
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/linkprobe.conf $(DESTDIR)$(UDEVRULESDIR)/90-linkprobe.rules
 	rm -f $(DESTDIR)$(DBUSPOLICYDIR)/org.linkprobe.LinkProbe1.conf
 	rm -f $(DESTDIR)$(DBUSSERVICEDIR)/org.linkprobe.LinkProbe1.service
-	rm -f $(DESTDIR)$(BASHCOMPLETIONDIR)/linkprobectl
+	rm -f $(DESTDIR)$(BASHCOMPLETIONDIR)/linkprobectl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_linkprobectl
 	rm -f $(addprefix $(DESTDIR)$(DBUSINTERFACEDIR)/,$(notdir $(DBUS_INTERFACES)))
 	! cmp -s systemd/linkprobed.conf $(DESTDIR)$(CONFDIR)/linkprobed.conf || \
 		rm -f $(DESTDIR)$(CONFDIR)/linkprobed.conf

@@ -3,17 +3,21 @@
 #include "linkprobectl.h"
 #include "shared/time-util.h"
 
+int check_metrics_args(int argc, char **argv) {
+        if (arg_json != JSON_OFF) {
+                fprintf(stderr, "metrics prints the Prometheus text format; --json does not apply (see snapshot).\n");
+                return CTL_EXIT_USAGE;
+        }
+        return 0;
+}
+
 int verb_metrics(sd_bus *bus, int argc, char **argv) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         sd_bus_error error = SD_BUS_ERROR_NULL;
         const char *text;
         int r;
 
-        if (arg_json) {
-                fprintf(stderr, "metrics prints the Prometheus text format; --json does not apply (see snapshot).\n");
-                return CTL_EXIT_USAGE;
-        }
-        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, IFACE_PREFIX "Manager", "GetMetrics", &error, &reply, NULL);
+        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, MANAGER_INTERFACE, "GetMetrics", &error, &reply, NULL);
         if (r < 0) {
                 r = ctl_log_bus_error(r, &error, "Failed to get the metrics");
                 sd_bus_error_free(&error);
@@ -41,12 +45,16 @@ static int add_root_interface(sd_bus *bus, json_object *doc, const char *name) {
 int verb_snapshot(sd_bus *bus, int argc, char **argv) {
         static const char *const root_interfaces[] = { "Manager", "Node", "Memory", "Summary" };
         _cleanup_(json_object_putp) json_object *doc = json_object_new_object(), *objects = NULL;
+        uint64_t now = now_usec(CLOCK_REALTIME);
         char iso[ISO8601_MAX];
         int r;
 
         if (!doc)
-                return CTL_EXIT_FAILURE;
-        json_object_object_add(doc, "Time", json_object_new_string(format_iso8601(iso, now_usec(CLOCK_REALTIME))));
+                return log_oom_ctl();
+        /* Readers check this before anything else: it changes whenever a member changes meaning. */
+        json_object_object_add(doc, "Schema", json_object_new_int(CTL_JSON_SCHEMA));
+        json_object_object_add(doc, "Time", json_object_new_string(format_iso8601(iso, now)));
+        json_object_object_add(doc, "TimeUsec", json_object_new_uint64(now));
         for (size_t i = 0; i < ELEMENTSOF(root_interfaces); i++) {
                 r = add_root_interface(bus, doc, root_interfaces[i]);
                 if (r != 0)
@@ -64,9 +72,9 @@ int verb_snapshot(sd_bus *bus, int argc, char **argv) {
                 (void) path;
                 json_object_object_foreach(interfaces, interface, props) {
                         (void) props;
-                        if (!startswith(interface, IFACE_PREFIX))
+                        if (!startswith(interface, BUS_INTERFACE_PREFIX))
                                 continue;
-                        const char *kind = interface + strlen(IFACE_PREFIX);
+                        const char *kind = interface + strlen(BUS_INTERFACE_PREFIX);
                         if (json_object_object_get_ex(kinds, kind, NULL))
                                 continue;
                         json_object *list = ctl_children(objects, kind);
@@ -74,5 +82,8 @@ int verb_snapshot(sd_bus *bus, int argc, char **argv) {
                                 json_object_object_add(kinds, kind, list);
                 }
         }
-        return ctl_print_json(doc);
+        /* Always JSON, whatever --json says: that is what snapshot is for. */
+        if (arg_json == JSON_OFF)
+                arg_json = JSON_AUTO;
+        return ctl_output_json(doc);
 }

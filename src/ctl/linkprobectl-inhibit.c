@@ -5,11 +5,11 @@
 #include <sys/wait.h>
 
 #include "linkprobectl.h"
-#include "shared/format-table.h"
 #include "shared/string-util.h"
 
-/* What the daemon accepts for who (INHIBIT_WHO_MAX in src/inhibit.h). */
+/* What the daemon accepts for who and why (INHIBIT_WHO_MAX, INHIBIT_WHY_MAX in src/daemon/inhibit.h). */
 #define WHO_MAX 128
+#define WHY_MAX 256
 
 static pid_t child_pid = 0;
 
@@ -47,12 +47,54 @@ static char *default_who(char **argv) {
         return TAKE_PTR(escaped);
 }
 
+/* "gpu", "rdma", "gpu:rdma": kinds separated by colons, as the daemon reads them. */
+static bool what_is_valid(const char *what) {
+        if (isempty(what))
+                return false;
+        for (const char *p = what;;) {
+                size_t n = strcspn(p, ":");
+                if (!((n == 3 && strneq(p, "gpu", 3)) || (n == 4 && strneq(p, "rdma", 4))))
+                        return false;
+                if (p[n] == '\0')
+                        return true;
+                p += n + 1;
+        }
+}
+
+static bool text_is_valid(const char *s, size_t max, bool empty_ok) {
+        if (!s)
+                return true;
+        if ((!empty_ok && isempty(s)) || strlen(s) > max || !utf8_is_valid(s))
+                return false;
+        for (const char *p = s; *p; p++)
+                if ((unsigned char) *p < 0x20 || *p == 0x7f)
+                        return false;
+        return true;
+}
+
+int check_inhibit_args(int argc, char **argv) {
+        if (!what_is_valid(arg_what)) {
+                _cleanup_(freep) char *escaped = escape_for_terminal(arg_what);
+                fprintf(stderr, "--what=%s: takes gpu, rdma or gpu:rdma.\n", strna(escaped));
+                return CTL_EXIT_USAGE;
+        }
+        if (!text_is_valid(arg_who, WHO_MAX, false)) {
+                fprintf(stderr, "--who= takes 1 to %d bytes of text without control characters.\n", WHO_MAX);
+                return CTL_EXIT_USAGE;
+        }
+        if (!text_is_valid(arg_why, WHY_MAX, true)) {
+                fprintf(stderr, "--why= takes at most %d bytes of text without control characters.\n", WHY_MAX);
+                return CTL_EXIT_USAGE;
+        }
+        return 0;
+}
+
 static int take_inhibitor(sd_bus *bus, const char *who, int *ret_fd) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         sd_bus_error error = SD_BUS_ERROR_NULL;
         int fd, r;
 
-        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, IFACE_PREFIX "Manager", "Inhibit", &error, &reply, "sss",
+        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, MANAGER_INTERFACE, "Inhibit", &error, &reply, "sss",
                                arg_what, who, strempty(arg_why));
         if (r < 0) {
                 r = ctl_log_bus_error(r, &error, "Cannot take an inhibitor");
@@ -126,50 +168,55 @@ int verb_inhibit(sd_bus *bus, int argc, char **argv) {
         return 128 + WTERMSIG(status);
 }
 
+static const CtlColumn inhibitor_columns[] = {
+        { "WHAT", "What", NULL, NULL },
+        { "WHO", "Who", NULL, NULL },
+        { "WHY", "Why", NULL, NULL },
+        { ">UID", "Uid", NULL, NULL },
+        { ">PID", "Pid", NULL, NULL },
+};
+
+static const CtlTableView inhibitor_table = {
+        .columns = inhibitor_columns,
+        .n_columns = ELEMENTSOF(inhibitor_columns),
+        .noun = "inhibitor",
+        .nouns = "inhibitors",
+        .empty = "No inhibitors.",
+};
+
 int verb_inhibitors(sd_bus *bus, int argc, char **argv) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(json_object_putp) json_object *list = json_object_new_array();
-        _cleanup_(text_table_freep) TextTable *t = NULL;
         sd_bus_error error = SD_BUS_ERROR_NULL;
         const char *what, *who, *why;
         uint32_t uid, pid;
         int r;
 
-        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, IFACE_PREFIX "Manager", "ListInhibitors", &error, &reply,
-                               NULL);
+        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, MANAGER_INTERFACE, "ListInhibitors", &error, &reply, NULL);
         if (r < 0) {
                 r = ctl_log_bus_error(r, &error, "Cannot list the inhibitors");
                 sd_bus_error_free(&error);
                 return r;
         }
-        t = text_table_new("WHAT", "WHO", "WHY", ">UID", ">PID", NULL);
-        if (!t || !list)
-                return CTL_EXIT_FAILURE;
+        if (!list)
+                return log_oom_ctl();
         r = sd_bus_message_enter_container(reply, 'a', "(sssuu)");
         while (r >= 0 && (r = sd_bus_message_read(reply, "(sssuu)", &what, &who, &why, &uid, &pid)) > 0) {
-                char uid_text[16], pid_text[16];
                 json_object *o = json_object_new_object();
 
                 if (!o)
-                        return CTL_EXIT_FAILURE;
+                        return log_oom_ctl();
                 json_object_object_add(o, "What", json_object_new_string(what));
                 json_object_object_add(o, "Who", json_object_new_string(who));
                 json_object_object_add(o, "Why", json_object_new_string(why));
-                json_object_object_add(o, "Uid", json_object_new_int64(uid));
-                json_object_object_add(o, "Pid", json_object_new_int64(pid));
+                /* Unknown is null, not a number that looks like one (the daemon says UINT32_MAX, 0). */
+                json_object_object_add(o, "Uid", uid == UINT32_MAX ? NULL : json_object_new_int64(uid));
+                json_object_object_add(o, "Pid", pid == 0 ? NULL : json_object_new_int64(pid));
                 json_object_array_add(list, o);
-                snprintf(uid_text, sizeof(uid_text), "%" PRIu32, uid);
-                snprintf(pid_text, sizeof(pid_text), "%" PRIu32, pid);
-                if (text_table_add_row(t, what, who, isempty(why) ? NULL : why,
-                                       uid == UINT32_MAX ? "?" : uid_text, pid == 0 ? "?" : pid_text) < 0)
-                        return CTL_EXIT_FAILURE;
         }
         if (r < 0) {
                 fprintf(stderr, "Unexpected answer to ListInhibitors(): %s\n", strerror(-r));
                 return CTL_EXIT_FAILURE;
         }
-        if (arg_json)
-                return ctl_print_json(list);
-        ctl_print_table(t, "inhibitors");
-        return 0;
+        return ctl_output_table(list, &inhibitor_table);
 }

@@ -1,66 +1,89 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobectl list / show: network links. */
-#include "linkprobectl.h"
-#include "shared/string-util.h"
+#include <fnmatch.h>
 
-/* "192.0.2.2/24 fd00::2/64 +1": the first few, so a line stays a line. */
-static char *format_addresses(json_object *link, size_t max) {
-        json_object *addresses;
+#include "linkprobectl.h"
+
+#define ADDRESSES_SHOWN 2
+
+/* "192.0.2.2/24 fd00::2/64 +1": the first few, so a line stays a line (all of them with --full). */
+static char *format_address_list(json_object *row, const char *key, json_object *addresses) {
+        size_t n = addresses ? json_object_array_length(addresses) : 0, shown = arg_full ? n : MIN(n, ADDRESSES_SHOWN);
         char *s = NULL;
         size_t len = 0;
-        FILE *f = open_memstream(&s, &len);
+        FILE *f;
 
+        if (n == 0)
+                return NULL;
+        f = open_memstream(&s, &len);
         if (!f)
                 return NULL;
-        if (json_object_object_get_ex(link, "Addresses", &addresses)) {
-                size_t n = json_object_array_length(addresses);
-                for (size_t i = 0; i < n && i < max; i++) {
-                        json_object *a = json_object_array_get_idx(addresses, i);
-                        fprintf(f, "%s%s/%" PRId64, i > 0 ? " " : "", json_string_or(a, "Address", "?"),
-                                json_int_or(a, "PrefixLength", 0));
-                }
-                if (n > max)
-                        fprintf(f, " +%zu", n - max);
+        for (size_t i = 0; i < shown; i++) {
+                json_object *a = json_object_array_get_idx(addresses, i);
+                fprintf(f, "%s%s/%" PRId64, i > 0 ? " " : "", json_string_or(a, "Address", "?"),
+                        json_int_or(a, "PrefixLength", 0));
         }
+        if (n > shown)
+                fprintf(f, " +%zu", n - shown);
         fclose(f);
         return s;
 }
 
-static const char *yes_no(bool b) {
-        return b ? "yes" : "no";
+static const CtlColumn link_columns[] = {
+        { ">IDX", "Index", NULL, NULL },
+        { "NAME", "Name", NULL, NULL },
+        { "KIND", "Kind", NULL, NULL },
+        { "TYPE", "ConnectionType", NULL, NULL },
+        { "STATE", "OperState", NULL, ctl_colour_state },
+        { "CARRIER", "Carrier", ctl_format_yes_no, NULL },
+        { ">SPEED", "SpeedMbps", NULL, NULL },
+        { ">MTU", "Mtu", NULL, NULL },
+        { "ADDRESSES", "Addresses", format_address_list, NULL },
+};
+
+static const CtlTableView link_table = {
+        .columns = link_columns,
+        .n_columns = ELEMENTSOF(link_columns),
+        .noun = "link",
+        .nouns = "links",
+        .empty = "No links.",
+};
+
+/* The links whose name matches one of the patterns (shell globs, as networkctl takes them). */
+static json_object *filter_links(json_object *links, int n_patterns, char **patterns) {
+        json_object *kept = json_object_new_array();
+
+        if (!kept)
+                return NULL;
+        for (size_t i = 0; i < json_object_array_length(links); i++) {
+                json_object *l = json_object_array_get_idx(links, i);
+                const char *name = json_string_or(l, "Name", "");
+                for (int p = 0; p < n_patterns; p++)
+                        if (fnmatch(patterns[p], name, 0) == 0) {
+                                json_object_array_add(kept, json_object_get(l));
+                                break;
+                        }
+        }
+        return kept;
 }
 
 int verb_list(sd_bus *bus, int argc, char **argv) {
-        _cleanup_(json_object_putp) json_object *links = NULL;
-        _cleanup_(text_table_freep) TextTable *t = NULL;
+        _cleanup_(json_object_putp) json_object *links = NULL, *matching = NULL;
         int r;
 
         r = ctl_get_children(bus, "Link", &links);
         if (r != 0)
                 return r;
-        if (arg_json)
-                return ctl_print_json(links);
+        if (argc <= 1)
+                return ctl_output_table(links, &link_table);
 
-        t = text_table_new(">IDX", "NAME", "KIND", "TYPE", "STATE", "CARRIER", ">SPEED", ">MTU", "ADDRESSES", NULL);
-        if (!t)
-                return CTL_EXIT_FAILURE;
-        for (size_t i = 0; i < json_object_array_length(links); i++) {
-                json_object *l = json_object_array_get_idx(links, i);
-                char idx[16], speed[32], mtu[16];
-                _cleanup_(freep) char *addresses = format_addresses(l, 2);
-
-                snprintf(idx, sizeof(idx), "%" PRId64, json_int_or(l, "Index", 0));
-                snprintf(mtu, sizeof(mtu), "%" PRId64, json_int_or(l, "Mtu", 0));
-                r = text_table_add_row(t, idx, json_string_or(l, "Name", NULL), json_string_or(l, "Kind", NULL),
-                                       json_string_or(l, "ConnectionType", NULL), json_string_or(l, "OperState", NULL),
-                                       yes_no(json_bool_or(l, "Carrier", false)),
-                                       format_speed_mbps(speed, (uint64_t) json_int_or(l, "SpeedMbps", 0)), mtu,
-                                       isempty(addresses) ? NULL : addresses);
-                if (r < 0)
-                        return CTL_EXIT_FAILURE;
-        }
-        ctl_print_table(t, "links");
-        return 0;
+        matching = filter_links(links, argc - 1, argv + 1);
+        if (!matching)
+                return log_oom_ctl();
+        /* Not an error, as for networkctl: the answer to "which links match" may be "none". */
+        CtlTableView view = link_table;
+        view.empty = "No links match.";
+        return ctl_output_table(matching, &view);
 }
 
 static json_object *find_link(json_object *links, const char *which) {
@@ -80,44 +103,70 @@ static json_object *find_link(json_object *links, const char *which) {
         return NULL;
 }
 
-static void show_link(json_object *l) {
-        char speed[32], buf[64];
-        json_object *addresses;
-        _cleanup_(freep) char *name = escape_for_terminal(json_string_or(l, "Name", "?"));
+static char *format_title(json_object *l, const char *key, json_object *v) {
+        return ctl_strdupf("%" PRId64 ": %s", json_int_or(l, "Index", 0), json_string_or(l, "Name", "?"));
+}
 
-        printf("%" PRId64 ": %s\n", json_int_or(l, "Index", 0), strna(name));
-        ctl_print_field("Kind", json_string_or(l, "Kind", NULL));
-        ctl_print_field("Connection type", json_string_or(l, "ConnectionType", NULL));
-        snprintf(buf, sizeof(buf), "%s (admin %s, carrier %s)", json_string_or(l, "OperState", "?"),
-                 json_string_or(l, "AdminState", "?"), yes_no(json_bool_or(l, "Carrier", false)));
-        ctl_print_field("State", buf);
-        snprintf(buf, sizeof(buf), "%" PRId64, json_int_or(l, "CarrierChanges", 0));
-        ctl_print_field("Carrier changes", buf);
-        snprintf(buf, sizeof(buf), "%" PRId64, json_int_or(l, "Mtu", 0));
-        ctl_print_field("MTU", buf);
-        ctl_print_field("Hardware address", isempty(json_string_or(l, "HardwareAddress", "")) ? NULL :
-                                        json_string_or(l, "HardwareAddress", NULL));
-        uint64_t mbps = (uint64_t) json_int_or(l, "SpeedMbps", 0);
-        snprintf(buf, sizeof(buf), "%s, %s duplex", mbps > 0 ? format_speed_mbps(speed, mbps) : "unknown",
-                 json_string_or(l, "Duplex", "unknown"));
-        ctl_print_field("Speed", buf);
-        ctl_print_field("Driver", isempty(json_string_or(l, "Driver", "")) ? NULL : json_string_or(l, "Driver", NULL));
-        if (!streq(json_string_or(l, "ThunderboltPeer", "/"), "/"))
-                ctl_print_field("Thunderbolt peer", json_string_or(l, "ThunderboltPeer", NULL));
-        if (!streq(json_string_or(l, "RdmaPort", "/"), "/"))
-                ctl_print_field("RDMA port", json_string_or(l, "RdmaPort", NULL));
+static char *format_state(json_object *l, const char *key, json_object *v) {
+        return ctl_strdupf("%s (admin %s, carrier %s)", json_string_or(l, "OperState", "?"),
+                           json_string_or(l, "AdminState", "?"), json_bool_or(l, "Carrier", false) ? "yes" : "no");
+}
 
-        if (json_object_object_get_ex(l, "Addresses", &addresses) && json_object_array_length(addresses) > 0) {
-                for (size_t i = 0; i < json_object_array_length(addresses); i++) {
-                        json_object *a = json_object_array_get_idx(addresses, i);
-                        snprintf(buf, sizeof(buf), "%s/%" PRId64 " (%s, scope %s)", json_string_or(a, "Address", "?"),
-                                 json_int_or(a, "PrefixLength", 0), json_string_or(a, "Class", "?"),
-                                 json_string_or(a, "Scope", "?"));
-                        ctl_print_field(i == 0 ? "Addresses" : "", buf);
-                }
-        } else
-                ctl_print_field("Addresses", NULL);
-        ctl_print_field("Object", json_string_or(l, "Path", NULL));
+static char *format_speed(json_object *l, const char *key, json_object *v) {
+        _cleanup_(freep) char *speed = ctl_format_speed_mbps(l, key, v);
+        return ctl_strdupf("%s, %s duplex", speed ?: "unknown", json_string_or(l, "Duplex", "unknown"));
+}
+
+/* One line per address: "10.70.0.1/24 (private, scope global)". */
+static char *format_address_lines(json_object *l, const char *key, json_object *addresses) {
+        size_t n = addresses ? json_object_array_length(addresses) : 0;
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        if (n == 0)
+                return NULL;
+        f = open_memstream(&s, &len);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                json_object *a = json_object_array_get_idx(addresses, i);
+                fprintf(f, "%s%s/%" PRId64 " (%s, scope %s)", i > 0 ? "\n" : "", json_string_or(a, "Address", "?"),
+                        json_int_or(a, "PrefixLength", 0), json_string_or(a, "Class", "?"),
+                        json_string_or(a, "Scope", "?"));
+        }
+        fclose(f);
+        return s;
+}
+
+static const CtlField link_fields[] = {
+        { "Kind", "Kind", NULL, NULL, false },
+        { "Connection type", "ConnectionType", NULL, NULL, false },
+        { "State", "OperState", format_state, ctl_colour_state, false },
+        { "Carrier changes", "CarrierChanges", NULL, NULL, false },
+        { "MTU", "Mtu", NULL, NULL, false },
+        { "Hardware address", "HardwareAddress", NULL, NULL, false },
+        { "Speed", "SpeedMbps", format_speed, NULL, false },
+        { "Driver", "Driver", NULL, NULL, false },
+        { "Thunderbolt peer", "ThunderboltPeer", ctl_format_object, NULL, true },
+        { "RDMA port", "RdmaPort", ctl_format_object, NULL, true },
+        { "Addresses", "Addresses", format_address_lines, NULL, false },
+        { "Object", "Path", ctl_format_string, NULL, false },
+};
+
+static const CtlDetailView link_details = {
+        .fields = link_fields,
+        .n_fields = ELEMENTSOF(link_fields),
+        .title = format_title,
+        .empty = "No links.",
+};
+
+int check_show_args(int argc, char **argv) {
+        if (argc < 2 && !arg_all) {
+                fprintf(stderr, "\"show\" needs more arguments: a link's name or index, or -a for every link. See --help.\n");
+                return CTL_EXIT_USAGE;
+        }
+        return 0;
 }
 
 int verb_show(sd_bus *bus, int argc, char **argv) {
@@ -127,10 +176,12 @@ int verb_show(sd_bus *bus, int argc, char **argv) {
         r = ctl_get_children(bus, "Link", &links);
         if (r != 0)
                 return r;
+        if (argc < 2) /* -a */
+                return ctl_output_details(links, &link_details);
+
         selected = json_object_new_array();
         if (!selected)
-                return CTL_EXIT_FAILURE;
-
+                return log_oom_ctl();
         for (int i = 1; i < argc; i++) {
                 json_object *l = find_link(links, argv[i]);
                 if (!l) {
@@ -140,13 +191,5 @@ int verb_show(sd_bus *bus, int argc, char **argv) {
                 }
                 json_object_array_add(selected, json_object_get(l));
         }
-
-        if (arg_json)
-                return ctl_print_json(selected);
-        for (size_t i = 0; i < json_object_array_length(selected); i++) {
-                if (i > 0)
-                        putchar('\n');
-                show_link(json_object_array_get_idx(selected, i));
-        }
-        return 0;
+        return ctl_output_details(selected, &link_details);
 }

@@ -3,121 +3,154 @@
 #include <math.h>
 
 #include "linkprobectl.h"
-#include "shared/string-util.h"
+#include "shared/peer-address.h"
 #include "shared/time-util.h"
 
-#define PEER_PATH_PREFIX BUS_PATH "/peer/"
+#define PROBE_TIMEOUT_DEFAULT_USEC (60 * USEC_PER_SEC)
 
 char *arg_probe_transport = NULL;
 
-static char *format_gbps(char buf[static 32], json_object *p, const char *key) {
-        double v = json_double_or(p, key, 0);
-        if (json_int_or(p, "MeasuredAt", 0) == 0 || !isfinite(v))
-                snprintf(buf, 32, "-");
-        else
-                snprintf(buf, 32, "%.2f Gb/s", v);
-        return buf;
+static bool measured(json_object *p) {
+        return ctl_timestamp_usec(p, "MeasuredAt") > 0;
 }
 
-static char *format_usec(char buf[static 32], json_object *p, const char *key) {
-        double v = json_double_or(p, key, 0);
-        if (json_int_or(p, "MeasuredAt", 0) == 0 || !isfinite(v))
-                snprintf(buf, 32, "-");
-        else if (v >= 10000)
-                snprintf(buf, 32, "%.1f ms", v / 1000);
-        else
-                snprintf(buf, 32, "%.0f us", v);
-        return buf;
+static char *format_gbps(json_object *p, const char *key, json_object *v) {
+        double d = v ? json_object_get_double(v) : NAN;
+        return measured(p) && isfinite(d) ? ctl_strdupf("%.2f Gb/s", d) : NULL;
 }
 
-static const char *peer_via(json_object *p) {
-        const char *device = json_string_or(p, "SourceDevice", "");
-        const char *name = json_string_or(p, "SourceInterfaceName", "");
-        return !isempty(device) ? device : !isempty(name) ? name : NULL;
+static char *format_usec(json_object *p, const char *key, json_object *v) {
+        return measured(p) ? ctl_format_duration_usec(p, key, v) : NULL;
 }
+
+static char *format_via(json_object *p, const char *key, json_object *v) {
+        const char *device = json_string_or(p, "SourceDevice", ""), *name = json_string_or(p, "SourceInterfaceName", "");
+        return !isempty(device) ? strdup(device) : !isempty(name) ? strdup(name) : NULL;
+}
+
+static char *format_measured(json_object *p, const char *key, json_object *v) {
+        _cleanup_(freep) char *age = ctl_format_age(p, "MeasuredAt", v);
+        return ctl_strdupf("%s%s", age ?: "never", age && json_bool_or(p, "Stale", false) ? " (stale)" : "");
+}
+
+static const CtlColumn peer_columns[] = {
+        { "ADDRESS", "Address", NULL, NULL },
+        { "TRANSPORT", "Transport", NULL, NULL },
+        { "VIA", "SourceInterfaceName", format_via, NULL },
+        { "TYPE", "ConnectionType", NULL, NULL },
+        { ">UPLOAD", "UploadGbps", format_gbps, NULL },
+        { ">DOWNLOAD", "DownloadGbps", format_gbps, NULL },
+        { ">RTT", "RttUsec", format_usec, NULL },
+        { ">JITTER", "JitterUsec", format_usec, NULL },
+        { "MEASURED", "MeasuredAt", format_measured, ctl_colour_stale },
+        { "STATE", "ProbeState", NULL, ctl_colour_state },
+        { "LAST ERROR", "LastError", NULL, NULL },
+};
+
+static const CtlTableView peer_table = {
+        .columns = peer_columns,
+        .n_columns = ELEMENTSOF(peer_columns),
+        .noun = "peer path",
+        .nouns = "peer paths",
+        .empty = "No peer paths.",
+};
 
 int verb_peers(sd_bus *bus, int argc, char **argv) {
         _cleanup_(json_object_putp) json_object *peers = NULL;
-        _cleanup_(text_table_freep) TextTable *t = NULL;
         int r;
 
         r = ctl_get_children(bus, "Peer", &peers);
         if (r != 0)
                 return r;
-        if (arg_json)
-                return ctl_print_json(peers);
-
-        t = text_table_new("ADDRESS", "TRANSPORT", "VIA", "TYPE", ">UPLOAD", ">DOWNLOAD", ">RTT", ">JITTER", "MEASURED",
-                           "STATE", NULL);
-        if (!t)
-                return CTL_EXIT_FAILURE;
-        for (size_t i = 0; i < json_object_array_length(peers); i++) {
-                json_object *p = json_object_array_get_idx(peers, i);
-                char up[32], down[32], rtt[32], jitter[32], age[32], measured[48];
-
-                snprintf(measured, sizeof(measured), "%s%s",
-                         format_age(age, (uint64_t) json_int_or(p, "MeasuredAt", 0), "never"),
-                         json_bool_or(p, "Stale", false) && json_int_or(p, "MeasuredAt", 0) > 0 ? " (stale)" : "");
-                r = text_table_add_row(t, json_string_or(p, "Address", NULL), json_string_or(p, "Transport", NULL),
-                                       peer_via(p), json_string_or(p, "ConnectionType", NULL),
-                                       format_gbps(up, p, "UploadGbps"), format_gbps(down, p, "DownloadGbps"),
-                                       format_usec(rtt, p, "RttUsec"), format_usec(jitter, p, "JitterUsec"), measured,
-                                       json_string_or(p, "ProbeState", NULL));
-                if (r < 0)
-                        return CTL_EXIT_FAILURE;
-        }
-        ctl_print_table(t, "peer paths");
-        return 0;
+        return ctl_output_table(peers, &peer_table);
 }
 
-static void show_peer(json_object *p) {
-        char a[32], b[32], buf[160];
-        const char *error = json_string_or(p, "LastError", "");
+static char *format_via_from(json_object *p, const char *key, json_object *v) {
+        _cleanup_(freep) char *via = format_via(p, key, v);
+        const char *from = json_string_or(p, "SourceAddress", "");
+        return ctl_strdupf("%s%s%s", strna(via), isempty(from) ? "" : " from ", from);
+}
 
-        ctl_print_field("Address", json_string_or(p, "Address", NULL));
-        ctl_print_field("Transport", json_string_or(p, "Transport", NULL));
-        snprintf(buf, sizeof(buf), "%s%s%s", strna(peer_via(p)),
-                 isempty(json_string_or(p, "SourceAddress", "")) ? "" : " from ",
-                 json_string_or(p, "SourceAddress", ""));
-        ctl_print_field("Via", buf);
-        ctl_print_field("Connection type", json_string_or(p, "ConnectionType", NULL));
-        ctl_print_field("Upload", format_gbps(a, p, "UploadGbps"));
-        ctl_print_field("Download", format_gbps(a, p, "DownloadGbps"));
-        snprintf(buf, sizeof(buf), "%s (jitter %s)", format_usec(a, p, "RttUsec"), format_usec(b, p, "JitterUsec"));
-        ctl_print_field("RTT", buf);
-        snprintf(buf, sizeof(buf), "%s%s", format_age(a, (uint64_t) json_int_or(p, "MeasuredAt", 0), "never"),
-                 json_bool_or(p, "Stale", false) ? ", stale" : "");
-        ctl_print_field("Measured", buf);
-        ctl_print_field("State", json_string_or(p, "ProbeState", NULL));
-        if (!isempty(error)) {
-                snprintf(buf, sizeof(buf), "%s: %s", error, json_string_or(p, "LastErrorMessage", ""));
-                ctl_print_field("Last error", buf);
+static char *format_rtt(json_object *p, const char *key, json_object *v) {
+        _cleanup_(freep) char *rtt = format_usec(p, key, v), *jitter = format_usec(p, "JitterUsec", ctl_member(p, "JitterUsec"));
+        return ctl_strdupf("%s (jitter %s)", rtt ?: "-", jitter ?: "-");
+}
+
+static char *format_measured_detail(json_object *p, const char *key, json_object *v) {
+        _cleanup_(freep) char *age = ctl_format_age(p, "MeasuredAt", v), *when = ctl_format_local_time(p, "MeasuredAt", v);
+        if (!age)
+                return strdup("never");
+        return ctl_strdupf("%s (%s)%s", when, age, json_bool_or(p, "Stale", false) ? ", stale" : "");
+}
+
+static char *format_error(json_object *p, const char *key, json_object *v) {
+        const char *name = json_string_or(p, "LastError", "");
+        return isempty(name) ? NULL : ctl_strdupf("%s: %s", name, json_string_or(p, "LastErrorMessage", ""));
+}
+
+static const CtlField peer_fields[] = {
+        { "Address", "Address", NULL, NULL, false },
+        { "Transport", "Transport", NULL, NULL, false },
+        { "Via", "SourceInterfaceName", format_via_from, NULL, false },
+        { "Connection type", "ConnectionType", NULL, NULL, false },
+        { "Upload", "UploadGbps", format_gbps, NULL, false },
+        { "Download", "DownloadGbps", format_gbps, NULL, false },
+        { "RTT", "RttUsec", format_rtt, NULL, false },
+        { "Measured", "MeasuredAt", format_measured_detail, ctl_colour_stale, false },
+        { "State", "ProbeState", NULL, ctl_colour_state, false },
+        { "Last error", "LastError", format_error, NULL, true },
+        { "Object", "Path", ctl_format_string, NULL, false },
+};
+
+static const CtlDetailView peer_details = {
+        .fields = peer_fields,
+        .n_fields = ELEMENTSOF(peer_fields),
+};
+
+int check_probe_args(int argc, char **argv) {
+        const char *why = NULL;
+        PeerAddress a;
+
+        if (streq(argv[1], "gpu"))
+                return 0;
+        /* The daemon parses with the same rules; asking it only to hear "invalid" would be a wasted call. */
+        if (peer_address_parse(argv[1], 0, &a, &why) < 0) {
+                _cleanup_(freep) char *escaped = escape_for_terminal(argv[1]);
+                fprintf(stderr, "Invalid peer address \"%s\": %s.\n", strna(escaped), strna(why));
+                return CTL_EXIT_USAGE;
         }
-        ctl_print_field("Object", json_string_or(p, "Path", NULL));
+        return 0;
 }
 
 typedef struct ProbeWait {
         char *path;
-        const char *state; /* a final ProbeState once seen */
-        char state_buf[32];
+        bool changed;    /* the Peer object said something since we last looked */
+        bool daemon_gone;
 } ProbeWait;
 
-static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *e) {
-        _cleanup_(json_object_putp) json_object *changed = NULL;
-        ProbeWait *w = userdata;
-        const char *interface, *state;
+static void probe_wait_done(ProbeWait *w) {
+        w->path = mfree(w->path);
+}
 
-        const char *path = sd_bus_message_get_path(m);
-        if (!w->path || !path || !streq(path, w->path))
-                return 0;
-        if (sd_bus_message_read(m, "s", &interface) < 0 || !streq(interface, IFACE_PREFIX "Peer") ||
-            bus_message_read_json(m, &changed) < 0)
-                return 0;
-        state = json_string_or(changed, "ProbeState", NULL);
-        if (state && (streq(state, "ok") || streq(state, "failed") || streq(state, "unsupported"))) {
-                snprintf(w->state_buf, sizeof(w->state_buf), "%s", state);
-                w->state = w->state_buf;
-        }
+static int on_peer_signal(sd_bus_message *m, void *userdata, sd_bus_error *e) {
+        ProbeWait *w = userdata;
+        const char *path = sd_bus_message_get_path(m), *added = NULL;
+
+        /* InterfacesAdded names the object in its body, PropertiesChanged in its path. */
+        if (sd_bus_message_is_signal(m, "org.freedesktop.DBus.ObjectManager", "InterfacesAdded") &&
+            sd_bus_message_read(m, "o", &added) >= 0)
+                path = added;
+        if (!w->path || (path && streq(path, w->path)))
+                w->changed = true;
+        return 0;
+}
+
+static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *e) {
+        const char *name, *old_owner, *new_owner;
+        ProbeWait *w = userdata;
+
+        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) >= 0 && isempty(new_owner))
+                w->daemon_gone = true;
         return 0;
 }
 
@@ -127,7 +160,7 @@ static int call_probe_peer(sd_bus *bus, const char *address, char **ret_path) {
         const char *path;
         int r;
 
-        r = sd_bus_message_new_method_call(bus, &call, BUS_NAME, BUS_PATH, IFACE_PREFIX "Manager", "ProbePeer");
+        r = sd_bus_message_new_method_call(bus, &call, BUS_NAME, BUS_PATH, MANAGER_INTERFACE, "ProbePeer");
         if (r >= 0)
                 r = sd_bus_message_append(call, "s", address);
         if (r >= 0)
@@ -154,61 +187,99 @@ static int call_probe_peer(sd_bus *bus, const char *address, char **ret_path) {
         return 0;
 }
 
-int verb_probe_peer(sd_bus *bus, int argc, char **argv) {
-        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+/* The Peer's properties once an attempt that began after asked_at is over (1), or 0 while none is;
+ * an exit code (>0 as -code) when they cannot be read. Judging by LastAttemptAt rather than by which
+ * signals arrived makes a failure that is over before the call returns (a probe that cannot even be
+ * spawned), or that repeats the last one word for word, count at once. */
+static int read_outcome(sd_bus *bus, const char *path, uint64_t asked_at, json_object **ret) {
         _cleanup_(json_object_putp) json_object *props = NULL;
         sd_bus_error error = SD_BUS_ERROR_NULL;
-        ProbeWait w = {};
-        uint64_t timeout = arg_timeout_usec ?: 60 * USEC_PER_SEC;
+        const char *state;
+        int r;
+
+        r = bus_get_all_json(bus, BUS_NAME, path, PEER_INTERFACE, &props, &error);
+        if (r < 0) {
+                r = ctl_log_bus_error(r, &error, "Cannot read the result");
+                sd_bus_error_free(&error);
+                return -r;
+        }
+        ctl_normalize_properties("Peer", props);
+        state = json_string_or(props, "ProbeState", "");
+        if (!(streq(state, "ok") || streq(state, "failed") || streq(state, "unsupported")) ||
+            ctl_timestamp_usec(props, "LastAttemptAt") < asked_at)
+                return 0;
+        json_object_object_add(props, "Path", json_object_new_string(path));
+        *ret = TAKE_PTR(props);
+        return 1;
+}
+
+static int wait_for_outcome(sd_bus *bus, ProbeWait *w, const char *address, uint64_t asked_at, json_object **ret) {
+        uint64_t timeout = arg_timeout_usec ?: PROBE_TIMEOUT_DEFAULT_USEC;
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
         int r;
 
-        /* Listen before asking, so a quick result cannot slip past. */
-        r = sd_bus_match_signal(bus, &slot, BUS_NAME, NULL, "org.freedesktop.DBus.Properties", "PropertiesChanged",
-                                on_properties_changed, &w);
-        if (r < 0) {
-                fprintf(stderr, "Cannot watch for the result: %s\n", strerror(-r));
-                return CTL_EXIT_FAILURE;
-        }
-        r = call_probe_peer(bus, argv[1], &w.path);
-        if (r != 0)
-                return r;
-
-        while (!w.state) {
+        for (w->changed = true;;) {
+                if (w->changed) {
+                        w->changed = false;
+                        r = read_outcome(bus, w->path, asked_at, ret);
+                        if (r != 0)
+                                return r < 0 ? -r : 0;
+                }
+                if (w->daemon_gone) {
+                        fprintf(stderr, "linkprobed stopped before the probe of %s was over.\n", address);
+                        return CTL_EXIT_FAILURE;
+                }
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
                 if (now >= deadline) {
-                        fprintf(stderr, "No result for %s within %" PRIu64 " s (%s).\n", argv[1],
-                                timeout / USEC_PER_SEC, w.path);
-                        free(w.path);
+                        fprintf(stderr, "No result for %s within %" PRIu64 " s (see --timeout=).\n", address,
+                                timeout / USEC_PER_SEC);
                         return CTL_EXIT_FAILURE;
                 }
                 r = sd_bus_process(bus, NULL);
                 if (r < 0) {
                         fprintf(stderr, "Lost the bus: %s\n", strerror(-r));
-                        free(w.path);
                         return CTL_EXIT_FAILURE;
                 }
                 if (r == 0)
                         (void) sd_bus_wait(bus, deadline - now);
         }
+}
 
-        r = bus_get_all_json(bus, BUS_NAME, w.path, IFACE_PREFIX "Peer", &props, &error);
+int verb_probe_peer(sd_bus *bus, int argc, char **argv) {
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *changed = NULL, *added = NULL, *owner = NULL;
+        _cleanup_(json_object_putp) json_object *props = NULL;
+        _cleanup_(probe_wait_done) ProbeWait w = {};
+        uint64_t asked_at;
+        int r;
+
+        /* Listen before asking, so a quick result cannot slip past. */
+        r = sd_bus_match_signal(bus, &changed, BUS_NAME, NULL, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                on_peer_signal, &w);
+        if (r >= 0)
+                r = sd_bus_match_signal(bus, &added, BUS_NAME, BUS_PATH, "org.freedesktop.DBus.ObjectManager",
+                                        "InterfacesAdded", on_peer_signal, &w);
+        if (r >= 0)
+                r = sd_bus_add_match(bus, &owner,
+                                     "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',"
+                                     "arg0='" BUS_NAME "'",
+                                     on_owner_changed, &w);
         if (r < 0) {
-                r = ctl_log_bus_error(r, &error, "Cannot read the result");
-                sd_bus_error_free(&error);
-                free(w.path);
-                return r;
+                fprintf(stderr, "Cannot watch for the result: %s\n", strerror(-r));
+                return CTL_EXIT_FAILURE;
         }
-        json_object_object_add(props, "Path", json_object_new_string(w.path));
-        free(w.path);
+        asked_at = now_usec(CLOCK_REALTIME);
+        r = call_probe_peer(bus, argv[1], &w.path);
+        if (r != 0)
+                return r;
+        r = wait_for_outcome(bus, &w, argv[1], asked_at, &props);
+        if (r != 0)
+                return r;
 
-        if (arg_json)
-                r = ctl_print_json(props);
-        else
-                show_peer(props);
-        if (!streq(w.state, "ok")) {
+        r = ctl_output_details(props, &peer_details);
+        const char *state = json_string_or(props, "ProbeState", "");
+        if (!streq(state, "ok")) {
                 _cleanup_(freep) char *message = escape_for_terminal(json_string_or(props, "LastErrorMessage", ""));
-                fprintf(stderr, "%s %s: %s: %s\n", streq(w.state, "unsupported") ? "Cannot measure" : "Probe failed for",
+                fprintf(stderr, "%s %s: %s: %s\n", streq(state, "unsupported") ? "Cannot measure" : "Probe failed for",
                         argv[1], json_string_or(props, "LastError", "error"), strempty(message));
                 return CTL_EXIT_FAILURE;
         }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobectl rdma: RDMA ports. */
 #include "linkprobectl.h"
-#include "shared/string-util.h"
 
 #define GIDS_SHOWN 2
 
@@ -15,14 +14,14 @@ static int compare_ports(const void *a, const void *b) {
         return (px > py) - (px < py);
 }
 
-/* "fe80::1 ::ffff:10.0.0.1 +3": the first distinct GIDs (RoCE lists each address once per type). */
-static char *format_gids(json_object *port, size_t max) {
-        json_object *gids;
+/* "fe80::1 ::ffff:10.0.0.1 +3": the first distinct GIDs (RoCE lists each address once per type); all
+ * of them with --full. */
+static char *format_gids(json_object *port, const char *key, json_object *gids) {
         size_t n_shown = 0, n_more = 0, len = 0;
         char *s = NULL;
         FILE *f;
 
-        if (!json_object_object_get_ex(port, "Gids", &gids) || !json_object_is_type(gids, json_type_array))
+        if (!gids || !json_object_is_type(gids, json_type_array))
                 return NULL;
         f = open_memstream(&s, &len);
         if (!f)
@@ -37,68 +36,63 @@ static char *format_gids(json_object *port, size_t max) {
                         seen = streq(json_string_or(json_object_array_get_idx(gids, k), "Gid", ""), gid);
                 if (seen)
                         continue;
-                if (n_shown < max) {
+                if (n_shown < GIDS_SHOWN || arg_full) {
                         fprintf(f, "%s%s", n_shown > 0 ? " " : "", gid);
                         n_shown++;
-                }
-                else
+                } else
                         n_more++;
         }
         if (n_more > 0)
                 fprintf(f, " +%zu", n_more);
         fclose(f);
+        if (s && isempty(s))
+                s = mfree(s);
         return s;
 }
 
 /* "4X HDR"; what is unknown is left out ("-" when nothing is known). */
-static void format_link(char *buf, size_t size, json_object *port) {
+static char *format_link(json_object *port, const char *key, json_object *v) {
         const char *width = json_string_or(port, "Width", "unknown"), *speed = json_string_or(port, "Speed", "unknown");
         bool w = !streq(width, "unknown"), s = !streq(speed, "unknown");
 
-        snprintf(buf, size, "%s%s%s", w ? width : "", w && s ? " " : "", s ? speed : "");
         if (!w && !s)
-                snprintf(buf, size, "-");
+                return NULL;
+        return ctl_strdupf("%s%s%s", w ? width : "", w && s ? " " : "", s ? speed : "");
 }
+
+static char *format_netdev(json_object *port, const char *key, json_object *netdevs) {
+        if (!netdevs || !json_object_is_type(netdevs, json_type_array) || json_object_array_length(netdevs) == 0)
+                return NULL;
+        return ctl_format_string(port, key, json_object_array_get_idx(netdevs, 0));
+}
+
+static const CtlColumn rdma_columns[] = {
+        { "DEVICE", "Device", NULL, NULL },
+        { ">PORT", "Port", NULL, NULL },
+        { "STATE", "State", NULL, ctl_colour_state },
+        { "PHYS STATE", "PhysState", NULL, ctl_colour_state },
+        { "TRANSPORT", "Transport", NULL, NULL },
+        { ">RATE", "RateGbps", NULL, NULL },
+        { "LINK", "Width", format_link, NULL },
+        { "NETDEV", "NetDevices", format_netdev, NULL },
+        { "GIDS", "Gids", format_gids, NULL },
+};
+
+static const CtlTableView rdma_table = {
+        .columns = rdma_columns,
+        .n_columns = ELEMENTSOF(rdma_columns),
+        .noun = "RDMA port",
+        .nouns = "RDMA ports",
+        .empty = "No RDMA devices.",
+};
 
 int verb_rdma(sd_bus *bus, int argc, char **argv) {
         _cleanup_(json_object_putp) json_object *ports = NULL;
-        _cleanup_(text_table_freep) TextTable *t = NULL;
         int r;
 
         r = ctl_get_children(bus, "RdmaPort", &ports);
         if (r != 0)
                 return r;
         json_object_array_sort(ports, compare_ports);
-
-        if (arg_json)
-                return ctl_print_json(ports);
-
-        t = text_table_new("DEVICE", ">PORT", "STATE", "PHYS STATE", "TRANSPORT", ">RATE", "LINK", "NETDEV", "GIDS",
-                           NULL);
-        if (!t)
-                return CTL_EXIT_FAILURE;
-        for (size_t i = 0; i < json_object_array_length(ports); i++) {
-                json_object *p = json_object_array_get_idx(ports, i), *netdevs;
-                _cleanup_(freep) char *gids = format_gids(p, GIDS_SHOWN);
-                const char *netdev = NULL;
-                char port[16], rate[32], link[32];
-                double gbps = json_double_or(p, "RateGbps", 0);
-
-                snprintf(port, sizeof(port), "%" PRId64, json_int_or(p, "Port", 0));
-                if (gbps > 0)
-                        snprintf(rate, sizeof(rate), "%g Gb/s", gbps);
-                else
-                        snprintf(rate, sizeof(rate), "-");
-                format_link(link, sizeof(link), p);
-                if (json_object_object_get_ex(p, "NetDevices", &netdevs) && json_object_array_length(netdevs) > 0)
-                        netdev = json_object_get_string(json_object_array_get_idx(netdevs, 0));
-
-                r = text_table_add_row(t, json_string_or(p, "Device", NULL), port, json_string_or(p, "State", NULL),
-                                       json_string_or(p, "PhysState", NULL), json_string_or(p, "Transport", NULL),
-                                       rate, link, netdev, isempty(gids) ? NULL : gids);
-                if (r < 0)
-                        return CTL_EXIT_FAILURE;
-        }
-        ctl_print_table(t, "RDMA ports");
-        return 0;
+        return ctl_output_table(ports, &rdma_table);
 }

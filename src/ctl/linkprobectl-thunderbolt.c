@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobectl thunderbolt (tree): the Thunderbolt/USB4 tree, host -> dock -> ... -> peer. */
 #include "linkprobectl.h"
-#include "shared/format-table.h"
-#include "shared/string-util.h"
 
 /* No real chain is deeper than a handful of hops; this only bounds the work on a broken answer. */
 #define TREE_DEPTH_MAX 64
@@ -13,7 +11,6 @@ typedef struct Tree {
         size_t n;
         size_t *order;        /* device indices, children right after their parent */
         unsigned *level;
-        bool *last;           /* the last child of its parent: "└─" rather than "├─" */
         size_t n_order;
         bool *visited;
 } Tree;
@@ -21,7 +18,6 @@ typedef struct Tree {
 static void tree_done(Tree *t) {
         free(t->order);
         free(t->level);
-        free(t->last);
         free(t->visited);
 }
 
@@ -47,25 +43,20 @@ static bool is_root(Tree *t, json_object *d) {
         return find_path(t->devices, parent_of(d)) < 0;
 }
 
-static int tree_visit(Tree *t, size_t i, unsigned level, bool last) {
+static int tree_visit(Tree *t, size_t i, unsigned level) {
         json_object *d = json_object_array_get_idx(t->devices, i);
         const char *path = json_string_or(d, "Path", "");
-        ssize_t last_child = -1;
 
         if (t->visited[i] || level > TREE_DEPTH_MAX)
                 return 0;
         t->visited[i] = true;
         t->order[t->n_order] = i;
         t->level[t->n_order] = level;
-        t->last[t->n_order] = last;
         t->n_order++;
 
         for (size_t c = 0; c < t->n; c++)
                 if (!t->visited[c] && streq(parent_of(json_object_array_get_idx(t->devices, c)), path))
-                        last_child = (ssize_t) c;
-        for (size_t c = 0; c < t->n; c++)
-                if (!t->visited[c] && streq(parent_of(json_object_array_get_idx(t->devices, c)), path))
-                        tree_visit(t, c, level + 1, (ssize_t) c == last_child);
+                        tree_visit(t, c, level + 1);
         return 0;
 }
 
@@ -73,19 +64,18 @@ static int tree_build(Tree *t) {
         t->n = json_object_array_length(t->devices);
         t->order = new0(size_t, t->n + 1);
         t->level = new0(unsigned, t->n + 1);
-        t->last = new0(bool, t->n + 1);
         t->visited = new0(bool, t->n + 1);
-        if (!t->order || !t->level || !t->last || !t->visited)
+        if (!t->order || !t->level || !t->visited)
                 return -ENOMEM;
 
         json_object_array_sort(t->devices, compare_sysname);
         for (size_t i = 0; i < t->n; i++)
                 if (is_root(t, json_object_array_get_idx(t->devices, i)))
-                        tree_visit(t, i, 0, true);
+                        tree_visit(t, i, 0);
         /* A parent chain that runs in a circle has no root: show its members anyway. */
         for (size_t i = 0; i < t->n; i++)
                 if (!t->visited[i])
-                        tree_visit(t, i, 0, true);
+                        tree_visit(t, i, 0);
         return 0;
 }
 
@@ -94,7 +84,7 @@ static const char *net_interface_name(Tree *t, json_object *d) {
         return i < 0 ? NULL : json_string_or(json_object_array_get_idx(t->links, i), "Name", NULL);
 }
 
-/* ---- JSON: a nested tree ---- */
+/* ---- the model: a nested tree, which JSON prints as it is and the table walks ---- */
 
 static json_object *node_json(Tree *t, size_t *pos) {
         size_t k = (*pos)++;
@@ -118,60 +108,42 @@ static json_object *node_json(Tree *t, size_t *pos) {
         return copy;
 }
 
-static int print_json(Tree *t) {
-        _cleanup_(json_object_putp) json_object *roots = json_object_new_array();
+static json_object *tree_json(Tree *t) {
+        json_object *roots = json_object_new_array();
         size_t pos = 0;
 
         if (!roots)
-                return CTL_EXIT_FAILURE;
+                return NULL;
         while (pos < t->n_order) {
                 json_object *node = node_json(t, &pos);
                 if (node)
                         json_object_array_add(roots, node);
         }
-        return ctl_print_json(roots);
+        return roots;
 }
 
 /* ---- text ---- */
 
-/* "├─ " / "└─ " before the node, "│  " or "   " for each open ancestor. */
-static char *tree_prefix(Tree *t, size_t k) {
-        char *s = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&s, &len);
-
-        if (!f)
-                return NULL;
-        for (unsigned l = 1; l < t->level[k]; l++) {
-                /* Is the ancestor at level l the last of its siblings? Find it walking back. */
-                bool ancestor_last = true;
-                for (size_t j = k; j-- > 0;)
-                        if (t->level[j] == l) {
-                                ancestor_last = t->last[j];
-                                break;
-                        }
-                fputs(ancestor_last ? "   " : "│  ", f);
-        }
-        if (t->level[k] > 0)
-                fputs(t->last[k] ? "└─ " : "├─ ", f);
-        fclose(f);
-        return s;
-}
-
-static char *format_rates(char buf[static 64], int64_t rx, int64_t tx) {
-        /* 0 is unknown: a direction nobody reported prints as "?". */
+/* "40/40 Gb/s"; 0 is unknown: a direction nobody reported prints as "?". */
+static char *format_rates(int64_t rx, int64_t tx) {
         if (rx <= 0 && tx <= 0)
                 return NULL;
         if (rx > 0 && tx > 0)
-                snprintf(buf, 64, "%" PRId64 "/%" PRId64 " Gb/s", rx, tx);
-        else if (rx > 0)
-                snprintf(buf, 64, "%" PRId64 "/? Gb/s", rx);
-        else
-                snprintf(buf, 64, "?/%" PRId64 " Gb/s", tx);
-        return buf;
+                return ctl_strdupf("%" PRId64 "/%" PRId64 " Gb/s", rx, tx);
+        if (rx > 0)
+                return ctl_strdupf("%" PRId64 "/? Gb/s", rx);
+        return ctl_strdupf("?/%" PRId64 " Gb/s", tx);
 }
 
-static char *format_name(json_object *d) {
+static char *format_link_rates(json_object *d, const char *key, json_object *v) {
+        return format_rates(json_int_or(d, "RxGbps", 0), json_int_or(d, "TxGbps", 0));
+}
+
+static char *format_path_rates(json_object *d, const char *key, json_object *v) {
+        return format_rates(json_int_or(d, "PathRxGbps", 0), json_int_or(d, "PathTxGbps", 0));
+}
+
+static char *format_name(json_object *d, const char *key, json_object *v) {
         const char *vendor = json_string_or(d, "Vendor", ""), *name = json_string_or(d, "Name", "");
         int64_t vendor_id = json_int_or(d, "VendorId", 0), device_id = json_int_or(d, "DeviceId", 0);
         char *s = NULL;
@@ -189,8 +161,8 @@ static char *format_name(json_object *d) {
         return NULL;
 }
 
-static char *format_notes(Tree *t, json_object *d) {
-        const char *type = json_string_or(d, "Type", ""), *net = net_interface_name(t, d);
+static char *format_notes(json_object *d, const char *key, json_object *v) {
+        const char *type = json_string_or(d, "Type", ""), *net = json_string_or(d, "NetInterfaceName", NULL);
         json_object *problems;
         char *s = NULL;
         size_t len = 0;
@@ -226,60 +198,89 @@ static char *format_notes(Tree *t, json_object *d) {
         return s;
 }
 
-static int print_text(Tree *t) {
-        _cleanup_(text_table_freep) TextTable *table = NULL;
-        size_t peers = 0;
-        int r;
-
-        table = text_table_new("DEVICE", "TYPE", "NAME", "CLASS", ">LINK RX/TX", ">PATH RX/TX", "NOTES", NULL);
-        if (!table)
-                return CTL_EXIT_FAILURE;
-        for (size_t k = 0; k < t->n_order; k++) {
-                json_object *d = json_object_array_get_idx(t->devices, t->order[k]);
-                _cleanup_(freep) char *prefix = tree_prefix(t, k), *device = NULL, *name = format_name(d),
-                                      *notes = format_notes(t, d);
-                char link[64], path[64];
-
-                if (!prefix || asprintf(&device, "%s%s", prefix, json_string_or(d, "SysfsName", "?")) < 0)
-                        return CTL_EXIT_FAILURE;
-                peers += streq(json_string_or(d, "Type", ""), "peer");
-                r = text_table_add_row(table, device, json_string_or(d, "Type", NULL), name,
-                                       isempty(json_string_or(d, "LinkClass", "")) ? NULL :
-                                                                                     json_string_or(d, "LinkClass", NULL),
-                                       format_rates(link, json_int_or(d, "RxGbps", 0), json_int_or(d, "TxGbps", 0)),
-                                       format_rates(path, json_int_or(d, "PathRxGbps", 0),
-                                                    json_int_or(d, "PathTxGbps", 0)),
-                                       notes);
-                if (r < 0)
-                        return CTL_EXIT_FAILURE;
+static void count(json_object *nodes, size_t *devices, size_t *peers, unsigned depth) {
+        for (size_t i = 0; depth < TREE_DEPTH_MAX && i < json_object_array_length(nodes); i++) {
+                json_object *d = json_object_array_get_idx(nodes, i);
+                (*devices)++;
+                *peers += streq(json_string_or(d, "Type", ""), "peer");
+                count(ctl_member(d, "Children"), devices, peers, depth + 1);
         }
-        if (t->n_order == 0) {
-                if (arg_legend)
-                        printf("No Thunderbolt/USB4 devices.\n");
-                return 0;
+}
+
+static size_t n_hidden = 0;
+
+/* "6 devices, 2 peers". */
+static char *tree_footer(json_object *roots) {
+        size_t devices = 0, peers = 0;
+        _cleanup_(freep) char *hidden = NULL;
+
+        count(roots, &devices, &peers, 0);
+        if (n_hidden > 0)
+                hidden = ctl_strdupf(" (%zu retimer%s not shown; -a shows them)", n_hidden, n_hidden == 1 ? "" : "s");
+        return ctl_strdupf("%zu device%s, %zu peer%s%s", devices, devices == 1 ? "" : "s", peers, peers == 1 ? "" : "s",
+                           strempty(hidden));
+}
+
+static const char *colour_degraded(json_object *d, const char *key, json_object *v) {
+        return json_bool_or(d, "Degraded", false) ? ANSI_YELLOW : NULL;
+}
+
+static const CtlColumn tree_columns[] = {
+        { "DEVICE", "SysfsName", NULL, NULL },
+        { "TYPE", "Type", NULL, NULL },
+        { "NAME", "Name", format_name, NULL },
+        { "CLASS", "LinkClass", NULL, NULL },
+        { ">LINK RX/TX", "RxGbps", format_link_rates, NULL },
+        { ">PATH RX/TX", "PathRxGbps", format_path_rates, NULL },
+        { "NOTES", "Problems", format_notes, colour_degraded },
+};
+
+static const CtlTableView tree_table = {
+        .columns = tree_columns,
+        .n_columns = ELEMENTSOF(tree_columns),
+        .empty = "No Thunderbolt/USB4 devices.",
+        .children = "Children",
+        .footer = tree_footer,
+};
+
+/* Retimers sit inside the host and the cable; like boltctl's host routers they are shown with -a. */
+static json_object *shown_devices(json_object *devices) {
+        json_object *shown = json_object_new_array();
+
+        if (!shown)
+                return NULL;
+        for (size_t i = 0; i < json_object_array_length(devices); i++) {
+                json_object *d = json_object_array_get_idx(devices, i);
+                if (!arg_all && streq(json_string_or(d, "Type", ""), "retimer")) {
+                        n_hidden++;
+                        continue;
+                }
+                json_object_array_add(shown, json_object_get(d));
         }
-        text_table_print(table, stdout, arg_legend);
-        if (arg_legend)
-                printf("\n%zu devices, %zu peer%s.\n", t->n_order, peers, peers == 1 ? "" : "s");
-        return 0;
+        return shown;
 }
 
 int verb_thunderbolt(sd_bus *bus, int argc, char **argv) {
-        _cleanup_(json_object_putp) json_object *objects = NULL, *devices = NULL, *links = NULL;
+        _cleanup_(json_object_putp) json_object *objects = NULL, *all = NULL, *devices = NULL, *links = NULL,
+                                                *roots = NULL;
         _cleanup_(tree_done) Tree t = {};
         int r;
 
         r = ctl_get_objects(bus, &objects);
         if (r != 0)
                 return r;
-        devices = ctl_children(objects, "Thunderbolt");
+        all = ctl_children(objects, "Thunderbolt");
         links = ctl_children(objects, "Link");
+        devices = all ? shown_devices(all) : NULL;
         if (!devices || !links)
-                return CTL_EXIT_FAILURE;
+                return log_oom_ctl();
 
         t.devices = devices;
         t.links = links;
         if (tree_build(&t) < 0)
-                return CTL_EXIT_FAILURE;
-        return arg_json ? print_json(&t) : print_text(&t);
+                return log_oom_ctl();
+        roots = tree_json(&t);
+        if (!roots)
+                return log_oom_ctl();
+        return ctl_output_table(roots, &tree_table);
 }

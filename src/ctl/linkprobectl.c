@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobectl — reads what linkprobed publishes: links, topology, ports, GPUs, peers. */
 #include <getopt.h>
+#include <locale.h>
 #include <unistd.h>
 
 #include "linkprobectl.h"
@@ -8,8 +9,12 @@
 #include "shared/parse-util.h"
 #include "shared/string-util.h"
 
-bool arg_json = false;
+JsonMode arg_json = JSON_OFF;
+ColourMode arg_colour = COLOUR_AUTO;
 bool arg_legend = true;
+bool arg_full = false;
+bool arg_all = false;
+bool arg_no_pager = false;
 uint64_t arg_timeout_usec = 0;
 const char *arg_what = "gpu";
 const char *arg_who = NULL;
@@ -34,23 +39,25 @@ typedef struct Verb {
         int min_args; /* counting the verb itself */
         int max_args; /* -1: any */
         int (*run)(sd_bus *bus, int argc, char **argv);
+        int (*check)(int argc, char **argv); /* usage errors found without the daemon */
+        bool pager;                          /* a listing, which may be long */
 } Verb;
 
 static const Verb verbs[] = {
-        { "status", 1, 1, verb_status },
-        { "list", 1, 1, verb_list },
-        { "show", 2, -1, verb_show },
-        { "monitor", 1, 1, verb_monitor },
-        { "peers", 1, 1, verb_peers },
-        { "metrics", 1, 1, verb_metrics },
-        { "snapshot", 1, 1, verb_snapshot },
-        { "rdma", 1, 1, verb_rdma },
-        { "thunderbolt", 1, 1, verb_thunderbolt },
-        { "tree", 1, 1, verb_thunderbolt },
-        { "gpu", 1, 1, verb_gpu },
-        { "probe", 2, 2, verb_probe },
-        { "inhibit", 2, -1, verb_inhibit },
-        { "inhibitors", 1, 1, verb_inhibitors },
+        { "status", 1, 1, verb_status, NULL, true },
+        { "list", 1, -1, verb_list, NULL, true },
+        { "show", 1, -1, verb_show, check_show_args, true },
+        { "monitor", 1, 1, verb_monitor, NULL, false },
+        { "peers", 1, 1, verb_peers, NULL, true },
+        { "metrics", 1, 1, verb_metrics, check_metrics_args, true },
+        { "snapshot", 1, 1, verb_snapshot, NULL, true },
+        { "rdma", 1, 1, verb_rdma, NULL, true },
+        { "thunderbolt", 1, 1, verb_thunderbolt, NULL, true },
+        { "tree", 1, 1, verb_thunderbolt, NULL, true },
+        { "gpu", 1, 1, verb_gpu, NULL, true },
+        { "probe", 2, 2, verb_probe, check_probe_args, false },
+        { "inhibit", 2, -1, verb_inhibit, check_inhibit_args, false },
+        { "inhibitors", 1, 1, verb_inhibitors, NULL, true },
 };
 
 static void help(void) {
@@ -58,8 +65,8 @@ static void help(void) {
                "Shows what linkprobed knows about this machine's interconnects.\n\n"
                "Commands:\n"
                "  status              Daemon state, this node and its memory\n"
-               "  list                One line per network link\n"
-               "  show LINK...        Everything about links, by name or index\n"
+               "  list [PATTERN...]   One line per network link (those whose name matches)\n"
+               "  show LINK...        Everything about links, by name or index (-a: every link)\n"
                "  monitor             Print changes as they happen, until interrupted\n"
                "  peers               One line per measured path to a peer\n"
                "  probe ADDRESS       Measure the path to ADDRESS now and print the result\n"
@@ -67,6 +74,7 @@ static void help(void) {
                "  snapshot            Everything as one JSON document (for schedulers)\n"
                "  rdma                One line per RDMA port\n"
                "  thunderbolt, tree   The Thunderbolt/USB4 tree: hosts, docks, devices, peers\n"
+               "                      (-a: retimers too)\n"
                "  gpu                 One line per GPU: inventory and measured throughput\n"
                "  probe gpu           Measure the GPUs now, wait and print the result\n"
                "  inhibit [--] CMD... Run CMD while holding off GPU/RDMA probes; its exit status\n"
@@ -74,8 +82,14 @@ static void help(void) {
                "\nOptions:\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n"
-               "     --json              Print JSON (monitor: one object per line)\n"
-               "     --no-legend         Omit table headers\n"
+               "     --json[=pretty|short|off]\n"
+               "                         Print JSON (monitor: one object per line)\n"
+               "     --no-legend         Omit table headers and the closing count\n"
+               "     --no-pager          Do not pipe the output into a pager\n"
+               "     --color=auto|always|never\n"
+               "                         Colour states (default: on a terminal, unless NO_COLOR)\n"
+               "  -l --full              Do not ellipsize or shorten anything\n"
+               "  -a --all               Show what is hidden by default\n"
                "     --system            Talk to the system bus (default)\n"
                "     --user              Talk to the user's session bus\n"
                "     --bus-address=ADDR  Talk to the bus at ADDR\n"
@@ -84,20 +98,8 @@ static void help(void) {
                "                         (default 60s for a peer, 300s for the GPUs)\n"
                "     --what=gpu|rdma|gpu:rdma  inhibit: what to hold off (default gpu)\n"
                "     --who=TEXT --why=TEXT     inhibit: who holds it and why (shown to others)\n"
-               "\nExit status: 0 on success, 1 on failure (daemon not running, no such link),\n"
-               "2 on bad usage. See linkprobectl(1).\n");
-}
-
-int ctl_log_bus_error(int r, const sd_bus_error *error, const char *what) {
-        if (sd_bus_error_has_names(error, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER)) {
-                fprintf(stderr, "linkprobed is not running (nobody owns %s on this bus).\n", BUS_NAME);
-                return CTL_EXIT_FAILURE;
-        }
-        if (sd_bus_error_is_set(error))
-                fprintf(stderr, "%s: %s\n", what, error->message ?: error->name);
-        else
-                fprintf(stderr, "%s: %s\n", what, strerror(abs(r)));
-        return CTL_EXIT_FAILURE;
+               "\nExit status: 0 on success, 1 on failure (daemon not running, no such link, a\n"
+               "refused call), 2 on bad usage. See linkprobectl(1).\n");
 }
 
 static int connect_bus(sd_bus **ret) {
@@ -133,11 +135,43 @@ static int connect_bus(sd_bus **ret) {
         return 0;
 }
 
+static int parse_json_mode(const char *s) {
+        if (!s)
+                arg_json = JSON_AUTO;
+        else if (streq(s, "pretty"))
+                arg_json = JSON_PRETTY;
+        else if (streq(s, "short"))
+                arg_json = JSON_SHORT;
+        else if (streq(s, "off"))
+                arg_json = JSON_OFF;
+        else {
+                fprintf(stderr, "--json= takes pretty, short or off.\n");
+                return -CTL_EXIT_USAGE;
+        }
+        return 0;
+}
+
+static int parse_colour_mode(const char *s) {
+        if (streq(s, "auto"))
+                arg_colour = COLOUR_AUTO;
+        else if (streq(s, "always") || streq(s, "yes"))
+                arg_colour = COLOUR_ALWAYS;
+        else if (streq(s, "never") || streq(s, "no"))
+                arg_colour = COLOUR_NEVER;
+        else {
+                fprintf(stderr, "--color= takes auto, always or never.\n");
+                return -CTL_EXIT_USAGE;
+        }
+        return 0;
+}
+
 static int parse_argv(int argc, char *argv[]) {
         enum {
                 ARG_VERSION = 0x100,
                 ARG_JSON,
                 ARG_NO_LEGEND,
+                ARG_NO_PAGER,
+                ARG_COLOR,
                 ARG_SYSTEM,
                 ARG_USER,
                 ARG_BUS_ADDRESS,
@@ -150,8 +184,12 @@ static int parse_argv(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
-                { "json", no_argument, NULL, ARG_JSON },
+                { "json", optional_argument, NULL, ARG_JSON },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                { "no-pager", no_argument, NULL, ARG_NO_PAGER },
+                { "color", required_argument, NULL, ARG_COLOR },
+                { "full", no_argument, NULL, 'l' },
+                { "all", no_argument, NULL, 'a' },
                 { "system", no_argument, NULL, ARG_SYSTEM },
                 { "user", no_argument, NULL, ARG_USER },
                 { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
@@ -162,11 +200,11 @@ static int parse_argv(int argc, char *argv[]) {
                 { "why", required_argument, NULL, ARG_WHY },
                 {},
         };
-        int c;
+        int c, r;
 
         opterr = 0;
-        /* "+" stops at the verb, so "show -1" is not an option; options go before the verb. */
-        while ((c = getopt_long(argc, argv, "+:h", options, NULL)) >= 0) {
+        /* "+" stops at the verb; options that followed it were moved before it (hoist_options). */
+        while ((c = getopt_long(argc, argv, "+:hla", options, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
                         help();
@@ -175,10 +213,26 @@ static int parse_argv(int argc, char *argv[]) {
                         printf("linkprobectl %s\n", VERSION);
                         return 0;
                 case ARG_JSON:
-                        arg_json = true;
+                        r = parse_json_mode(optarg);
+                        if (r < 0)
+                                return r;
                         break;
                 case ARG_NO_LEGEND:
                         arg_legend = false;
+                        break;
+                case ARG_NO_PAGER:
+                        arg_no_pager = true;
+                        break;
+                case ARG_COLOR:
+                        r = parse_colour_mode(optarg);
+                        if (r < 0)
+                                return r;
+                        break;
+                case 'l':
+                        arg_full = true;
+                        break;
+                case 'a':
+                        arg_all = true;
                         break;
                 case ARG_SYSTEM:
                         arg_bus = BUS_SYSTEM;
@@ -219,12 +273,27 @@ static int parse_argv(int argc, char *argv[]) {
                 case ':':
                         fprintf(stderr, "Option %s needs an argument. See --help.\n", argv[optind - 1]);
                         return -CTL_EXIT_USAGE;
-                case '?':
-                        fprintf(stderr, "Unknown option %s. See --help.\n", argv[optind - 1]);
+                case '?': {
+                        _cleanup_(freep) char *escaped = escape_for_terminal(argv[optind - 1]);
+                        if (optopt > 0 && optopt < 0x100 && argv[optind - 1][1] != '-')
+                                fprintf(stderr, "Unknown option -%c. See --help.\n", optopt);
+                        else
+                                fprintf(stderr, "Unknown option %s. See --help.\n", strna(escaped));
                         return -CTL_EXIT_USAGE;
+                }
                 }
         }
         return 1;
+}
+
+/* Options with their value in the next word: the value stays with them when hoisted. */
+static bool takes_separate_value(const char *arg) {
+        static const char *const with_value[] = { "--bus-address", "--transport", "--timeout", "--color",
+                                                  "--what", "--who", "--why" };
+        for (size_t i = 0; i < ELEMENTSOF(with_value); i++)
+                if (streq(arg, with_value[i]))
+                        return true;
+        return false;
 }
 
 /* Options may also follow the verb ("linkprobectl list --json"): reorder argv into program, options,
@@ -247,9 +316,7 @@ static int hoist_options(int argc, char *argv[]) {
                         continue;
                 }
                 options[n_options++] = argv[i];
-                /* Options with a separate value: keep the value with them. */
-                if ((streq(argv[i], "--bus-address") || streq(argv[i], "--transport") || streq(argv[i], "--timeout") ||
-                     streq(argv[i], "--what") || streq(argv[i], "--who") || streq(argv[i], "--why")) && i + 1 < argc)
+                if (takes_separate_value(argv[i]) && i + 1 < argc)
                         options[n_options++] = argv[++i];
         }
         int n = 1;
@@ -265,42 +332,68 @@ static int hoist_options(int argc, char *argv[]) {
         return n;
 }
 
+static int find_verb(int n, char **args, const Verb **ret) {
+        const Verb *verb = NULL;
+
+        if (n == 0) {
+                /* Like networkctl: no verb means "list". */
+                *ret = &verbs[1];
+                return 0;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                if (streq(args[0], verbs[i].name))
+                        verb = &verbs[i];
+        if (!verb) {
+                _cleanup_(freep) char *escaped = escape_for_terminal(args[0]);
+                fprintf(stderr, "Unknown command \"%s\". See --help.\n", strna(escaped));
+                return CTL_EXIT_USAGE;
+        }
+        if (n < verb->min_args) {
+                fprintf(stderr, "\"%s\" needs more arguments. See --help.\n", verb->name);
+                return CTL_EXIT_USAGE;
+        }
+        if (verb->max_args >= 0 && n > verb->max_args) {
+                fprintf(stderr, "\"%s\" takes no further arguments. See --help.\n", verb->name);
+                return CTL_EXIT_USAGE;
+        }
+        *ret = verb;
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        static char *list_argv[] = { (char *) "list", NULL };
         const Verb *verb = NULL;
+        char **args;
         int r, n;
 
+        /* Local time (monitor, show) in the user's zone; text stays in the C locale's plain ASCII rules. */
+        setlocale(LC_TIME, "");
         argc = hoist_options(argc, argv);
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return -r;
 
         n = argc - optind;
-        if (n == 0) {
-                /* Like networkctl: no verb means "list". */
-                verb = &verbs[1];
-        } else {
-                for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                        if (streq(argv[optind], verbs[i].name))
-                                verb = &verbs[i];
-                if (!verb) {
-                        _cleanup_(freep) char *escaped = escape_for_terminal(argv[optind]);
-                        fprintf(stderr, "Unknown command \"%s\". See --help.\n", strna(escaped));
-                        return CTL_EXIT_USAGE;
-                }
-                if (n < verb->min_args) {
-                        fprintf(stderr, "\"%s\" needs more arguments. See --help.\n", verb->name);
-                        return CTL_EXIT_USAGE;
-                }
-                if (verb->max_args >= 0 && n > verb->max_args) {
-                        fprintf(stderr, "\"%s\" takes no further arguments. See --help.\n", verb->name);
-                        return CTL_EXIT_USAGE;
-                }
+        args = n == 0 ? list_argv : argv + optind;
+        r = find_verb(n, args, &verb);
+        if (r != 0)
+                return r;
+        n = MAX(n, 1);
+        /* Whatever can be judged without the daemon is judged first: a usage error never waits for it. */
+        if (verb->check) {
+                r = verb->check(n, args);
+                if (r != 0)
+                        return r;
         }
 
         r = connect_bus(&bus);
         if (r < 0)
                 return CTL_EXIT_FAILURE;
 
-        return verb->run(bus, n == 0 ? 1 : n, n == 0 ? (char *[]) { (char *) "list", NULL } : argv + optind);
+        if (verb->pager)
+                (void) ctl_pager_open();
+        r = verb->run(bus, n, args);
+        ctl_pager_close();
+        return r;
 }

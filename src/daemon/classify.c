@@ -14,7 +14,8 @@ static const char *const link_kind_table[_LINK_KIND_MAX] = {
         [LINK_KIND_ETHERNET] = "ethernet", [LINK_KIND_WIFI] = "wifi",       [LINK_KIND_THUNDERBOLT] = "thunderbolt",
         [LINK_KIND_INFINIBAND] = "infiniband", [LINK_KIND_LOOPBACK] = "loopback", [LINK_KIND_BRIDGE] = "bridge",
         [LINK_KIND_BOND] = "bond",         [LINK_KIND_VLAN] = "vlan",       [LINK_KIND_VETH] = "veth",
-        [LINK_KIND_TUN] = "tun",           [LINK_KIND_MACVLAN] = "macvlan", [LINK_KIND_OTHER] = "other",
+        [LINK_KIND_TUN] = "tun",           [LINK_KIND_MACVLAN] = "macvlan", [LINK_KIND_IFB] = "ifb",
+        [LINK_KIND_OTHER] = "other",
 };
 
 static const char *const connection_type_table[_CONNECTION_TYPE_MAX] = {
@@ -118,6 +119,10 @@ LinkKind link_kind_from_facts(const LinkFacts *f) {
                 return LINK_KIND_THUNDERBOLT;
         if (f->wireless || (f->devtype && streq(f->devtype, "wlan")))
                 return LINK_KIND_WIFI;
+        /* After the bus checks: what sits on the Thunderbolt bus is thunderbolt-net whatever kind its
+         * driver registered (the integration tests stand an ifb in for it). */
+        if (f->info_kind && streq(f->info_kind, "ifb"))
+                return LINK_KIND_IFB;
         /* Ethernet-framed interfaces with a bus device and no more specific DEVTYPE (wwan, bluetooth,
          * gadget, ...) are network cards; everything else ethernet-framed is virtual. */
         if (f->arphrd == ARPHRD_ETHER && f->has_device && !f->info_kind && isempty(f->devtype))
@@ -171,6 +176,7 @@ ConnectionType connection_type_from_facts(LinkKind kind, const LinkFacts *f) {
         case LINK_KIND_VLAN:
         case LINK_KIND_VETH:
         case LINK_KIND_MACVLAN:
+        case LINK_KIND_IFB:
                 return CONNECTION_VIRTUAL;
         case LINK_KIND_OTHER:
                 if (info_kind_is_tunnel(f->info_kind) || f->arphrd == ARPHRD_PPP || f->arphrd == ARPHRD_NONE)

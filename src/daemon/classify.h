@@ -29,6 +29,7 @@ typedef enum LinkKind {
         LINK_KIND_VETH,
         LINK_KIND_TUN,
         LINK_KIND_MACVLAN,
+        LINK_KIND_IFB, /* intermediate functional block: traffic shaping of ingress (tc) */
         LINK_KIND_OTHER,
         _LINK_KIND_MAX,
         _LINK_KIND_INVALID = -EINVAL,

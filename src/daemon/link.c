@@ -291,6 +291,7 @@ static bool link_needs_device_facts(const Link *l) {
         case LINK_KIND_TUN:
         case LINK_KIND_MACVLAN:
                 return false;
+        case LINK_KIND_IFB: /* decided only after the bus facts (link_kind_from_facts) */
         case LINK_KIND_ETHERNET:
         case LINK_KIND_WIFI:
         case LINK_KIND_THUNDERBOLT:

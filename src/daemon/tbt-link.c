@@ -26,6 +26,7 @@ static const char *const link_class_table[_TBT_LINK_CLASS_MAX] = {
         [TBT_LINK_CLASS_USB4_10G] = "USB4 10G",
         [TBT_LINK_CLASS_TB2] = "Thunderbolt 2",
         [TBT_LINK_CLASS_TB1] = "Thunderbolt 1",
+        [TBT_LINK_CLASS_TB1_OR_TB2] = "Thunderbolt 1/2",
         [TBT_LINK_CLASS_OTHER] = "Other",
 };
 
@@ -50,6 +51,7 @@ unsigned tbt_link_class_generation(TbtLinkClass c) {
         case TBT_LINK_CLASS_TB3_OR_TB4_SINGLE_LANE:
         case TBT_LINK_CLASS_TB2:
         case TBT_LINK_CLASS_TB1:
+        case TBT_LINK_CLASS_TB1_OR_TB2:
         case TBT_LINK_CLASS_OTHER:
         case TBT_LINK_CLASS_UNKNOWN:
         case _TBT_LINK_CLASS_MAX:
@@ -124,6 +126,10 @@ static TbtLinkClass classify(const TbtLinkFacts *f) {
         case FAMILY_TB3:
                 if (speed == 20)
                         return rx == 2 ? TBT_LINK_CLASS_TB3 : TBT_LINK_CLASS_TB3_SINGLE_LANE;
+                /* Thunderbolt 3 runs 20 per lane; at 10 on one lane the far end, whose generation a peer
+                 * or an adapter's device does not tell, is a Thunderbolt 1 or 2 router. */
+                if (speed == 10 && rx == 1 && f->far_generation != 3)
+                        return TBT_LINK_CLASS_TB1_OR_TB2;
                 break;
         case FAMILY_USB4:
                 if (speed == 20)
@@ -173,6 +179,7 @@ static int append_reason(char **reasons, const char *reason) {
 int tbt_link_evaluate(const TbtLinkFacts *f, TbtLinkInfo *ret) {
         _cleanup_(freep) char *reasons = NULL;
         unsigned speed = f->rx.lane_gbps ?: f->tx.lane_gbps;
+        TbtLinkClass link_class = classify(f);
         int r;
 
         if (f->near_usb4_version >= 2 && f->far_usb4_version >= 2 && speed > 0 && speed < 40) {
@@ -184,7 +191,8 @@ int tbt_link_evaluate(const TbtLinkFacts *f, TbtLinkInfo *ret) {
                 if (r < 0)
                         return r;
         }
-        if (f->rx.lanes == 1 && f->tx.lanes == 1 && both_ends_dual_lane(f)) {
+        /* A Thunderbolt 1/2 far end has one lane to give, whatever the near port could bond. */
+        if (f->rx.lanes == 1 && f->tx.lanes == 1 && both_ends_dual_lane(f) && link_class != TBT_LINK_CLASS_TB1_OR_TB2) {
                 r = append_reason(&reasons, "one lane although both ends support two");
                 if (r < 0)
                         return r;
@@ -193,7 +201,7 @@ int tbt_link_evaluate(const TbtLinkFacts *f, TbtLinkInfo *ret) {
         *ret = (TbtLinkInfo) {
                 .rx_gbps = direction_gbps(&f->rx),
                 .tx_gbps = direction_gbps(&f->tx),
-                .link_class = classify(f),
+                .link_class = link_class,
                 .degraded = reasons != NULL,
                 .degraded_reason = TAKE_PTR(reasons),
         };

@@ -42,6 +42,7 @@ typedef enum TbtLinkClass {
         TBT_LINK_CLASS_USB4_10G,
         TBT_LINK_CLASS_TB2,
         TBT_LINK_CLASS_TB1,
+        TBT_LINK_CLASS_TB1_OR_TB2, /* a Thunderbolt 3 port at 10 per lane: the far end is generation 1 or 2 */
         TBT_LINK_CLASS_OTHER,
         _TBT_LINK_CLASS_MAX,
         _TBT_LINK_CLASS_INVALID = -EINVAL,

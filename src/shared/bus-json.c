@@ -58,8 +58,15 @@ static int read_basic(sd_bus_message *m, char type, json_object **ret) {
         case SD_BUS_TYPE_BOOLEAN:
                 o = json_object_new_boolean(v.b);
                 break;
-        case SD_BUS_TYPE_STRING:
         case SD_BUS_TYPE_OBJECT_PATH:
+                /* "/" is how D-Bus says "no object" (a path property must hold some path): null. */
+                if (streq(v.s, "/")) {
+                        *ret = NULL;
+                        return 0;
+                }
+                o = json_object_new_string(v.s);
+                break;
+        case SD_BUS_TYPE_STRING:
         case SD_BUS_TYPE_SIGNATURE:
                 o = json_object_new_string(v.s);
                 break;

@@ -8,7 +8,8 @@
 #include "json-util.h"
 
 /* Reads the next complete value (any signature) from m. Dicts become objects, arrays and structs
- * become arrays, variants are unwrapped. */
+ * become arrays, variants are unwrapped. The object path "/" (no object) and doubles that are not
+ * finite become null. */
 int bus_message_read_json(sd_bus_message *m, json_object **ret);
 
 /* GetManagedObjects below root as {path: {interface: {property: value}}}. */

@@ -443,8 +443,9 @@ class SignalCollector:
         self.thread.join(5)
 
 
-def ctl(bus, *args, netns=None, check=False):
+def ctl(bus, *args, netns=None, check=False, env=None, timeout=120):
+    """linkprobectl on the test's bus; a hang fails the test instead of stopping the run."""
     cmd = [CTL, f"--bus-address={bus.address}", *args]
     if netns:
         cmd = netns.exec_cmd(cmd)
-    return run(cmd, check=check)
+    return run(cmd, check=check, timeout=timeout, env=dict(os.environ, **env) if env else None)

@@ -106,35 +106,91 @@ def test_monitor_json_lines(netns, bus, daemon_factory):
     try:
         time.sleep(0.5)
         netns.ip("link", "add", "mon0", "type", "veth", "peer", "name", "mon1")
-        added = read_json_lines(proc, lambda ev: {e.get("name") for e in ev if e["event"] == "added"} >= {"mon0", "mon1"})
+        added = read_json_lines(proc, lambda ev: {e.get("Name") for e in ev if e["Event"] == "added"} >= {"mon0", "mon1"})
         # Once announced, a change is a "changed" event carrying the new value.
         netns.ip("link", "set", "mon0", "mtu", "1400")
-        changed = read_json_lines(proc, lambda ev: any(e["event"] == "changed" and
-                                                       e.get("properties", {}).get("Mtu") == 1400 for e in ev))
-        assert all("time" in e and e["time"].endswith("Z") for e in added + changed)
+        changed = read_json_lines(proc, lambda ev: any(e["Event"] == "changed" and
+                                                       e.get("Properties", {}).get("Mtu") == 1400 for e in ev))
+        # Every timestamp twice: ISO 8601 (UTC) and microseconds.
+        assert all(e["Time"].endswith("Z") and isinstance(e["TimeUsec"], int) for e in added + changed)
         last = changed[-1]
-        assert last["name"] == "mon0" and last["interface"] == lp.IFACE + "Link"
+        assert last["Name"] == "mon0" and last["Interface"] == lp.IFACE + "Link"
+        # The same schema as list --json: "no object" is null.
+        first = next(e for e in added if e["Name"] == "mon0")
+        assert first["Properties"]["ThunderboltPeer"] is None
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(5) == 0
 
 
+def read_lines(proc, until, timeout=10.0):
+    """Text lines from monitor until until(lines) holds."""
+    import select
+    lines = []
+    deadline = time.monotonic() + timeout
+    fd = proc.stdout.fileno()
+    pending = proc.__dict__.setdefault("pending_text", [b""])
+    while not until(lines):
+        while b"\n" in pending[0]:
+            line, pending[0] = pending[0].split(b"\n", 1)
+            lines.append(line.decode())
+        if until(lines):
+            break
+        left = deadline - time.monotonic()
+        assert left > 0, f"gave up waiting; saw {lines}"
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 65536)
+            assert chunk, f"monitor ended; saw {lines}"
+            pending[0] += chunk
+    return lines
+
+
 def test_monitor_human(netns, bus, daemon_factory):
     daemon_factory(netns)
     proc = subprocess.Popen([lp.CTL, f"--bus-address={bus.address}", "monitor"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.5)
         netns.ip("link", "add", "hum0", "type", "veth", "peer", "name", "hum1")
-        line = proc.stdout.readline()
-        assert "added" in line and "hum" in line
+        lines = read_lines(proc, lambda ls: any(" added " in line and "link hum0" in line for line in ls))
+        assert "Kind=veth" in next(line for line in lines if "link hum0" in line)
+        netns.ip("link", "set", "hum0", "mtu", "1400")
+        netns.ip("addr", "add", "10.71.0.1/24", "dev", "hum0")
+        lines = read_lines(proc, lambda ls: any("10.71.0.1/24" in line for line in ls))
+        # Values as a person reads them: addresses as text, objects by name, never JSON or escaped paths.
+        text = "\n".join(lines)
+        assert "changed        link hum0: " in text and "Mtu=1400" in text, text
+        assert "Addresses=10.71.0.1/24" in text
+        assert "{" not in text and "[" not in text and "/_" not in text, text
+    finally:
+        proc.terminate()
+        assert proc.wait(5) == 0
+
+
+def test_monitor_waits_for_the_daemon_and_follows_restarts(netns, bus, daemon_factory):
+    """monitor may start first; whenever the daemon (re)appears, every object is reported as added."""
+    netns.ip("link", "add", "wait0", "type", "veth", "peer", "name", "wait1")
+    proc = subprocess.Popen([lp.CTL, f"--bus-address={bus.address}", "monitor"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        time.sleep(0.5)
+        assert proc.poll() is None, proc.stderr.read()
+        daemon = daemon_factory(netns)
+        lines = read_lines(proc, lambda ls: {"link lo", "link wait0", "link wait1"} <= {
+            line.split(" added ")[1].split(":")[0].strip() for line in ls if " added " in line})
+        assert " daemon-started" in lines[0], lines
+        daemon.stop()
+        read_lines(proc, lambda ls: any("daemon-stopped" in line for line in ls))
+        daemon_factory(netns)
+        lines = read_lines(proc, lambda ls: any("added" in line and "link wait0" in line for line in ls))
+        assert sum("link wait0" in line and " added " in line for line in lines) == 1, lines
     finally:
         proc.terminate()
         assert proc.wait(5) == 0
 
 
 def test_daemon_not_running(bus):
-    for args in (["status"], ["list"], ["show", "lo"], ["monitor"], ["--json", "list"]):
+    for args in (["status"], ["list"], ["show", "lo"], ["--json", "list"], ["peers"], ["gpu"]):
         out = lp.ctl(bus, *args)
         assert out.returncode == 1, args
         assert out.stderr.strip() == \
@@ -154,5 +210,20 @@ def test_usage_errors(bus):
         out = lp.ctl(bus, *args) if args[0] != "--bus-address=" else lp.run([lp.CTL, *args], check=False)
         assert out.returncode == 2, (args, out.stderr)
         assert message in out.stderr
+    # What the CLI can judge itself is a usage error before any bus call: here nobody owns the name, so
+    # reaching the bus would have been exit 1 "not running".
+    for args, message in ((["probe", "not-an-address"], 'Invalid peer address "not-an-address"'),
+                          (["probe", "192.0.2.300"], "Invalid peer address"),
+                          (["inhibit", "--what=cpu", "true"], "--what=cpu: takes gpu, rdma or gpu:rdma"),
+                          (["inhibit", "--who=", "true"], "--who= takes"),
+                          (["--json=fancy", "list"], "--json= takes pretty, short or off"),
+                          (["--color=sometimes", "list"], "--color= takes auto, always or never"),
+                          (["metrics", "--json"], "does not apply"),
+                          (["-x"], "Unknown option -x"),
+                          (["probe", "gpu", "--timeout=soon"], "--timeout= needs")):
+        out = lp.ctl(bus, *args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert message in out.stderr, (args, out.stderr)
+        assert "not running" not in out.stderr
     assert lp.run([lp.CTL, "--help"]).stdout.startswith("Usage: linkprobectl")
     assert lp.run([lp.CTL, "--version"]).stdout.startswith("linkprobectl ")

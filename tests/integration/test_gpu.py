@@ -517,9 +517,9 @@ def test_linkprobectl_gpu_and_probe_gpu(fake, client, daemon_factory):
     timed_out = lp.ctl(client.bus, "probe", "gpu", "--timeout=1")
     assert timed_out.returncode == 1 and "No result within 1 s" in timed_out.stderr
 
-    # Anything but "gpu" is a peer address to probe; "cpu" is none, and the daemon says so.
+    # Anything but "gpu" is a peer address to probe; "cpu" is none, which is bad usage.
     not_a_peer = lp.ctl(client.bus, "probe", "cpu")
-    assert not_a_peer.returncode == 1 and 'Invalid peer address "cpu"' in not_a_peer.stderr
+    assert not_a_peer.returncode == 2 and 'Invalid peer address "cpu"' in not_a_peer.stderr
     assert lp.ctl(client.bus, "probe", "gpu", "--timeout=soon").returncode == 2
 
 
@@ -745,9 +745,9 @@ def test_linkprobectl_inhibit_holds_while_the_command_runs(fake, bus, client, da
 
     # Without --who the command line says who; a signal and a missing command are exit statuses too.
     result = lp.ctl(bus, "inhibit", "--", "sh", "-c", f"{lp.CTL} --bus-address={bus.address} inhibitors")
-    assert result.returncode == 0 and "sh -c" in result.stdout and "1 inhibitors listed" in result.stdout
+    assert result.returncode == 0 and "sh -c" in result.stdout and "1 inhibitor listed" in result.stdout
     assert lp.ctl(bus, "inhibit", "--", "sh", "-c", "kill -9 $$").returncode == 128 + 9
     missing = lp.ctl(bus, "inhibit", "/nonexistent/command")
     assert missing.returncode == 127 and "Cannot run" in missing.stderr
-    assert lp.ctl(bus, "inhibit", "--what=cpu", "true").returncode == 1
+    assert lp.ctl(bus, "inhibit", "--what=cpu", "true").returncode == 2
     assert lp.ctl(bus, "inhibit").returncode == 2

@@ -3,7 +3,11 @@
 /usr/share/dbus-1/interfaces) must say exactly what the running daemon says. The daemon here has an
 object of every kind: links (netlink), a Thunderbolt tree and RDMA ports (a umockdev testbed), a GPU
 (PoCL) and a peer (AddPeer). LINKPROBE_UPDATE_INTERFACES=1 (make update-interfaces) rewrites the
-files from the daemon instead of comparing."""
+files from the daemon instead of comparing.
+
+The shipped files also carry an org.gtk.GDBus.DocString for every interface and member, merged from
+systemd/interfaces/docstrings.txt (interface_docs.py): the comparison is with the daemon's XML once those
+are stripped, and the annotations must be exactly what that file says, for every member."""
 
 import os
 import re
@@ -12,6 +16,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+import interface_docs
 import lp
 import tbt_harness as h
 
@@ -67,7 +72,10 @@ def test_shipped_xml_matches_the_daemon(live):
     assert paths, f"not every kind appeared: {sorted(paths_by_kind() or {})}"
 
     update = os.environ.get("LINKPROBE_UPDATE_INTERFACES") == "1"
+    docs = interface_docs.load()
     stale = []
+    undocumented = []
+    described = set()
     for kind in KINDS:
         name = lp.IFACE + kind
         (xml,) = client.call(paths[kind], "org.freedesktop.DBus.Introspectable", "Introspect")
@@ -75,17 +83,45 @@ def test_shipped_xml_matches_the_daemon(live):
         assert live_xml, f"{name} missing from the introspection of {paths[kind]}"
         document = HEADER + "<node>\n" + live_xml + "</node>\n"
         ET.fromstring(document.split("\n", 2)[2])  # well-formed
+        annotated = interface_docs.annotate(document, docs)
+        live_members = interface_docs.members(annotated)
+        described |= set(live_members)
+        undocumented += [m for m, text in live_members.items() if not text]
         path = os.path.join(INTERFACES_DIR, name + ".xml")
         if update:
             os.makedirs(INTERFACES_DIR, exist_ok=True)
             with open(path, "w") as f:
-                f.write(document)
+                f.write(annotated)
             continue
         with open(path) as f:
-            if f.read() != document:
-                stale.append(name)
+            shipped = f.read()
+        # What the daemon says, and the descriptions the file holds, both exactly.
+        if interface_docs.strip(shipped) != document or shipped != annotated:
+            stale.append(name)
+    assert not undocumented, f"no DocString in {interface_docs.DOCS_FILE} for {sorted(undocumented)}"
     assert not stale, f"{stale} differ from the daemon: run make update-interfaces and review the diff"
+    unknown = set(docs) - described
+    assert not unknown, f"{interface_docs.DOCS_FILE} describes what the daemon does not have: {sorted(unknown)}"
 
     # Nothing shipped that the daemon does not have.
     shipped = {f[:-len(".xml")] for f in os.listdir(INTERFACES_DIR) if f.endswith(".xml")}
     assert shipped == {lp.IFACE + k for k in KINDS}
+
+
+def test_shipped_xml_is_documented_for_gdbus_codegen(tmp_path):
+    """Every interface, method, property and signal in the installed XML has a DocString, and
+    gdbus-codegen turns them into documentation."""
+    import shutil
+    import subprocess
+    files = sorted(os.path.join(INTERFACES_DIR, f) for f in os.listdir(INTERFACES_DIR) if f.endswith(".xml"))
+    for path in files:
+        with open(path) as f:
+            found = interface_docs.members(f.read())
+        assert found and all(found.values()), f"{path}: no DocString for {[m for m, t in found.items() if not t]}"
+    if not shutil.which("gdbus-codegen"):
+        pytest.skip("gdbus-codegen is not installed (libglib2.0-dev-bin)")
+    proc = subprocess.run(["gdbus-codegen", "--interface-prefix", "org.linkprobe.LinkProbe1.", "--generate-docbook",
+                           str(tmp_path / "doc"), *files], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    with open(tmp_path / "doc-org.linkprobe.LinkProbe1.Link.xml") as f:
+        assert "The interface name." in f.read()

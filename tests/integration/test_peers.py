@@ -420,8 +420,9 @@ def test_linkprobectl_probe_and_peers(net, bus, client, daemon_factory):
     doc = json.loads(r.stdout)
     assert doc["ProbeState"] == "failed" and doc["LastError"]
 
+    # An address the CLI can judge itself is a usage error, found before any call.
     r = lp.ctl(bus, "probe", "not-an-address")
-    assert r.returncode == 1 and "Invalid peer address" in r.stderr
+    assert r.returncode == 2 and "Invalid peer address" in r.stderr
     assert lp.ctl(bus, "probe").returncode == 2
     assert lp.ctl(bus, "probe", DIRECT, "--transport=udp").returncode == 2
 

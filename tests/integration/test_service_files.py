@@ -89,6 +89,7 @@ def expected_files():
         "usr/share/dbus-1/system.d/org.linkprobe.LinkProbe1.conf": 0o644,
         "usr/share/dbus-1/system-services/org.linkprobe.LinkProbe1.service": 0o644,
         "usr/share/bash-completion/completions/linkprobectl": 0o644,
+        "usr/share/zsh/vendor-completions/_linkprobectl": 0o644,
         "etc/linkprobe/linkprobed.conf": 0o644,
     }
     for page in os.listdir(os.path.join(TOP, "man")):
@@ -454,8 +455,8 @@ def complete(line, path=None):
 
 
 VERBS = "status list show monitor thunderbolt tree rdma gpu peers probe inhibit inhibitors metrics snapshot".split()
-OPTIONS = ["--json", "--no-legend", "--system", "--user", "--bus-address=", "--help", "--version", "--transport=",
-           "--timeout=", "--what=", "--who=", "--why="]
+OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full", "--all", "--system", "--user",
+           "--bus-address=", "--help", "--version", "--transport=", "--timeout=", "--what=", "--who=", "--why="]
 
 
 @pytest.mark.parametrize("line,expected", [
@@ -468,7 +469,12 @@ OPTIONS = ["--json", "--no-legend", "--system", "--user", "--bus-address=", "--h
     ("linkprobectl --bus-address unix:path=/run/x r", ["rdma"]),
     ("linkprobectl --bus-address ", []),
     ("linkprobectl --bus-address=un", []),
-    ("linkprobectl status --j", ["--json"]),
+    ("linkprobectl status --j", ["--json", "--json="]),
+    ("linkprobectl --json=", ["--json=pretty", "--json=short", "--json=off"]),
+    ("linkprobectl --color=a", ["--color=auto", "--color=always"]),
+    ("linkprobectl inhibit --what=", ["--what=gpu", "--what=rdma", "--what=gpu:rdma"]),
+    ("linkprobectl --what ", ["gpu", "rdma", "gpu:rdma"]),
+    ("linkprobectl --color ", ["auto", "always", "never"]),
     ("linkprobectl status ", []),
     ("linkprobectl probe ", ["gpu"]),
     ("linkprobectl --json probe g", ["gpu"]),

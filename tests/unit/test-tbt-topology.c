@@ -52,6 +52,9 @@ static void test_link_classes(void **state) {
                 { { DIR(1, 10), DIR(1, 10), 2, 2, 0, 0, NONE }, "Thunderbolt 2", 10, 10, false },
                 { { DIR(1, 10), DIR(1, 10), 2, 1, 0, 0, NONE }, "Thunderbolt 1", 10, 10, false },
                 { { DIR(1, 10), DIR(1, 10), 4, 2, 1, 0, NONE }, "Thunderbolt 2", 10, 10, false },
+                /* A Thunderbolt 3 host at 10 per lane: a Thunderbolt 1/2 far end of unknown generation */
+                { { DIR(1, 10), DIR(1, 10), 3, 0, 0, 0, NONE }, "Thunderbolt 1/2", 10, 10, false },
+                { { DIR(1, 10), DIR(1, 10), 4, 0, 1, 0, TBT_PORT_LINK_TBT }, "Thunderbolt 1/2", 10, 10, false },
                 /* unknown or impossible */
                 { { DIR(2, 0), DIR(2, 0), 4, 4, 1, 1, NONE }, "Unknown", 0, 0, false },
                 { { DIR(0, 20), DIR(2, 20), 4, 4, 1, 1, NONE }, "Unknown", 0, 40, false },
@@ -102,6 +105,7 @@ static void test_class_strings(void **state) {
         assert_int_equal(tbt_link_class_generation(TBT_LINK_CLASS_TB3_SINGLE_LANE), 3);
         assert_int_equal(tbt_link_class_generation(TBT_LINK_CLASS_TB3_OR_TB4), 0);
         assert_int_equal(tbt_link_class_generation(TBT_LINK_CLASS_TB2), 0);
+        assert_int_equal(tbt_link_class_generation(TBT_LINK_CLASS_TB1_OR_TB2), 0);
         for (int t = 0; t < _TBT_NODE_TYPE_MAX; t++)
                 assert_non_null(tbt_node_type_to_string(t));
 }

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* linkprobectl-output.h — the one printing path: a verb builds one JSON model, a view says how a person
+ * reads it, and ctl_output_*() prints either the model as JSON or the view of it as text */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdio.h>
+
+#include "shared/macros.h"
+
+/* How one value reads for a person: row is the object the value belongs to, key the member's name,
+ * value the member (NULL when absent or null). Returns a new string, or NULL for "-" (nothing known).
+ * A detail field's text may hold several lines. */
+typedef char *(*CtlFormat)(json_object *row, const char *key, json_object *value);
+/* The colour of that value on a terminal (an ANSI_* sequence), or NULL. */
+typedef const char *(*CtlColour)(json_object *row, const char *key, json_object *value);
+
+typedef struct CtlColumn {
+        const char *header; /* '>' first: right-aligned */
+        const char *key;    /* member of the row; "A.B" reaches into member A */
+        CtlFormat format;   /* NULL: ctl_format_value() */
+        CtlColour colour;
+} CtlColumn;
+
+typedef struct CtlTableView {
+        const CtlColumn *columns;
+        size_t n_columns;
+        const char *noun, *nouns; /* "link", "links": "1 link listed." under the table */
+        const char *empty;        /* the sentence for no rows: "No links." */
+        const char *children;     /* a tree: this member holds each row's children, shown indented */
+        /* Replaces "N nouns listed." (no final full stop: it is added). */
+        char *(*footer)(json_object *rows);
+        /* Lines printed right after the table, legend or not (one device's error, ...). */
+        void (*notes)(json_object *rows, FILE *f);
+} CtlTableView;
+
+typedef struct CtlField {
+        const char *label;  /* "Connection type" */
+        const char *key;
+        CtlFormat format;   /* NULL: ctl_format_value() */
+        CtlColour colour;
+        bool optional;      /* left out when there is nothing to say, rather than "-" */
+} CtlField;
+
+typedef struct CtlDetailView {
+        const CtlField *fields;
+        size_t n_fields;
+        CtlFormat title;   /* a line before the fields ("3: eth0"), or NULL */
+        const char *empty; /* the sentence for an empty array: "No links." */
+} CtlDetailView;
+
+/* rows (an array) as the view's table, or as JSON with --json. 0, or an exit code. */
+int ctl_output_table(json_object *rows, const CtlTableView *view);
+/* One object, or an array of them (each as its own block), as `key: value` lines or as JSON. */
+int ctl_output_details(json_object *doc, const CtlDetailView *view);
+/* The document as JSON, in the --json= form asked for. 0, or an exit code. */
+int ctl_output_json(json_object *doc);
+/* One line for a stream of events (monitor): short unless --json=pretty. */
+int ctl_output_json_line(json_object *doc);
+
+/* The member key of o; "A.B" is member B of member A. NULL when absent or null. */
+json_object *ctl_member(json_object *o, const char *key);

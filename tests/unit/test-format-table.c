@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for the text table: alignment, escaping, colour that never moves a column, and fitting a
+ * width by ellipsizing the widest column while numbers stay whole. */
+#include "unit-test.h"
+#include "shared/format-table.h"
+
+static char *print(TextTable *t, bool legend) {
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&s, &len);
+
+        assert_non_null(f);
+        assert_int_equal(text_table_print(t, f, legend), 0);
+        fclose(f);
+        return s;
+}
+
+static TextTable *sample(void) {
+        static const char *const headers[] = { ">IDX", "NAME", "ADDRESSES" };
+        TextTable *t = text_table_new(headers, ELEMENTSOF(headers));
+
+        assert_non_null(t);
+        assert_int_equal(text_table_add(t, "1", NULL), 0);
+        assert_int_equal(text_table_add(t, "lo", "\033[0;32m"), 0);
+        assert_int_equal(text_table_add(t, "127.0.0.1/8 ::1/128", NULL), 0);
+        assert_int_equal(text_table_add(t, "65536", NULL), 0);
+        assert_int_equal(text_table_add(t, "e\x01x", NULL), 0);
+        assert_int_equal(text_table_add(t, NULL, NULL), 0);
+        return t;
+}
+
+static void test_aligned(void **state) {
+        _cleanup_(text_table_freep) TextTable *t = sample();
+        _cleanup_(freep) char *out = print(t, true);
+
+        /* Right-aligned numbers, control characters escaped, NULL as "-", no padding after the last. */
+        assert_string_equal(out, "  IDX  NAME    ADDRESSES\n"
+                                 "    1  lo      127.0.0.1/8 ::1/128\n"
+                                 "65536  e\\x01x  -\n");
+        assert_int_equal(text_table_rows(t), 2);
+}
+
+static void test_colour_wraps_the_text_only(void **state) {
+        _cleanup_(text_table_freep) TextTable *t = sample();
+        _cleanup_(freep) char *out = NULL;
+
+        text_table_set_colour(t, true);
+        out = print(t, false);
+        assert_string_equal(out, "    1  \033[0;32mlo\033[0m      127.0.0.1/8 ::1/128\n"
+                                 "65536  e\\x01x  -\n");
+}
+
+static void test_fit(void **state) {
+        _cleanup_(text_table_freep) TextTable *t = sample();
+        _cleanup_(freep) char *out = NULL;
+
+        /* 5 + 2 + 6 + 2 + 19 = 34 columns; in 26 the addresses give way (to 11), the number does not. */
+        text_table_set_width(t, 26);
+        out = print(t, true);
+        assert_string_equal(out, "  IDX  NAME    ADDRESSES\n"
+                                 "    1  lo      127.0.0.1/…\n"
+                                 "65536  e\\x01x  -\n");
+        /* Narrower than the headers allow: as narrow as it gets, never a cut header or number. */
+        text_table_set_width(t, 5);
+        free(out);
+        out = print(t, true);
+        assert_string_equal(out, "  IDX  NAME  ADDRESSES\n"
+                                 "    1  lo    127.0.0.…\n"
+                                 "65536  e\\x…  -\n");
+}
+
+static void test_ellipsize(void **state) {
+        _cleanup_(freep) char *a = text_ellipsize("Thunderbolt", 5), *b = text_ellipsize("caf\xc3\xa9s", 4),
+                              *c = text_ellipsize("abc", 3), *d = text_ellipsize("abc", 0);
+        assert_string_equal(a, "Thun…");
+        assert_string_equal(b, "caf…");
+        assert_string_equal(c, "abc");
+        assert_string_equal(d, "");
+        assert_int_equal(text_display_width("caf\xc3\xa9"), 4);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_aligned),
+                cmocka_unit_test(test_colour_wraps_the_text_only),
+                cmocka_unit_test(test_fit),
+                cmocka_unit_test(test_ellipsize),
+        };
+        return cmocka_run_group_tests_name("format-table", tests, NULL, NULL);
+}
