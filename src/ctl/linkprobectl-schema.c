@@ -22,6 +22,9 @@ static const struct {
           (const char *const[]) { "Thunderbolt", "Name", "PathRxGbps", "PathTxGbps", "LinkClass",
                                   "NetInterfaceName", NULL } },
         { "Summary", "DegradedLinks", false, (const char *const[]) { "Object", "Name", "Reason", NULL } },
+        { "Pci", "GpuLinks", false,
+          (const char *const[]) { "Peer", "PeerAddress", "Type", "Links", "Weight", "MinBandwidthGBps",
+                                  "MaxBandwidthGBps", NULL } },
         { "Summary", "BestPeerPaths", false,
           (const char *const[]) { "Address", "Peer", "UploadGbps", "DownloadGbps", "RttUsec", "Stale", NULL } },
 };
@@ -35,7 +38,9 @@ static const struct {
         { "UploadGbps", 2 },          { "DownloadGbps", 2 },          { "RttUsec", 1 },
         { "JitterUsec", 1 },          { "JitterRfc3550Usec", 1 },     { "Fp32Tflops", 3 },
         { "Fp16Tflops", 3 },          { "MemoryBandwidthGBps", 1 },   { "MemoryBandwidthSpread", 3 },
-        { "Fp32Spread", 3 },
+        { "Fp32Spread", 3 },          { "HostToDeviceGBps", 2 },      { "DeviceToHostGBps", 2 },
+        { "Gbps", 2 },                { "PathGbps", 2 },              { "PathLimitGbps", 2 },
+        { "PciPathGBps", 3 },
 };
 
 static json_object *name_members(json_object *tuple, const char *const *members) {

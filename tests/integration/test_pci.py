@@ -324,3 +324,33 @@ def test_garbage(netns, client, daemon_factory, testbed):
     assert affinity(client)  # answered
     assert daemon.proc.poll() is None
     assert client.managed_objects_differing_from_getall() == []
+
+
+def test_ctl_topo(netns, bus, client, daemon_factory, testbed, fake):
+    """linkprobectl topo: the matrix nvidia-smi topo -m prints, for every device with a PCI function, with
+    CPU affinity and NUMA node and a legend of the words used; --json is the same rows."""
+    load(testbed, "server-8gpu")
+    add_links(netns, {"eno1": 10, "ibp25s0": 11, "ibp158s0": 15})
+    fake.set(devices=gpu_devices()[:2], nvml=nvml_switched())
+    start_gpu(daemon_factory, netns, testbed, fake)
+    wait_until(lambda: sum(p["PciDevice"] != "/" for p in objects(client, GPU).values()) == 2, what="2 GPUs")
+
+    text = lp.ctl(bus, "topo", "--color=never", "--no-pager")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    header = lines[0].split()
+    assert header[:4] == ["DEVICE", "GPU0", "GPU1", "eno1"] and header[-3:] == ["CPU", "AFFINITY", "NUMA"]
+    rows = {line.split()[0]: line.split() for line in lines[1:] if line and not line.startswith(" ")}
+    assert rows["GPU0"][1:4] == ["X", "NV18", "NODE"]
+    assert rows["ibp25s0"][1:3] == ["PIX", "PXB"]
+    assert rows["GPU0"][-2:] == ["0-55,112-167", "0"]
+    assert rows["ibp158s0"][1] == "SYS" and rows["ibp158s0"][-1] == "1"
+    assert "mlx5_0/1" in rows and rows["mlx5_0/1"][header.index("ibp25s0")] == "X"
+    assert "Legend:" in text.stdout and "NV#" in text.stdout and "SYS" in text.stdout
+
+    doc = json.loads(lp.ctl(bus, "topo", "--json=short").stdout)
+    by_name = {d["Device"]: d for d in doc}
+    assert by_name["GPU0"]["Relations"]["GPU1"] == "NV18"
+    assert by_name["GPU0"]["PciAddress"] == "0000:18:00.0" and by_name["GPU0"]["NumaNode"] == 0
+    assert by_name["ibp158s0"]["Relations"]["GPU0"] == "SYS"
+    assert by_name["eno1"]["Kind"] == "Link" and by_name["eno1"]["Object"] == link_path(10)
