@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Names of PCI functions from the PCI ID database (pci.ids, or udev's hwdb built from it) through
+/* Names of PCI functions from the PCI ID database (pci.ids) through
  * libpci, as lspci shows them. Nothing is copied into linkprobe: a machine without the database
  * publishes no names. The database is loaded on the first lookup and let go after each pass, so the
  * daemon does not keep megabytes of names it needs only when something is plugged in. */
@@ -9,6 +9,10 @@
 #include "pci-names.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
+
+/* Names only (NULL when unknown, never a number), and from pci.ids itself: libpci's udev hwdb lookup
+ * holds nothing pci.ids does not, and leaks its udev context where no hwdb.bin exists (libpci 3.9). */
+#define LOOKUP_FLAGS (PCI_LOOKUP_NO_NUMBERS | PCI_LOOKUP_NO_HWDB)
 
 struct PciNames {
         struct pci_access *access;
@@ -66,12 +70,11 @@ int pci_names_lookup(PciNames *n, uint32_t vendor_id, uint32_t device_id, char *
 
         if (!n)
                 return -EINVAL;
-        s = pci_lookup_name(n->access, buf, sizeof(buf), PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_NUMBERS,
+        s = pci_lookup_name(n->access, buf, sizeof(buf), PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE | LOOKUP_FLAGS,
                             (int) vendor_id, (int) device_id);
         if (!s)
                 /* The vendor alone is still a true name. */
-                s = pci_lookup_name(n->access, buf, sizeof(buf), PCI_LOOKUP_VENDOR | PCI_LOOKUP_NO_NUMBERS,
-                                    (int) vendor_id);
+                s = pci_lookup_name(n->access, buf, sizeof(buf), PCI_LOOKUP_VENDOR | LOOKUP_FLAGS, (int) vendor_id);
         if (!s) {
                 *ret = NULL;
                 return 0;
