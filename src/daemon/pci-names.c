@@ -3,6 +3,7 @@
  * libpci, as lspci shows them. Nothing is copied into linkprobe: a machine without the database
  * publishes no names. The database is loaded on the first lookup and let go after each pass, so the
  * daemon does not keep megabytes of names it needs only when something is plugged in. */
+/* A file of its own: libpci's header claims pci_init() and friends, names the Pci kind uses too. */
 #include <pci/pci.h>
 #include <stdarg.h>
 
