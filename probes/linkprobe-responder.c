@@ -22,6 +22,7 @@ static ResponderLimits arg_limits;
 static const char *arg_listen[MAX_LISTEN];
 static size_t arg_n_listen;
 static const char *arg_psk_file;
+static const char *arg_identity_file;
 static bool arg_rdma = true;
 static ResponderRdma arg_rdma_cfg = { .port = 1, .gid_index = -1 };
 
@@ -30,6 +31,7 @@ static void help(void) {
                "Answers linkprobe TCP and RDMA probes.\n\n"
                "  -l --listen=ADDR[:PORT]          listen here (repeatable; default [::]:%u)\n"
                "     --psk-file=FILE               require the pre-shared key in FILE\n"
+               "     --identity-file=FILE          tell clients who this node is (JSON, kept up to date by linkprobed)\n"
                "     --max-frame-size=SIZE         largest frame accepted (default 1M)\n"
                "     --handshake-timeout=TIME      time to complete hello/auth (default 5s)\n"
                "     --idle-timeout=TIME           time between requests (default 30s)\n"
@@ -82,11 +84,12 @@ static void parse_argv(int argc, char *argv[]) {
         enum {
                 ARG_PSK = 0x100, ARG_MAX_FRAME, ARG_HANDSHAKE, ARG_IDLE, ARG_MAX_BYTES, ARG_MAX_DURATION, ARG_RATE,
                 ARG_BURST, ARG_MAX_CONN, ARG_MAX_CONN_SOURCE, ARG_RDMA, ARG_RDMA_DEVICE, ARG_RDMA_PORT, ARG_RDMA_GID,
-                ARG_LOG_LEVEL, ARG_VERSION,
+                ARG_LOG_LEVEL, ARG_VERSION, ARG_IDENTITY,
         };
         static const struct option options[] = {
                 { "listen", required_argument, NULL, 'l' },
                 { "psk-file", required_argument, NULL, ARG_PSK },
+                { "identity-file", required_argument, NULL, ARG_IDENTITY },
                 { "max-frame-size", required_argument, NULL, ARG_MAX_FRAME },
                 { "handshake-timeout", required_argument, NULL, ARG_HANDSHAKE },
                 { "idle-timeout", required_argument, NULL, ARG_IDLE },
@@ -124,6 +127,9 @@ static void parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_PSK:
                         arg_psk_file = optarg;
+                        break;
+                case ARG_IDENTITY:
+                        arg_identity_file = optarg;
                         break;
                 case ARG_MAX_FRAME:
                         u = parse_arg_size("max-frame-size", optarg);
@@ -269,6 +275,11 @@ int main(int argc, char *argv[]) {
         explicit_bzero(&key, sizeof(key));
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the responder: %m"), 1;
+        if (arg_identity_file) {
+                r = responder_set_identity_file(responder, arg_identity_file);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot use the identity file %s: %m", arg_identity_file), 1;
+        }
 
         /* Sockets from systemd socket activation or from linkprobed (the same LISTEN_FDS protocol). */
         n_fds = sd_listen_fds(true);

@@ -7,6 +7,7 @@
 
 #include "frame-io.h"
 #include "net-client.h"
+#include "proto-identity.h"
 #include "shared/parse-util.h"
 #include "shared/peer-address.h"
 #include "shared/time-util.h"
@@ -169,10 +170,35 @@ static int connect_socket(const NetTarget *t, uint64_t deadline, int *ret) {
         return 0;
 }
 
+/* Asks who the responder's node is; a proof is checked against the session's nonces when there is a key. */
+static int request_identity(NetClient *c, const ProtoKey *key, const uint8_t server_nonce[static PROTO_NONCE_SIZE],
+                            const uint8_t client_nonce[static PROTO_CLIENT_NONCE_SIZE], uint64_t deadline) {
+        uint8_t buf[PROTO_HEADER_SIZE], reply[PROTO_CONTROL_MAX], proof[PROTO_HMAC_SIZE];
+        uint32_t length;
+        ssize_t n;
+        int r;
+
+        n = proto_encode_empty(buf, sizeof(buf), PROTO_IDENTITY_REQUEST);
+        if (n < 0)
+                return (int) n;
+        r = net_client_request(c, buf, (size_t) n, PROTO_IDENTITY, reply, &length, deadline);
+        if (r == -EREMOTEIO && c->remote_error.code == PROTO_ERROR_UNSUPPORTED)
+                return 0; /* offered, then not there after all: a node without one */
+        if (r < 0)
+                return r;
+        if (proto_decode_identity(reply, length, &c->identity, proof) < 0)
+                return -EPROTO;
+        c->have_identity = true;
+        c->identity_authenticated = key && c->authenticated &&
+                                    proto_identity_verify(key, server_nonce, client_nonce, reply, length);
+        return 0;
+}
+
 int net_client_connect(NetClient *c, const NetTarget *t, const ProtoKey *key, uint64_t deadline) {
         uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX], reply[PROTO_CONTROL_MAX];
         ProtoHello hello = { .version = PROTO_VERSION,
-                             .capabilities = PROTO_CAP_ECHO | PROTO_CAP_UPLOAD | PROTO_CAP_DOWNLOAD | PROTO_CAP_RDMA };
+                             .capabilities = PROTO_CAP_ECHO | PROTO_CAP_UPLOAD | PROTO_CAP_DOWNLOAD | PROTO_CAP_RDMA |
+                                             PROTO_CAP_IDENTITY };
         ProtoHelloReply hr;
         uint32_t length;
         ssize_t n;
@@ -232,6 +258,8 @@ int net_client_connect(NetClient *c, const NetTarget *t, const ProtoKey *key, ui
                         return r;
                 c->authenticated = true;
         }
+        if (hr.capabilities & PROTO_CAP_IDENTITY)
+                return request_identity(c, key, hr.nonce, hello.nonce, deadline);
         return 0;
 }
 

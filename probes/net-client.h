@@ -7,6 +7,7 @@
 
 #include "proto-auth.h"
 #include "proto.h"
+#include "shared/node-identity.h"
 
 typedef struct NetTarget {
         struct sockaddr_storage sink;
@@ -37,6 +38,9 @@ typedef struct NetClient {
         struct sockaddr_storage local;   /* our end after connect */
         struct sockaddr_storage observed;/* our end as the responder saw it */
         ProtoError remote_error;         /* set when a call returned -EREMOTEIO */
+        bool have_identity;              /* the responder said who its node is */
+        bool identity_authenticated;     /* ... and proved it with our pre-shared key */
+        NodeIdentity identity;
         uint8_t *data;                   /* bulk buffer, PROTO_FRAME_MAX_DEFAULT bytes */
 } NetClient;
 
@@ -51,8 +55,11 @@ void net_client_done(NetClient *c);
  * @key: the pre-shared key, or NULL
  * @deadline: CLOCK_MONOTONIC usec bounding the whole handshake
  *
+ * When the responder offers its identity, it is asked for (c->identity); with a key, an identity
+ * counts as authenticated only if its proof is right, and one without is kept as unauthenticated.
+ *
  * Return: 0; -errno of socket calls (e.g. -ECONNREFUSED); -ETIME at the deadline; -EPROTO for a
- * malformed reply; -EREMOTEIO when the responder sent an error (c->remote_error says which);
+ * malformed reply (a malformed or oversized identity too); -EREMOTEIO when the responder sent an error (c->remote_error says which);
  * -EKEYREJECTED when the responder demands a key and none was given.
  */
 int net_client_connect(NetClient *c, const NetTarget *t, const ProtoKey *key, uint64_t deadline);

@@ -177,6 +177,14 @@ json_object *net_probe_result_new(const NetProbe *p, const NetClient *c) {
                 net_format_address((const struct sockaddr *) &p->target.sink, true, buf, sizeof(buf))));
         json_object_object_add(result, "source", json_object_new_string(
                 net_format_address((const struct sockaddr *) &c->local, false, buf, sizeof(buf))));
+        /* Which node the sink reaches, as its responder says (and proved, with a key). */
+        if (c->have_identity) {
+                json_object *id = node_identity_to_json(&c->identity);
+                if (!id)
+                        probe_exit_error(p->name, PROBE_EXIT_ERROR, "ENOMEM", "out of memory");
+                json_object_object_add(id, "authenticated", json_object_new_boolean(c->identity_authenticated));
+                json_object_object_add(result, "peer_identity", id);
+        }
         return result;
 }
 

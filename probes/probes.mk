@@ -6,7 +6,7 @@ probe_SOURCES := probes/probe-util.c
 
 # The measurement protocol, shared by the responder and the TCP/RDMA probes (and their unit tests).
 LIBRARIES += netprobe
-netprobe_SOURCES := probes/proto.c probes/proto-auth.c probes/source-table.c probes/rtt-stats.c probes/frame-io.c \
+netprobe_SOURCES := probes/proto.c probes/proto-auth.c probes/proto-identity.c probes/responder-identity.c probes/source-table.c probes/rtt-stats.c probes/frame-io.c \
 	probes/net-client.c probes/responder.c probes/responder-rdma.c probes/rdma-engine.c
 NETPROBE_PKGS := libsystemd libcrypto libibverbs json-c
 NETPROBE_LDLIBS := -lm -lpthread
@@ -34,7 +34,7 @@ DEBIAN_BUILD_PACKAGES += libssl-dev libibverbs-dev
 DEBIAN_BENCH_PACKAGES += iperf3 sockperf
 
 # Unit tests of the protocol pieces link the netprobe library (see tests/unit/unit.mk).
-NETPROBE_UNIT_TESTS := test-proto test-source-table test-responder
+NETPROBE_UNIT_TESTS := test-proto test-source-table test-responder test-proto-identity
 $(foreach t,$(NETPROBE_UNIT_TESTS),$(eval $(t)_EXTRA_LIBS := netprobe)$(eval $(t)_EXTRA_LDLIBS := $(NETPROBE_LDLIBS)))
 
 # OpenCL inventory and throughput (linkprobe-probe-gpu(8)); links the ICD loader (ocl-icd), never a

@@ -34,6 +34,8 @@ static const char *const type_names[_PROTO_TYPE_MAX] = {
         [PROTO_RDMA_TEST] = "rdma-test",
         [PROTO_RDMA_READY] = "rdma-ready",
         [PROTO_RDMA_RESULT] = "rdma-result",
+        [PROTO_IDENTITY_REQUEST] = "identity-request",
+        [PROTO_IDENTITY] = "identity",
 };
 
 /* These names are what the probes print as error names, so they are stable. */
@@ -76,6 +78,7 @@ int proto_type_payload_limits(ProtoType type, uint32_t max_frame, uint32_t *ret_
         case PROTO_AUTH_OK:
         case PROTO_UPLOAD_END:
         case PROTO_RDMA_READY:
+        case PROTO_IDENTITY_REQUEST:
                 lo = hi = 0;
                 break;
         case PROTO_ERROR:
@@ -105,6 +108,9 @@ int proto_type_payload_limits(ProtoType type, uint32_t max_frame, uint32_t *ret_
                 break;
         case PROTO_RDMA_TEST:
                 lo = hi = RDMA_TEST_SIZE;
+                break;
+        case PROTO_IDENTITY:
+                lo = PROTO_IDENTITY_MIN, hi = PROTO_IDENTITY_MAX;
                 break;
         case _PROTO_TYPE_MAX:
         default:

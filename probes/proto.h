@@ -27,6 +27,12 @@
 #define PROTO_NONCE_SIZE 32
 #define PROTO_HMAC_SIZE 32
 
+/* IDENTITY payload bounds: a fixed part, a hostname of 1..253 bytes, up to 8 Thunderbolt host UUIDs and
+ * 16 RDMA node GUIDs, and the 32-byte proof (see proto-identity.h). */
+#define PROTO_IDENTITY_FIXED_SIZE 44
+#define PROTO_IDENTITY_MIN (PROTO_IDENTITY_FIXED_SIZE + 1 + PROTO_HMAC_SIZE)
+#define PROTO_IDENTITY_MAX (PROTO_IDENTITY_FIXED_SIZE + 253 + 8 * 16 + 16 * 8 + PROTO_HMAC_SIZE)
+
 /* Bounds of the configurable maximum frame size (the limit DATA frames are held to). */
 #define PROTO_FRAME_MAX_MIN (4U * 1024U)
 #define PROTO_FRAME_MAX_MAX (16U * 1024U * 1024U)
@@ -55,6 +61,8 @@ typedef enum ProtoType {
         PROTO_RDMA_TEST = 18,         /* C->R: run one RDMA phase */
         PROTO_RDMA_READY = 19,        /* R->C: receives posted, go */
         PROTO_RDMA_RESULT = 20,       /* R->C: bytes/iterations and duration */
+        PROTO_IDENTITY_REQUEST = 21,  /* C->R: empty; once ready, when HELLO_REPLY offered PROTO_CAP_IDENTITY */
+        PROTO_IDENTITY = 22,          /* R->C: the node's identity and its proof (proto-identity.h) */
         _PROTO_TYPE_MAX,
 } ProtoType;
 
@@ -63,6 +71,7 @@ typedef enum ProtoCapability {
         PROTO_CAP_UPLOAD = 1U << 1,
         PROTO_CAP_DOWNLOAD = 1U << 2,
         PROTO_CAP_RDMA = 1U << 3,
+        PROTO_CAP_IDENTITY = 1U << 4,
 } ProtoCapability;
 
 #define PROTO_HELLO_FLAG_AUTH_REQUIRED (1U << 0)

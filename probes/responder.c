@@ -9,6 +9,8 @@
 #include <sys/uio.h>
 
 #include "net-client.h"
+#include "proto-identity.h"
+#include "responder-identity.h"
 #include "source-table.h"
 #include "responder-rdma.h"
 #include "responder.h"
@@ -83,6 +85,7 @@ struct Responder {
         bool have_key;
         ProtoKey key;
         ResponderRdma rdma;
+        ResponderIdentity identity;
         SourceTable *sources;
         sd_event_source **listeners;
         size_t n_listeners;
@@ -214,7 +217,8 @@ static void conn_handle_hello(Conn *c) {
         ProtoHelloReply reply = {
                 .version = PROTO_VERSION,
                 .capabilities = PROTO_CAP_ECHO | PROTO_CAP_UPLOAD | PROTO_CAP_DOWNLOAD |
-                                (r->rdma.available ? PROTO_CAP_RDMA : 0),
+                                (r->rdma.available ? PROTO_CAP_RDMA : 0) |
+                                (responder_identity_get(&r->identity) ? PROTO_CAP_IDENTITY : 0),
                 .max_frame = r->limits.max_frame,
                 .observed = c->address,
                 .observed_port = c->port,
@@ -250,6 +254,23 @@ static void conn_handle_auth(Conn *c) {
         }
         conn_enter_ready(c);
         (void) conn_queue(c, proto_encode_empty(c->out, sizeof(c->out), PROTO_AUTH_OK));
+}
+
+/* Who this node is, proved with the key when there is one (the nonces are this session's: with no key
+ * the server nonce is all zeroes and so is the proof). */
+static void conn_send_identity(Conn *c) {
+        Responder *r = c->responder;
+        const NodeIdentity *id = responder_identity_get(&r->identity);
+        ssize_t n;
+
+        if (c->frame.length != 0)
+                return conn_fail(c, PROTO_ERROR_PROTOCOL, "malformed identity request");
+        if (!id)
+                return conn_reply_error(c, PROTO_ERROR_UNSUPPORTED, "this responder has no identity");
+        n = proto_encode_identity(c->out, sizeof(c->out), id, r->have_key ? &r->key : NULL, c->nonce, c->client_nonce);
+        if (n < 0)
+                return conn_reply_error(c, PROTO_ERROR_INTERNAL, "cannot encode the identity");
+        (void) conn_queue(c, n);
 }
 
 /* Costs of the token bucket: a connection takes one token, a bulk test two. */
@@ -367,6 +388,8 @@ static void conn_dispatch(Conn *c) {
                         return conn_start_test(c);
                 case PROTO_RDMA_CONNECT:
                         return conn_start_rdma(c);
+                case PROTO_IDENTITY_REQUEST:
+                        return conn_send_identity(c);
                 case PROTO_HELLO:
                 case PROTO_HELLO_REPLY:
                 case PROTO_AUTH:
@@ -383,6 +406,7 @@ static void conn_dispatch(Conn *c) {
                 case PROTO_RDMA_TEST:
                 case PROTO_RDMA_READY:
                 case PROTO_RDMA_RESULT:
+                case PROTO_IDENTITY:
                 case _PROTO_TYPE_MAX:
                         break;
                 }
@@ -845,11 +869,20 @@ Responder *responder_free(Responder *r) {
         sd_event_source_disable_unref(r->rdma_done);
         safe_close(r->rdma_done_fd);
         source_table_free(r->sources);
+        responder_identity_done(&r->identity);
         free(r->scratch);
         explicit_bzero(&r->key, sizeof(r->key));
         sd_event_unref(r->event);
         free(r);
         return NULL;
+}
+
+int responder_set_identity_file(Responder *r, const char *path) {
+        return responder_identity_set_file(&r->identity, path);
+}
+
+void responder_set_identity(Responder *r, const NodeIdentity *id) {
+        responder_identity_set(&r->identity, id);
 }
 
 void responder_get_stats(const Responder *r, ResponderStats *ret) {

@@ -6,6 +6,7 @@
 
 #include "proto-auth.h"
 #include "proto.h"
+#include "shared/node-identity.h"
 
 typedef struct ResponderLimits {
         uint32_t max_frame;                   /* largest DATA payload accepted */
@@ -79,5 +80,10 @@ int responder_add_listener(Responder *r, int fd);
 
 /* Serves one connected stream socket as if accepted from peer (for tests; ownership passes). */
 int responder_add_connection(Responder *r, int fd, const struct sockaddr *peer);
+
+/* The node's identity for IDENTITY_REQUEST: read from path (and again whenever it changes), or given
+ * once (tests). Without one, PROTO_CAP_IDENTITY is not offered. */
+int responder_set_identity_file(Responder *r, const char *path);
+void responder_set_identity(Responder *r, const NodeIdentity *id);
 
 void responder_get_stats(const Responder *r, ResponderStats *ret);

@@ -3,8 +3,8 @@
 # Self-contained: it needs nothing from the bash-completion package beyond loading this file.
 
 _linkprobectl() {
-        local verbs='status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot'
-        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why='
+        local verbs='status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot fabric'
+        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --tolerance='
         local -a args bus_args=()
         local cur i verb=''
 
@@ -25,7 +25,7 @@ _linkprobectl() {
                         ((i++))
                         ;;
                 --bus-address=* | --user | --system) bus_args+=("${args[i]}") ;;
-                --transport | --timeout | --color | --what | --who | --why) ((i++)) ;;
+                --transport | --timeout | --color | --what | --who | --why | --prometheus | --tolerance) ((i++)) ;;
                 -*) ;;
                 *)
                         [[ -z $verb ]] && verb=${args[i]}
@@ -40,6 +40,8 @@ _linkprobectl() {
         if [[ $cur == --bus-address=* || $prev == --bus-address || $cur == --timeout=* || $prev == --timeout ]]; then
                 COMPREPLY=()
         elif [[ $prev == --who || $prev == --why || $cur == --who=* || $cur == --why=* ]]; then
+                COMPREPLY=()
+        elif [[ $prev == --prometheus || $prev == --tolerance || $cur == --prometheus=* || $cur == --tolerance=* ]]; then
                 COMPREPLY=()
         elif [[ $prev == --transport ]]; then
                 COMPREPLY=($(compgen -W "tcp rdma" -- "$cur"))

@@ -34,6 +34,8 @@ static char *label_from_properties(const char *path, const char *interface, json
         if (streq(kind, "Peer") && json_string_or(props, "Address", NULL))
                 return ctl_strdupf("peer %s (%s)", json_string_or(props, "Address", NULL),
                                    json_string_or(props, "Transport", "?"));
+        if (streq(kind, "Neighbor") && json_string_or(props, "Hostname", NULL))
+                return ctl_strdupf("neighbor %s", json_string_or(props, "Hostname", NULL));
         return NULL;
 }
 
@@ -91,6 +93,7 @@ static json_object *added_summary(const char *interface, json_object *props) {
                 { "RdmaPort", { "State", "RateGbps", NULL } },
                 { "Gpu", { "Name", "ProbeState", NULL } },
                 { "Peer", { "ProbeState", "LastError", NULL } },
+                { "Neighbor", { "Hostname", "Authenticated", NULL } },
         };
         json_object *summary = json_object_new_object();
 

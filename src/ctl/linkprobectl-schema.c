@@ -27,6 +27,9 @@ static const struct {
                                   "MaxBandwidthGBps", NULL } },
         { "Summary", "BestPeerPaths", false,
           (const char *const[]) { "Address", "Peer", "UploadGbps", "DownloadGbps", "RttUsec", "Stale", NULL } },
+        { "Summary", "BestNeighborPaths", false,
+          (const char *const[]) { "NodeId", "Hostname", "Neighbor", "Peer", "UploadGbps", "DownloadGbps", "RttUsec",
+                                  NULL } },
 };
 
 /* Decimals a figure is published with: a TCP goodput timed over 100 ms and more is good to 10 Mbit/s,

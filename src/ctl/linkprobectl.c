@@ -4,6 +4,7 @@
 #include <locale.h>
 #include <unistd.h>
 
+#include "linkprobectl-fabric.h"
 #include "linkprobectl.h"
 #include "shared/bus-error.h"
 #include "shared/parse-util.h"
@@ -41,6 +42,7 @@ typedef struct Verb {
         int (*run)(sd_bus *bus, int argc, char **argv);
         int (*check)(int argc, char **argv); /* usage errors found without the daemon */
         bool pager;                          /* a listing, which may be long */
+        bool (*no_bus)(void);                /* true: this invocation reads no daemon */
 } Verb;
 
 static const Verb verbs[] = {
@@ -59,6 +61,7 @@ static const Verb verbs[] = {
         { "probe", 2, 2, verb_probe, check_probe_args, false },
         { "inhibit", 2, -1, verb_inhibit, check_inhibit_args, false },
         { "inhibitors", 1, 1, verb_inhibitors, NULL, true },
+        { "fabric", 1, 1, verb_fabric, check_fabric_args, true, fabric_needs_no_bus },
 };
 
 static void help(void) {
@@ -81,6 +84,8 @@ static void help(void) {
                "  topo                How GPUs, NICs and HCAs reach each other over PCIe (affinity)\n"
                "  inhibit [--] CMD... Run CMD while holding off GPU/RDMA probes; its exit status\n"
                "  inhibitors          Who holds off probes now\n"
+               "  fabric              Which node is at the other end of every link, each edge\n"
+               "                      (--dot: Graphviz; --prometheus=URL: the whole cluster)\n"
                "\nOptions:\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n"
@@ -100,6 +105,10 @@ static void help(void) {
                "                         (default 60s for a peer, 300s for the GPUs)\n"
                "     --what=gpu|rdma|gpu:rdma  inhibit: what to hold off (default gpu)\n"
                "     --who=TEXT --why=TEXT     inhibit: who holds it and why (shown to others)\n"
+               "     --dot               fabric: print the graph for Graphviz\n"
+               "     --prometheus=URL    fabric: the whole cluster, from a Prometheus server's API\n"
+               "     --tolerance=PERCENT fabric: how far two ends may differ before it is said\n"
+               "                         (default 25)\n"
                "\nExit status: 0 on success, 1 on failure (daemon not running, no such link, a\n"
                "refused call), 2 on bad usage. See linkprobectl(1).\n");
 }
@@ -182,6 +191,9 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_WHAT,
                 ARG_WHO,
                 ARG_WHY,
+                ARG_DOT,
+                ARG_PROMETHEUS,
+                ARG_TOLERANCE,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -200,6 +212,9 @@ static int parse_argv(int argc, char *argv[]) {
                 { "what", required_argument, NULL, ARG_WHAT },
                 { "who", required_argument, NULL, ARG_WHO },
                 { "why", required_argument, NULL, ARG_WHY },
+                { "dot", no_argument, NULL, ARG_DOT },
+                { "prometheus", required_argument, NULL, ARG_PROMETHEUS },
+                { "tolerance", required_argument, NULL, ARG_TOLERANCE },
                 {},
         };
         int c, r;
@@ -272,6 +287,23 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_WHY:
                         arg_why = optarg;
                         break;
+                case ARG_DOT:
+                        arg_dot = true;
+                        break;
+                case ARG_PROMETHEUS:
+                        arg_prometheus = optarg;
+                        break;
+                case ARG_TOLERANCE: {
+                        char *end = NULL;
+                        errno = 0;
+                        arg_tolerance = strtod(optarg, &end);
+                        if (errno != 0 || end == optarg || (*end && !streq(end, "%")) || !(arg_tolerance >= 0) ||
+                            arg_tolerance > 1000) {
+                                fprintf(stderr, "--tolerance= takes a percentage from 0 to 1000, such as 25.\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        break;
+                }
                 case ':':
                         fprintf(stderr, "Option %s needs an argument. See --help.\n", argv[optind - 1]);
                         return -CTL_EXIT_USAGE;
@@ -291,7 +323,7 @@ static int parse_argv(int argc, char *argv[]) {
 /* Options with their value in the next word: the value stays with them when hoisted. */
 static bool takes_separate_value(const char *arg) {
         static const char *const with_value[] = { "--bus-address", "--transport", "--timeout", "--color",
-                                                  "--what", "--who", "--why" };
+                                                  "--what", "--who", "--why", "--prometheus", "--tolerance" };
         for (size_t i = 0; i < ELEMENTSOF(with_value); i++)
                 if (streq(arg, with_value[i]))
                         return true;
@@ -389,9 +421,11 @@ int main(int argc, char *argv[]) {
                         return r;
         }
 
-        r = connect_bus(&bus);
-        if (r < 0)
-                return CTL_EXIT_FAILURE;
+        if (!verb->no_bus || !verb->no_bus()) {
+                r = connect_bus(&bus);
+                if (r < 0)
+                        return CTL_EXIT_FAILURE;
+        }
 
         if (verb->pager)
                 (void) ctl_pager_open();

@@ -131,6 +131,9 @@ int verb_probe_peer(sd_bus *bus, int argc, char **argv);
 int verb_probe_gpu(sd_bus *bus, int argc, char **argv);
 int verb_inhibit(sd_bus *bus, int argc, char **argv);
 int verb_inhibitors(sd_bus *bus, int argc, char **argv);
+int verb_fabric(sd_bus *bus, int argc, char **argv);
+/* fabric --prometheus= reads Prometheus, not the daemon: no bus connection. */
+bool fabric_needs_no_bus(void);
 
 /* Checks of the arguments that need no daemon, run before connecting: 0, or CTL_EXIT_USAGE after
  * saying why. */
@@ -138,3 +141,4 @@ int check_probe_args(int argc, char **argv);
 int check_inhibit_args(int argc, char **argv);
 int check_show_args(int argc, char **argv);
 int check_metrics_args(int argc, char **argv);
+int check_fabric_args(int argc, char **argv);

@@ -3,6 +3,8 @@
 #include "derive-pci.h"
 #include "derive.h"
 #include "link.h"
+#include "neighbor.h"
+#include "node.h"
 #include "peer.h"
 #include "rdma.h"
 #include "tbt.h"
@@ -62,6 +64,20 @@ void derive_run(Derive *d, BusPublisher *p, size_t from, size_t to) {
                            },
                            links_changed || thunderbolt_changed || rdma_changed);
 
+        /* Who this node is on the wire, and who its neighbours are: after the paths they are named by. */
+        if (d->neighbors.neighbors) {
+                bool identity_moved = links_changed || thunderbolt_changed || rdma_changed || !d->neighbors.node_derived;
+                for (size_t i = from; i < to && !identity_moved; i++) {
+                        BusObject *o = p->dirty[i];
+                        identity_moved = o && (o == &d->neighbors.node->bus || o->type == &link_bus_type);
+                }
+                if (identity_moved)
+                        derive_node_identity(&d->neighbors);
+                derive_neighbors(&d->neighbors);
+        }
+
         /* Last: it summarizes everything above. */
         summary_update(&d->summary, d->links, d->thunderbolt, d->rdma, d->peers.peers);
+        if (d->neighbors.neighbors)
+                summary_update_neighbors(&d->summary, d->neighbors.neighbors);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "bus-object.h"
+#include "derive-neighbor.h"
 #include "derive-peer.h"
 #include "summary.h"
 
@@ -26,6 +27,8 @@ typedef struct Thunderbolt Thunderbolt;
  *   rdma_port.derived    NetInterface; a RoCE port is read again when its link's carrier or speed moves
  *   peer.derived         which paths exist for the wanted addresses, SourceInterface, Stale
  *   pci.derived, PciDevice of the other kinds, PathLimitGbps, GetAffinity()   (derive-pci.h)
+ *   node.derived         what identifies this node on the wire (Thunderbolt hosts, RDMA GUIDs, MACs)
+ *   neighbors            which neighbours exist and all they publish; each path's Neighbor
  *   summary              what an applet shows (FastestLink, ThunderboltPeers, ..., BestPeerPaths)
  *
  * The pass may ask a source to read again (a link whose backing device moved, a RoCE port); the
@@ -38,6 +41,7 @@ typedef struct Derive {
         DerivePeers peers; /* the peers, what they depend on, and the reconciler told when they move */
         Pci *pci;          /* NULL: no PCIe part (set by the manager after derive_init()) */
         Gpus *gpus;
+        DeriveNeighbors neighbors; /* set by the manager: the neighbours and what names them */
         Summary summary;
 } Derive;
 

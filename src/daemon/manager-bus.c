@@ -10,6 +10,7 @@
 #include "link-bus.h"
 #include "manager-bus.h"
 #include "manager.h"
+#include "neighbor-bus.h"
 #include "node-bus.h"
 #include "pci-bus.h"
 #include "peer-bus.h"
@@ -187,6 +188,9 @@ int manager_bus_register(Manager *m) {
         if (r < 0)
                 return r;
         r = peer_bus_register(m);
+        if (r < 0)
+                return r;
+        r = neighbor_bus_register(&m->registry, &m->neighbors);
         if (r < 0)
                 return r;
         return gpu_bus_register(&m->registry, &m->gpus, m->gpu_prober);

@@ -27,6 +27,7 @@ static void on_derive(BusPublisher *p, size_t from, size_t to, void *userdata) {
 static void on_published(void *userdata) {
         Manager *m = userdata;
         metrics_exporter_changed(m->metrics);
+        identity_file_update(&m->identity_file, &m->node);
 }
 
 /* Announces Inhibited and lets the probes that were held off catch up. */
@@ -84,7 +85,9 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         gpus_init(&m->gpus, &m->publisher);
         pci_init(&m->pci, &m->publisher, m->sysfs_fd);
         peers_init(&m->peers, &m->publisher, &m->config.peers);
+        neighbors_init(&m->neighbors, &m->publisher);
         m->persist = (Persist) { .peers = &m->peers, .directory = &m->state_directory };
+        m->identity_file = (IdentityFile) { .directory = &m->state_directory };
 
         r = daemon_status_init(&m->status, &m->publisher);
         if (r >= 0)
@@ -118,6 +121,15 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         m->derive.pci = &m->pci;
         m->derive.gpus = &m->gpus;
         m->derive.summary.pci = &m->pci;
+        m->derive.neighbors = (DeriveNeighbors) {
+                .neighbors = &m->neighbors,
+                .node = &m->node,
+                .peers = &m->peers,
+                .links = &m->links,
+                .thunderbolt = &m->thunderbolt,
+                .rdma = &m->rdma,
+                .authenticate = m->config.peers.psk_file != NULL,
+        };
 
         *ret = TAKE_PTR(m);
         return 0;
@@ -141,6 +153,7 @@ Manager *manager_free(Manager *m) {
         m->udev = udev_source_free(m->udev);
 
         derive_done(&m->derive);
+        neighbors_done(&m->neighbors);
         peers_done(&m->peers);
         pci_done(&m->pci);
         gpus_done(&m->gpus);
@@ -366,8 +379,15 @@ int manager_start(Manager *m) {
         r = reconcile_start(m->reconciler);
         if (r < 0)
                 return r;
+        _cleanup_(freep) char *identity_path = NULL;
+        if (strv_length(m->config.peers.listen) > 0 || m->n_responder_fds > 0) {
+                m->identity_file.enabled = true;
+                identity_file_update(&m->identity_file, &m->node);
+                if (m->identity_file.written)
+                        (void) identity_file_path(&m->identity_file, &identity_path);
+        }
         r = responder_supervisor_start(m->event, &m->config.peers, &m->status, m->responder_fds, m->n_responder_fds,
-                                       &m->responder);
+                                       identity_path, &m->responder);
         m->responder_fds = mfree(m->responder_fds); /* taken over, whatever happened */
         m->n_responder_fds = 0;
         if (r < 0)
@@ -426,6 +446,7 @@ int manager_render_metrics(void *userdata, char **ret, size_t *ret_size) {
                 .gpus = &m->gpus,
                 .peers = &m->peers,
                 .pci = &m->pci,
+                .neighbors = &m->neighbors,
                 .netlink_overruns = netlink_overruns(m->netlink),
                 .udev_overruns = udev_source_overruns(m->udev),
         };

@@ -9,9 +9,11 @@
 #include "bus-registry.h"
 #include "config.h"
 #include "derive.h"
+#include "identity-file.h"
 #include "gpu.h"
 #include "link.h"
 #include "memory.h"
+#include "neighbor.h"
 #include "node.h"
 #include "peer.h"
 #include "pci.h"
@@ -66,7 +68,9 @@ typedef struct Manager {
         Gpus gpus;
         Pci pci;
         Peers peers;
+        Neighbors neighbors;
         Persist persist;
+        IdentityFile identity_file; /* Node.derived.identity, for the responder */
         /* What combines them: the derivation pass, and the Summary it keeps. */
         Derive derive;
 

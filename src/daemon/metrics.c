@@ -396,6 +396,7 @@ int metrics_render(const MetricsSources *m, FILE *f) {
         render_gpus(m, f);
         render_pci(m, f);
         render_peers(m, f);
+        metrics_render_fabric(m, f);
         return ferror(f) ? -EIO : 0;
 }
 

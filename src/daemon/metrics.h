@@ -14,6 +14,7 @@ typedef struct Gpus Gpus;
 typedef struct Links Links;
 typedef struct Memory Memory;
 typedef struct MetricsExporter MetricsExporter;
+typedef struct Neighbors Neighbors;
 typedef struct Node Node;
 typedef struct Peers Peers;
 typedef struct Pci Pci;
@@ -31,6 +32,7 @@ typedef struct MetricsSources {
         Gpus *gpus;
         Peers *peers;
         Pci *pci; /* may be NULL */
+        Neighbors *neighbors; /* may be NULL */
         uint64_t netlink_overruns;
         uint64_t udev_overruns;
 } MetricsSources;
@@ -42,6 +44,9 @@ typedef struct MetricsSources {
  * in node_exporter's node_network_* series, so the two join.
  */
 int metrics_render(const MetricsSources *src, FILE *f);
+/* The fabric's series (metrics-fabric.c): this node's identity, its neighbours and every edge, each
+ * labelled node_id and neighbor_id. */
+void metrics_render_fabric(const MetricsSources *src, FILE *f);
 /* The same into a new string. */
 int metrics_render_string(const MetricsSources *src, char **ret, size_t *ret_size);
 

@@ -19,6 +19,13 @@ static const sd_bus_vtable node_vtable[] = {
         SD_BUS_PROPERTY("CpuModel", "s", bus_property_get_string, offsetof(Node, cpu_model),
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("CpuCount", "u", NULL, offsetof(Node, cpu_count), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("NodeId", "s", bus_property_get_string, offsetof(Node, node_id), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("ThunderboltHostUuids", "as", bus_property_get_strv, offsetof(Node, derived.thunderbolt_host_uuids),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RdmaNodeGuids", "as", bus_property_get_strv, offsetof(Node, derived.rdma_node_guids),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("HardwareAddresses", "as", bus_property_get_strv, offsetof(Node, derived.hardware_addresses),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_VTABLE_END,
 };
 

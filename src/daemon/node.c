@@ -10,6 +10,7 @@
 #include "shared/log.h"
 #include "shared/parse-util.h"
 #include "shared/string-util.h"
+#include "shared/time-util.h"
 
 char *cpuinfo_model(const char *text) {
         /* x86 says "model name"; arm64 kernels print no model, only "CPU implementer/part"; other
@@ -77,7 +78,27 @@ static int on_hostname_changed(sd_event_source *s, int fd, uint32_t revents, voi
         return 0;
 }
 
-static const BusObjectType node_bus_type = { .interface = NODE_INTERFACE };
+const BusObjectType node_bus_type = { .interface = NODE_INTERFACE };
+
+/* NodeId and this boot as our neighbours know them. */
+static void node_read_identity(Node *n) {
+        char text[SD_ID128_STRING_MAX];
+        sd_id128_t id;
+        int r;
+
+        r = sd_id128_get_machine_app_specific(LINKPROBE_APP_ID, &id);
+        if (r < 0)
+                log_notice_errno(r, "No machine ID, so no NodeId: neighbours cannot name this node: %m");
+        else {
+                memcpy(n->node_id_bytes, id.bytes, NODE_ID_SIZE);
+                n->node_id = strdup(sd_id128_to_string(id, text));
+        }
+        if (sd_id128_get_boot_app_specific(LINKPROBE_APP_ID, &id) >= 0)
+                memcpy(n->boot_id_bytes, id.bytes, NODE_ID_SIZE);
+        /* The wall clock when CLOCK_BOOTTIME was 0: when this boot began, give or take clock steps. */
+        uint64_t now = now_usec(CLOCK_REALTIME), up = now_usec(CLOCK_BOOTTIME);
+        n->booted_at = now > up ? now - up : 0;
+}
 
 int node_start(Node *n, BusPublisher *p, sd_event *event) {
         struct utsname u;
@@ -90,6 +111,7 @@ int node_start(Node *n, BusPublisher *p, sd_event *event) {
                 return log_oom();
         node_read_hostname(n);
 
+        node_read_identity(n);
         r = id128_string(sd_id128_get_machine, &n->machine_id);
         if (r < 0)
                 log_notice_errno(r, "No machine ID (/etc/machine-id): %m");
@@ -135,6 +157,10 @@ void node_done(Node *n) {
         free(n->kernel_release);
         free(n->architecture);
         free(n->cpu_model);
+        free(n->node_id);
+        strv_free(n->derived.thunderbolt_host_uuids);
+        strv_free(n->derived.rdma_node_guids);
+        strv_free(n->derived.hardware_addresses);
         bus_object_done(&n->bus);
         *n = (Node) { .hostname_fd = -EBADF };
 }

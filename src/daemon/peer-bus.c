@@ -66,6 +66,20 @@ static int property_get_origins(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_close_container(reply);
 }
 
+/* Which node the sink reached, as its responder said at the last measurement ("" when unknown). */
+static int property_get_remote_node_id(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                       sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        char id[NODE_ID_STRING_MAX];
+        Peer *p = userdata;
+        return sd_bus_message_append(reply, "s", p->remote ? node_id_to_string(p->remote->node_id, id) : "");
+}
+
+static int property_get_remote_hostname(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Peer *p = userdata;
+        return sd_bus_message_append(reply, "s", p->remote ? p->remote->hostname : "");
+}
+
 #define EMITS SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 #define CONST SD_BUS_VTABLE_PROPERTY_CONST
 
@@ -97,6 +111,10 @@ static const sd_bus_vtable peer_vtable[] = {
         SD_BUS_PROPERTY("Origins", "as", property_get_origins, 0, EMITS),
         SD_BUS_PROPERTY("PathLimitGbps", "d", NULL, offsetof(Peer, derived.path_limit_gbps), EMITS),
         SD_BUS_PROPERTY("PathLimitedBy", "s", bus_property_get_string, offsetof(Peer, derived.path_limited_by), EMITS),
+        SD_BUS_PROPERTY("RemoteNodeId", "s", property_get_remote_node_id, 0, EMITS),
+        SD_BUS_PROPERTY("RemoteHostname", "s", property_get_remote_hostname, 0, EMITS),
+        SD_BUS_PROPERTY("RemoteAuthenticated", "b", bus_property_get_bool, offsetof(Peer, remote_authenticated), EMITS),
+        SD_BUS_PROPERTY("Neighbor", "o", bus_property_get_object_path, offsetof(Peer, derived.neighbor_path), EMITS),
         SD_BUS_VTABLE_END,
 };
 

@@ -77,6 +77,8 @@ static Peer *peer_free(Peer *p) {
         free(p->address);
         free(p->peer_address);
         free(p->source_device);
+        free(p->remote);
+        free(p->derived.neighbor_path);
         peer_measurement_done(&p->m);
         free(p->last_error);
         free(p->last_error_message);
@@ -210,6 +212,47 @@ static void peer_set_measurement(Peer *p, const PeerMeasurement *n) {
         (void) bus_object_set_string(o, &p->m.connection_type, n->connection_type, "ConnectionType");
 }
 
+void peer_set_remote(Peer *p, const NodeIdentity *id, bool authenticated) {
+        if (!id) {
+                if (p->remote) {
+                        p->remote = mfree(p->remote);
+                        bus_object_changed(&p->bus, "RemoteNodeId");
+                        bus_object_changed(&p->bus, "RemoteHostname");
+                }
+                bus_object_set(&p->bus, p->remote_authenticated, false, "RemoteAuthenticated");
+                return;
+        }
+        if (!p->remote || !node_identity_equal(p->remote, id)) {
+                NodeIdentity *copy = p->remote ?: new0(NodeIdentity, 1);
+                if (!copy) {
+                        log_oom();
+                        return;
+                }
+                *copy = *id;
+                p->remote = copy;
+                bus_object_changed(&p->bus, "RemoteNodeId");
+                bus_object_changed(&p->bus, "RemoteHostname");
+        }
+        bus_object_set(&p->bus, p->remote_authenticated, authenticated, "RemoteAuthenticated");
+}
+
+/* The identity of the far node in a probe's document: absent, or valid, or ignored with a note. */
+static void peer_take_remote(Peer *p, json_object *doc) {
+        json_object *o;
+        NodeIdentity id;
+
+        if (!json_object_object_get_ex(doc, "peer_identity", &o) || !json_object_is_type(o, json_type_object)) {
+                peer_set_remote(p, NULL, false);
+                return;
+        }
+        if (node_identity_from_json(o, &id) < 0) {
+                log_peer_info(p, "The probe reported a far identity that is not valid; ignoring it.");
+                peer_set_remote(p, NULL, false);
+                return;
+        }
+        peer_set_remote(p, &id, json_bool_or(o, "authenticated", false));
+}
+
 static void peer_set_error(Peer *p, const char *name, const char *message) {
         (void) bus_object_set_string(&p->bus, &p->last_error, name, "LastError");
         (void) bus_object_set_string(&p->bus, &p->last_error_message, message, "LastErrorMessage");
@@ -233,6 +276,7 @@ void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_real
                 };
                 peer_measurement_read_figures(&n, doc);
                 peer_set_measurement(p, &n);
+                peer_take_remote(p, doc);
                 p->source_pending = true;
                 bus_object_queue(&p->bus);
                 peer_set_error(p, NULL, NULL);

@@ -7,6 +7,7 @@
 #include "bus-object.h"
 #include "log-object.h"
 #include "probe-runner.h"
+#include "shared/node-identity.h"
 #include "shared/peer-address.h"
 #include "shared/table.h"
 
@@ -98,6 +99,11 @@ typedef struct Peer {
          * interface's name and type as they are now (SourceInterfaceName, ConnectionType). */
         bool source_pending;
 
+        /* Which node the sink reached at the last measurement, as its responder said (NULL: it said
+         * nothing); remote_authenticated: proved with our pre-shared key. */
+        NodeIdentity *remote;
+        bool remote_authenticated;
+
         PeerProbeState state;
         char *last_error;         /* stable name, NULL when the last probe succeeded */
         char *last_error_message;
@@ -115,6 +121,7 @@ typedef struct Peer {
 
         /* Derived (derive-peer.c writes these). */
         struct {
+                char *neighbor_path; /* Neighbor: the neighbour this path reaches (derive-neighbor.c); NULL none */
                 int source_ifindex; /* SourceInterface; 0 unknown */
                 bool stale;
                 /* PathLimitGbps: the narrowest known hop on this side (the source's link, its
@@ -152,6 +159,8 @@ uint64_t peer_expires_at(const Peer *p);
 void peer_set_state(Peer *p, PeerProbeState s);
 /* Takes in a finished probe: measurements on success, the error otherwise. */
 void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_realtime);
+/* Records which node the path reached (NULL: none said); marks RemoteNodeId and the rest. */
+void peer_set_remote(Peer *p, const NodeIdentity *id, bool authenticated);
 /* Restores what a state file held; the path is then republished, Stale as the pass finds it. */
 void peer_restore(Peer *p, const PeerMeasurement *m, PeerProbeState state, const char *error, const char *message,
                   uint64_t last_attempt_at);

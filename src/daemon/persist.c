@@ -59,6 +59,15 @@ static json_object *path_to_json(const Peer *p) {
         json_object_object_add(o, "source_address", json_string_or_null(p->m.source_address));
         json_object_object_add(o, "source_interface", json_string_or_null(p->m.source_interface));
         json_object_object_add(o, "connection_type", json_string_or_null(p->m.connection_type));
+        if (p->remote) {
+                json_object *id = node_identity_to_json(p->remote);
+                if (!id) {
+                        json_object_put(o);
+                        return NULL;
+                }
+                json_object_object_add(id, "authenticated", json_object_new_boolean(p->remote_authenticated));
+                json_object_object_add(o, "peer_identity", id);
+        }
         return o;
 }
 
@@ -173,6 +182,11 @@ static int restore_path(Peers *peers, json_object *o) {
         peer_measurement_read_figures(&measured, o);
         peer_restore(p, &measured, state, sane(json_string_or(o, "error", NULL), 64),
                      sane(json_string_or(o, "error_message", NULL), 512), get_u64(o, "last_attempt_at"));
+        /* Which node it reached, held to the same rules as a probe's word. */
+        json_object *remote;
+        NodeIdentity id;
+        if (json_object_object_get_ex(o, "peer_identity", &remote) && node_identity_from_json(remote, &id) >= 0)
+                peer_set_remote(p, &id, json_bool_or(remote, "authenticated", false));
         return 0;
 }
 

@@ -103,7 +103,7 @@ static int add_arg(ResponderSupervisor *s, size_t *n, const char *format, ...) {
         return 0;
 }
 
-static int build_args(ResponderSupervisor *s) {
+static int build_args(ResponderSupervisor *s, const char *identity_file) {
         const PeersConfig *c = s->config;
         size_t n = 0;
         int r = 0;
@@ -129,6 +129,9 @@ static int build_args(ResponderSupervisor *s) {
                 r = add_arg(s, &n, "--rdma=%s", c->rdma ? "yes" : "no");
         if (r >= 0 && log_get_max_level() >= LOG_DEBUG)
                 r = add_arg(s, &n, "--log-level=debug");
+        /* Who this node is, for the handshake; linkprobed keeps the file current. */
+        if (r >= 0 && identity_file)
+                r = add_arg(s, &n, "--identity-file=%s", identity_file);
         return r;
 }
 
@@ -206,7 +209,7 @@ static void on_responder_exit(ProbeRun *run, const siginfo_t *si, void *userdata
 }
 
 int responder_supervisor_start(sd_event *event, const PeersConfig *config, DaemonStatus *status, int *passed_fds,
-                               size_t n_passed, ResponderSupervisor **ret) {
+                               size_t n_passed, const char *identity_file, ResponderSupervisor **ret) {
         _cleanup_(responder_supervisor_freep) ResponderSupervisor *s = NULL;
         const PeersConfig *c = config;
         int r;
@@ -246,7 +249,7 @@ int responder_supervisor_start(sd_event *event, const PeersConfig *config, Daemo
         if (s->n_fds == 0)
                 return 0;
 
-        r = build_args(s);
+        r = build_args(s, identity_file);
         if (r < 0)
                 return log_error_errno(r, "Cannot build the responder's arguments: %m");
         r = sd_event_add_time(event, &s->restart_timer, CLOCK_MONOTONIC, UINT64_MAX, 0, on_restart, s);

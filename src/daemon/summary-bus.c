@@ -50,6 +50,20 @@ static int property_get_best_paths(sd_bus *bus, const char *path, const char *in
         return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 
+static int property_get_neighbor_paths(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                       sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const Summary *s = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(ssooddd)");
+        for (size_t i = 0; r >= 0 && i < s->n_neighbor_paths; i++) {
+                const SummaryNeighborPath *b = &s->neighbor_paths[i];
+                r = sd_bus_message_append(reply, "(ssooddd)", b->node_id, b->hostname, b->neighbor, b->path,
+                                          b->upload_gbps, b->download_gbps, b->rtt_usec);
+        }
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
 static const sd_bus_vtable summary_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("FastestLink", "(ossu)", property_get_fastest, offsetof(Summary, fastest),
@@ -61,6 +75,9 @@ static const sd_bus_vtable summary_vtable[] = {
         SD_BUS_PROPERTY("DegradedLinks", "a(oss)", property_get_degraded, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("BestPeerPaths", "a(sodddb)", property_get_best_paths, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Neighbors", "u", NULL, offsetof(Summary, n_neighbors), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("BestNeighborPaths", "a(ssooddd)", property_get_neighbor_paths, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_VTABLE_END,
 };

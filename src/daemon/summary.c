@@ -64,6 +64,7 @@ int summary_init(Summary *s, BusPublisher *p) {
 
 void summary_done(Summary *s) {
         summary_values_done(s);
+        summary_neighbors_done(s);
         bus_object_done(&s->bus);
 }
 

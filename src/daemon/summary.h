@@ -40,6 +40,15 @@ typedef struct SummaryPeerPath {
         bool stale;
 } SummaryPeerPath;
 
+/* The best path to a neighbour (its RingPath). */
+typedef struct SummaryNeighborPath {
+        char *node_id;
+        char *hostname;
+        char *neighbor;
+        char *path; /* "/" when no path is live (only Thunderbolt names it) */
+        double upload_gbps, download_gbps, rtt_usec;
+} SummaryNeighborPath;
+
 typedef struct Summary {
         BusObject bus; /* the Summary interface of the root object */
         SummaryFastestLink fastest;
@@ -50,6 +59,10 @@ typedef struct Summary {
         size_t n_degraded;
         SummaryPeerPath *best_paths;
         size_t n_best_paths;
+        /* Neighbors and BestNeighborPaths (summary-neighbor.c), kept apart from the values above. */
+        uint32_t n_neighbors;
+        SummaryNeighborPath *neighbor_paths;
+        size_t n_neighbor_paths;
         /* FastestLink needs a pass over every link; it is made only when a link that could change
          * the answer changed (see summary_link_changed()). */
         bool fastest_stale;
@@ -69,3 +82,8 @@ void summary_update(Summary *s, Links *links, Thunderbolt *tbt, Rdma *rdma, Peer
 void summary_link_changed(Summary *s, Links *links, const Link *l);
 /* Links came, went, or changed in ways one link's update does not tell (types, Thunderbolt rates). */
 void summary_links_changed(Summary *s);
+
+typedef struct Neighbors Neighbors;
+/* Neighbors and BestNeighborPaths from the neighbours, after the derivation pass made them. */
+void summary_update_neighbors(Summary *s, Neighbors *neighbors);
+void summary_neighbors_done(Summary *s);

@@ -43,6 +43,10 @@ static void check_peer(const Peer *p) {
                 abort();
         if (p->state == PEER_PROBE_OK && p->last_error)
                 abort();
+        /* A far identity is kept only when it is one we could have decoded off the wire. */
+        if (p->remote && (!node_hostname_is_valid(p->remote->hostname, strlen(p->remote->hostname)) ||
+                          node_id_is_null(p->remote->node_id)))
+                abort();
 }
 
 /* A link the probe may report as its source, by address or by zone. */

@@ -3,6 +3,7 @@
  * them: the input is a stream of frames, each header checked against a maximum frame size taken from
  * the first bytes, each payload handed to the decoder of its type. What a decoder accepts must be
  * within the protocol's bounds, and encoding it again must decode to the same message. */
+#include "probes/proto-identity.h"
 #include "probes/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -122,6 +123,23 @@ static void check_rdma_test(const uint8_t *p, size_t n) {
                 abort();
 }
 
+/* An identity that decodes is one we would send: a valid hostname, counts within bounds, and it encodes
+ * to the same bytes (the proof aside, which depends on a key). */
+static void check_identity(const uint8_t *p, size_t n) {
+        NodeIdentity a, b;
+        uint8_t buf[FRAME_BUF], proof[PROTO_HMAC_SIZE], nonce[PROTO_NONCE_SIZE] = {};
+
+        if (proto_decode_identity(p, n, &a, proof) < 0)
+                return;
+        if (!node_hostname_is_valid(a.hostname, strlen(a.hostname)) || a.n_thunderbolt > NODE_IDENTITY_THUNDERBOLT_MAX ||
+            a.n_rdma > NODE_IDENTITY_RDMA_MAX || node_id_is_null(a.node_id))
+                abort();
+        ssize_t k = proto_encode_identity(buf, sizeof(buf), &a, NULL, nonce, nonce);
+        if (k != (ssize_t) (PROTO_HEADER_SIZE + n) || memcmp(buf + PROTO_HEADER_SIZE, p, n - PROTO_HMAC_SIZE) != 0 ||
+            proto_decode_identity(buf + PROTO_HEADER_SIZE, n, &b, proof) < 0 || strcmp(a.hostname, b.hostname) != 0)
+                abort();
+}
+
 static void check_payload(ProtoType type, const uint8_t *p, size_t n) {
         /* Every decoder sees every payload too: they must refuse what is not theirs by size alone. */
         check_hello(p, n);
@@ -131,6 +149,7 @@ static void check_payload(ProtoType type, const uint8_t *p, size_t n) {
         check_test_result(p, n, PROTO_UPLOAD_RESULT);
         check_rdma_info(p, n, type == PROTO_RDMA_CONNECT_REPLY ? PROTO_RDMA_CONNECT_REPLY : PROTO_RDMA_CONNECT);
         check_rdma_test(p, n);
+        check_identity(p, n);
         (void) proto_type_to_string(type);
 }
 

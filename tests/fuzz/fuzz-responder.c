@@ -60,6 +60,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memset(key.bytes, 'k', key.size);
         if (responder_new(event, &limits, data[0] & 1 ? &key : NULL, NULL, &r) < 0)
                 abort();
+        /* A node's identity to hand out (IDENTITY_REQUEST), as linkprobed gives it. */
+        NodeIdentity id = { .node_id = { 1, 2, 3 }, .hostname = "fuzz", .n_thunderbolt = 1, .n_rdma = 1 };
+        responder_set_identity(r, &id);
         chunk = (data[0] >> 1) % 16 == 0 ? SIZE_MAX : (size_t) ((data[0] >> 1) % 16) * 3;
         data++, size--;
 

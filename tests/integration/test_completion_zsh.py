@@ -46,7 +46,7 @@ def complete(line, path=None):
 
 
 VERBS = sorted("status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics "
-               "snapshot".split())
+               "snapshot fabric".split())
 
 
 def test_syntax():

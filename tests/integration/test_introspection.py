@@ -2,7 +2,7 @@
 """The introspection XML we install (systemd/interfaces/, one file per interface, for
 /usr/share/dbus-1/interfaces) must say exactly what the running daemon says. The daemon here has an
 object of every kind: links (netlink), a Thunderbolt tree and RDMA ports (a umockdev testbed), a GPU
-(PoCL) and a peer (AddPeer). LINKPROBE_UPDATE_INTERFACES=1 (make update-interfaces) rewrites the
+(PoCL), a peer (AddPeer) and the neighbour whose responder answers it. LINKPROBE_UPDATE_INTERFACES=1 (make update-interfaces) rewrites the
 files from the daemon instead of comparing.
 
 The shipped files also carry an org.gtk.GDBus.DocString for every interface and member, merged from
@@ -19,10 +19,11 @@ import pytest
 import interface_docs
 import lp
 import tbt_harness as h
+from linkprobe_net import Responder
 
 INTERFACES_DIR = os.path.join(lp.TOP, "systemd", "interfaces")
 RDMA_FIXTURE = os.path.join(lp.TOP, "tests", "fixtures", "rdma", "cx5-roce.umockdev")
-KINDS = ["Manager", "Node", "Memory", "Summary", "Link", "Thunderbolt", "RdmaPort", "Gpu", "Peer", "Pci"]
+KINDS = ["Manager", "Node", "Memory", "Summary", "Link", "Thunderbolt", "RdmaPort", "Gpu", "Peer", "Neighbor", "Pci"]
 HEADER = ('<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"\n'
           ' "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">\n')
 
@@ -44,17 +45,25 @@ def wait_for(predicate, timeout=30.0):
 
 
 @pytest.fixture
-def live(netns, client, daemon_factory):
+def live(netns, client, daemon_factory, tmp_path):
     reason = h.missing_tools(boltd=False)
     if reason:
         pytest.skip(reason)
     bed = h.LiveTestbed("tb4-dock-peer.umockdev", RDMA_FIXTURE)
+    # Another node's responder, so that the peer names a neighbour.
+    identity = tmp_path / "identity.json"
+    identity.write_text('{"node_id": "0123456789abcdef0123456789abcdef", "hostname": "other"}')
+    responder = None
     try:
+        responder = Responder(netns.name, "127.0.0.1:7482", f"--identity-file={identity}", port=7482)
         daemon_factory(netns, prefix=["umockdev-wrapper"], env=bed.env(), gpu=True,
-                       args=[f"--sysfs-root={bed.sys}"], config="[Gpu]\nQuick=yes\n")
-        client.call(lp.ROOT, lp.IFACE + "Manager", "AddPeer", "(s)", ("127.0.0.1",))
+                       args=[f"--sysfs-root={bed.sys}"],
+                       config="[Gpu]\nQuick=yes\n[Reconciler]\nTickSec=100ms\nTcpDurationSec=100ms\n")
+        client.call(lp.ROOT, lp.IFACE + "Manager", "AddPeer", "(s)", ("127.0.0.1:7482",))
         yield client
     finally:
+        if responder:
+            responder.stop()
         bed.close()
 
 

@@ -454,9 +454,11 @@ def complete(line, path=None):
     return [w for w in proc.stdout.split("\n") if w]
 
 
-VERBS = "status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot".split()
+VERBS = ("status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot "
+         "fabric").split()
 OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full", "--all", "--system", "--user",
-           "--bus-address=", "--help", "--version", "--transport=", "--timeout=", "--what=", "--who=", "--why="]
+           "--bus-address=", "--help", "--version", "--transport=", "--timeout=", "--what=", "--who=", "--why=",
+           "--dot", "--prometheus=", "--tolerance="]
 
 
 @pytest.mark.parametrize("line,expected", [

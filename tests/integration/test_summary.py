@@ -99,4 +99,4 @@ def test_summary_when_there_is_nothing(netns, client, daemon_factory):
     daemon_factory(netns)
     s = summary(client)
     assert s == {"FastestLink": ("/", "", "", 0), "ThunderboltPeers": [], "RdmaPortsActive": 0,
-                 "DegradedLinks": [], "BestPeerPaths": []}
+                 "DegradedLinks": [], "BestPeerPaths": [], "Neighbors": 0, "BestNeighborPaths": []}

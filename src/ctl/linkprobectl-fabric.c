@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* linkprobectl fabric: which node is at the other end of every link, as a table, JSON or Graphviz; with
+ * --prometheus=URL the whole cluster's graph, every edge seen from both ends. */
+#include <math.h>
+#include <stdarg.h>
+
+#include "linkprobectl-fabric.h"
+#include "linkprobectl.h"
+#include "shared/bus-names.h"
+#include "shared/time-util.h"
+
+const char *arg_prometheus = NULL;
+bool arg_dot = false;
+double arg_tolerance = FABRIC_TOLERANCE_DEFAULT;
+
+/* ---- the model ---- */
+
+json_object *fabric_model_new(const char *source) {
+        json_object *m = json_object_new_object();
+
+        if (!m)
+                return NULL;
+        json_object_object_add(m, "Source", json_object_new_string(source));
+        json_object_object_add(m, "Nodes", json_object_new_array());
+        json_object_object_add(m, "Edges", json_object_new_array());
+        json_object_object_add(m, "Problems", json_object_new_array());
+        return m;
+}
+
+static json_object *find_node(json_object *model, const char *node_id) {
+        json_object *nodes = ctl_member(model, "Nodes");
+
+        for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+                json_object *n = json_object_array_get_idx(nodes, i);
+                if (streq(json_string_or(n, "NodeId", ""), node_id))
+                        return n;
+        }
+        return NULL;
+}
+
+int fabric_add_node(json_object *model, const char *node_id, const char *hostname, bool self) {
+        json_object *nodes = ctl_member(model, "Nodes"), *n = find_node(model, node_id);
+
+        if (n) {
+                if (!isempty(hostname) && isempty(json_string_or(n, "Hostname", NULL)))
+                        json_object_object_add(n, "Hostname", json_object_new_string(hostname));
+                if (self)
+                        json_object_object_add(n, "Self", json_object_new_boolean(true));
+                return 0;
+        }
+        if (json_object_array_length(nodes) >= FABRIC_NODES_MAX)
+                return -E2BIG;
+        n = json_object_new_object();
+        if (!n)
+                return -ENOMEM;
+        json_object_object_add(n, "NodeId", json_object_new_string(node_id));
+        json_object_object_add(n, "Hostname", json_string_or_null(isempty(hostname) ? NULL : hostname));
+        json_object_object_add(n, "Self", json_object_new_boolean(self));
+        return json_object_array_add(nodes, n) < 0 ? -ENOMEM : 0;
+}
+
+const char *fabric_hostname(json_object *model, const char *node_id) {
+        json_object *n = find_node(model, node_id);
+        const char *h = n ? json_string_or(n, "Hostname", NULL) : NULL;
+        return isempty(h) ? node_id : h;
+}
+
+json_object *fabric_add_edge(json_object *model, const char *from, const char *to, const char *transport) {
+        json_object *edges = ctl_member(model, "Edges"), *e;
+
+        if (json_object_array_length(edges) >= FABRIC_EDGES_MAX || !(e = json_object_new_object()))
+                return NULL;
+        json_object_object_add(e, "From", json_object_new_string(from));
+        json_object_object_add(e, "To", json_object_new_string(to));
+        json_object_object_add(e, "FromHostname", json_object_new_string(fabric_hostname(model, from)));
+        json_object_object_add(e, "ToHostname", json_object_new_string(fabric_hostname(model, to)));
+        json_object_object_add(e, "Transport", json_object_new_string(transport));
+        json_object_array_add(edges, e);
+        return e;
+}
+
+int fabric_add_problem(json_object *model, const char *format, ...) {
+        _cleanup_(freep) char *s = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, format);
+        r = vasprintf(&s, format, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        return json_object_array_add(ctl_member(model, "Problems"), json_object_new_string(s)) < 0 ? -ENOMEM : 0;
+}
+
+/* ---- from this node's daemon ---- */
+
+static json_object *by_path(json_object *list, const char *path) {
+        for (size_t i = 0; path && i < json_object_array_length(list); i++) {
+                json_object *o = json_object_array_get_idx(list, i);
+                if (streq(json_string_or(o, "Path", ""), path))
+                        return o;
+        }
+        return NULL;
+}
+
+/* Whether a Thunderbolt hop from the host down to o negotiated less than both its ends can. */
+static bool tbt_degraded(json_object *tbt, json_object *o) {
+        for (unsigned steps = 0; o && steps < 64; steps++) {
+                if (json_bool_or(o, "Degraded", false))
+                        return true;
+                o = by_path(tbt, json_string_or(o, "Parent", NULL));
+        }
+        return false;
+}
+
+static void add_local_path(json_object *model, const char *self, json_object *nb, json_object *p, json_object *links,
+                           json_object *tbt) {
+        json_object *link = by_path(links, json_string_or(p, "SourceInterface", NULL));
+        json_object *peer = link ? by_path(tbt, json_string_or(link, "ThunderboltPeer", NULL)) : NULL;
+        json_object *e = fabric_add_edge(model, self, json_string_or(nb, "NodeId", ""), json_string_or(p, "Transport", "tcp"));
+
+        if (!e)
+                return;
+        json_object_object_add(e, "FromInterface", json_string_or_null(json_string_or(p, "SourceInterfaceName", NULL)));
+        json_object_object_add(e, "ToInterface", NULL);
+        json_object_object_add(e, "Address", json_string_or_null(json_string_or(p, "Address", NULL)));
+        json_object_object_add(e, "UploadGbps", json_object_new_double(json_double_or(p, "UploadGbps", 0)));
+        json_object_object_add(e, "DownloadGbps", json_object_new_double(json_double_or(p, "DownloadGbps", 0)));
+        json_object_object_add(e, "RttUsec", json_object_new_double(json_double_or(p, "RttUsec", 0)));
+        json_object_object_add(e, "Measured", json_object_new_boolean(true));
+        json_object_object_add(e, "Stale", json_object_new_boolean(json_bool_or(p, "Stale", false)));
+        json_object_object_add(e, "Degraded", json_object_new_boolean(peer && tbt_degraded(tbt, peer)));
+        json_object_object_add(e, "SeenFrom", json_object_new_string(self));
+        json_object_object_add(e, "Disagreement", NULL);
+}
+
+static void add_local_thunderbolt(json_object *model, const char *self, json_object *nb, json_object *o, json_object *links,
+                                  json_object *tbt) {
+        json_object *link = by_path(links, json_string_or(o, "NetInterface", NULL));
+        json_object *e = fabric_add_edge(model, self, json_string_or(nb, "NodeId", ""), "thunderbolt");
+
+        if (!e)
+                return;
+        json_object_object_add(e, "FromInterface", json_string_or_null(link ? json_string_or(link, "Name", NULL)
+                                                                              : json_string_or(o, "SysfsName", NULL)));
+        json_object_object_add(e, "ToInterface", NULL);
+        json_object_object_add(e, "UploadGbps", json_object_new_double(json_double_or(o, "PathRxGbps", 0)));
+        json_object_object_add(e, "DownloadGbps", json_object_new_double(json_double_or(o, "PathTxGbps", 0)));
+        json_object_object_add(e, "RttUsec", NULL);
+        json_object_object_add(e, "Measured", json_object_new_boolean(false));
+        json_object_object_add(e, "Stale", json_object_new_boolean(false));
+        json_object_object_add(e, "Degraded", json_object_new_boolean(tbt_degraded(tbt, o)));
+        json_object_object_add(e, "SeenFrom", json_object_new_string(self));
+        json_object_object_add(e, "Disagreement", NULL);
+}
+
+static int fabric_from_daemon(sd_bus *bus, json_object **ret) {
+        _cleanup_(json_object_putp) json_object *objects = NULL, *node = NULL, *neighbors = NULL, *peers = NULL,
+                                               *links = NULL, *tbt = NULL, *model = NULL;
+        const char *self;
+        int r;
+
+        r = ctl_get_root_interface(bus, "Node", false, &node);
+        if (r == 0)
+                r = ctl_get_objects(bus, &objects);
+        if (r != 0)
+                return r;
+        self = json_string_or(node, "NodeId", NULL);
+        if (isempty(self)) {
+                fprintf(stderr, "This daemon has no NodeId (no /etc/machine-id?): it names no neighbours.\n");
+                return CTL_EXIT_FAILURE;
+        }
+        neighbors = ctl_children(objects, "Neighbor");
+        peers = ctl_children(objects, "Peer");
+        links = ctl_children(objects, "Link");
+        tbt = ctl_children(objects, "Thunderbolt");
+        model = fabric_model_new("daemon");
+        if (!neighbors || !peers || !links || !tbt || !model)
+                return log_oom_ctl();
+        if (fabric_add_node(model, self, json_string_or(node, "Hostname", NULL), true) < 0)
+                return log_oom_ctl();
+        for (size_t i = 0; i < json_object_array_length(neighbors); i++) {
+                json_object *nb = json_object_array_get_idx(neighbors, i), *l;
+                const char *id = json_string_or(nb, "NodeId", "");
+
+                if (fabric_add_node(model, id, json_string_or(nb, "Hostname", NULL), false) < 0)
+                        return log_oom_ctl();
+                l = ctl_member(nb, "Paths");
+                for (size_t k = 0; l && k < json_object_array_length(l); k++) {
+                        json_object *p = by_path(peers, json_object_get_string(json_object_array_get_idx(l, k)));
+                        if (p && ctl_timestamp_usec(p, "MeasuredAt") > 0)
+                                add_local_path(model, self, nb, p, links, tbt);
+                }
+                l = ctl_member(nb, "ThunderboltPeers");
+                for (size_t k = 0; l && k < json_object_array_length(l); k++) {
+                        json_object *o = by_path(tbt, json_object_get_string(json_object_array_get_idx(l, k)));
+                        if (o)
+                                add_local_thunderbolt(model, self, nb, o, links, tbt);
+                }
+                l = ctl_member(nb, "Problems");
+                for (size_t k = 0; l && k < json_object_array_length(l); k++)
+                        if (fabric_add_problem(model, "%s: %s", fabric_hostname(model, id),
+                                               json_object_get_string(json_object_array_get_idx(l, k))) < 0)
+                                return log_oom_ctl();
+        }
+        *ret = TAKE_PTR(model);
+        return 0;
+}
+
+/* ---- how an edge reads ---- */
+
+static char *format_via(json_object *e, const char *key, json_object *v) {
+        const char *from = json_string_or(e, "FromInterface", NULL), *to = json_string_or(e, "ToInterface", NULL);
+        if (!from && !to)
+                return NULL;
+        return to ? ctl_strdupf("%s ↔ %s", from ?: "?", to) : strdup(from);
+}
+
+static char *format_rate(json_object *e, const char *key, json_object *v) {
+        double gbps = v ? json_object_get_double(v) : NAN;
+        return isfinite(gbps) && gbps > 0 ? ctl_strdupf(json_bool_or(e, "Measured", true) ? "%.2f" : "%.0f*", gbps) : NULL;
+}
+
+static char *format_rtt(json_object *e, const char *key, json_object *v) {
+        double usec = v ? json_object_get_double(v) : 0;
+        return usec > 0 ? ctl_format_duration_usec(e, key, v) : NULL;
+}
+
+/* ---- Graphviz ---- */
+
+char *fabric_dot_escape(const char *s) {
+        char *ret = malloc(strlen(strempty(s)) * 2 + 1), *t = ret;
+
+        if (!ret)
+                return NULL;
+        for (const char *p = strempty(s); *p; p++) {
+                if (*p == '"' || *p == '\\')
+                        *t++ = '\\';
+                *t++ = (unsigned char) *p < 0x20 || *p == 0x7f ? '?' : *p;
+        }
+        *t = '\0';
+        return ret;
+}
+
+/* The label's lines, each escaped on its own, joined by DOT's "\n": nothing in a name can make a line. */
+static char *dot_label(const char *const *lines, size_t n) {
+        char *label = strdup("");
+
+        for (size_t i = 0; label && i < n; i++) {
+                _cleanup_(freep) char *escaped = NULL;
+                char *joined;
+
+                if (!lines[i])
+                        continue;
+                escaped = fabric_dot_escape(lines[i]);
+                joined = escaped ? ctl_strdupf("%s%s%s", label, *label ? "\\n" : "", escaped) : NULL;
+                free(label);
+                label = joined;
+        }
+        return label;
+}
+
+static int print_dot_edge(json_object *e, FILE *f) {
+        _cleanup_(freep) char *via = format_via(e, "FromInterface", NULL), *up = format_rate(e, "", ctl_member(e, "UploadGbps")),
+                              *down = format_rate(e, "", ctl_member(e, "DownloadGbps")),
+                              *rtt = format_rtt(e, "RttUsec", ctl_member(e, "RttUsec")), *first = NULL, *rates = NULL,
+                              *rtt_line = NULL, *label = NULL, *from = fabric_dot_escape(json_string_or(e, "From", "")),
+                              *to = fabric_dot_escape(json_string_or(e, "To", ""));
+        const char *dis = json_string_or(e, "Disagreement", NULL);
+        bool degraded = json_bool_or(e, "Degraded", false), stale = json_bool_or(e, "Stale", false);
+
+        /* ↑ is from the edge's first node to its second. */
+        first = ctl_strdupf("%s %s", json_string_or(e, "Transport", ""), strempty(via));
+        rates = ctl_strdupf("↑ %s ↓ %s Gb/s", up ?: "-", down ?: "-");
+        rtt_line = rtt ? ctl_strdupf("RTT %s", rtt) : NULL;
+        const char *lines[] = { first, rates, rtt_line, degraded ? "degraded" : NULL, dis ? "the ends disagree" : NULL };
+        label = first && rates ? dot_label(lines, ELEMENTSOF(lines)) : NULL;
+        if (!label || !from || !to)
+                return -ENOMEM;
+        fprintf(f, "  \"%s\" -- \"%s\" [label=\"%s\"%s%s];\n", from, to, label,
+                degraded || dis ? ", color=\"red\", fontcolor=\"red\"" : "", stale ? ", style=\"dashed\"" : "");
+        return 0;
+}
+
+int fabric_print_dot(json_object *model, FILE *f) {
+        json_object *nodes = ctl_member(model, "Nodes"), *edges = ctl_member(model, "Edges");
+
+        fprintf(f, "graph fabric {\n  node [shape=box];\n");
+        for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+                json_object *n = json_object_array_get_idx(nodes, i);
+                _cleanup_(freep) char *id = fabric_dot_escape(json_string_or(n, "NodeId", "")),
+                                      *name = fabric_dot_escape(fabric_hostname(model, json_string_or(n, "NodeId", "")));
+                if (!id || !name)
+                        return log_oom_ctl();
+                fprintf(f, "  \"%s\" [label=\"%s\"%s];\n", id, name, json_bool_or(n, "Self", false) ? ", style=bold" : "");
+        }
+        for (size_t i = 0; i < json_object_array_length(edges); i++)
+                if (print_dot_edge(json_object_array_get_idx(edges, i), f) < 0)
+                        return log_oom_ctl();
+        fprintf(f, "}\n");
+        return fflush(f) == 0 ? 0 : CTL_EXIT_FAILURE;
+}
+
+/* ---- text ---- */
+
+static char *format_seen(json_object *e, const char *key, json_object *v) {
+        if (json_object_is_type(v, json_type_array))
+                return strdup("both ends");
+        return strdup(streq_ptr(json_object_get_string(v), json_string_or(e, "From", NULL)) ? json_string_or(e, "FromHostname", "")
+                                                                                         : "?");
+}
+
+static char *format_notes(json_object *e, const char *key, json_object *v) {
+        const char *dis = json_string_or(e, "Disagreement", NULL);
+        bool degraded = json_bool_or(e, "Degraded", false), stale = json_bool_or(e, "Stale", false);
+
+        if (!degraded && !stale && !dis)
+                return NULL;
+        return ctl_strdupf("%s%s%s%s%s%s", degraded ? "degraded" : "", degraded && (stale || dis) ? "; " : "",
+                           stale ? "stale" : "", stale && dis ? "; " : "", dis ? "the ends disagree: " : "",
+                           strempty(dis));
+}
+
+static const char *colour_notes(json_object *e, const char *key, json_object *v) {
+        if (json_bool_or(e, "Degraded", false) || json_string_or(e, "Disagreement", NULL))
+                return ANSI_RED;
+        return json_bool_or(e, "Stale", false) ? ANSI_YELLOW : NULL;
+}
+
+static const CtlColumn edge_columns[] = {
+        { "FROM", "FromHostname", NULL, NULL },
+        { "TO", "ToHostname", NULL, NULL },
+        { "TRANSPORT", "Transport", NULL, NULL },
+        { "VIA", "FromInterface", format_via, NULL },
+        { ">UP GB/S", "UploadGbps", format_rate, NULL },
+        { ">DOWN GB/S", "DownloadGbps", format_rate, NULL },
+        { ">RTT", "RttUsec", format_rtt, NULL },
+        { "SEEN FROM", "SeenFrom", format_seen, NULL },
+        { "NOTES", "Disagreement", format_notes, colour_notes },
+};
+
+static char *edge_footer(json_object *rows) {
+        size_t n = json_object_array_length(rows);
+        return ctl_strdupf("%zu edge%s listed; UP is FROM to TO, * a Thunderbolt rate negotiated, not measured", n,
+                           n == 1 ? "" : "s");
+}
+
+static const CtlTableView edge_table = {
+        .columns = edge_columns,
+        .n_columns = ELEMENTSOF(edge_columns),
+        .noun = "edge",
+        .nouns = "edges",
+        .empty = "No neighbours: no node has answered on any link yet.",
+        .footer = edge_footer,
+};
+
+static int print_problems(json_object *model) {
+        json_object *problems = ctl_member(model, "Problems");
+
+        for (size_t i = 0; i < json_object_array_length(problems); i++) {
+                _cleanup_(freep) char *s = escape_for_terminal(json_object_get_string(json_object_array_get_idx(problems, i)));
+                printf("%s%s\n", i == 0 ? "\nProblems:\n  " : "  ", strna(s));
+        }
+        return fflush(stdout) == 0 ? 0 : CTL_EXIT_FAILURE;
+}
+
+int check_fabric_args(int argc, char **argv) {
+        if (arg_dot && arg_json != JSON_OFF) {
+                fprintf(stderr, "--dot and --json are two ways to print the graph: pick one.\n");
+                return CTL_EXIT_USAGE;
+        }
+        if (arg_prometheus && !startswith(arg_prometheus, "http://")) {
+                _cleanup_(freep) char *shown = escape_for_terminal(arg_prometheus);
+                fprintf(stderr, "--prometheus= takes an http:// URL (no TLS here; use a local proxy), not \"%s\".\n",
+                        strna(shown));
+                return CTL_EXIT_USAGE;
+        }
+        return 0;
+}
+
+bool fabric_needs_no_bus(void) {
+        return arg_prometheus;
+}
+
+int verb_fabric(sd_bus *bus, int argc, char **argv) {
+        _cleanup_(json_object_putp) json_object *model = NULL;
+        int r;
+
+        if (arg_prometheus)
+                r = fabric_from_prometheus(arg_prometheus, arg_timeout_usec ?: 10 * USEC_PER_SEC, &model);
+        else
+                r = fabric_from_daemon(bus, &model);
+        if (r != 0)
+                return r;
+        if (arg_json != JSON_OFF)
+                return ctl_output_json(model);
+        if (arg_dot)
+                return fabric_print_dot(model, stdout);
+        r = ctl_output_table(ctl_member(model, "Edges"), &edge_table);
+        if (r == 0 && arg_legend)
+                r = print_problems(model);
+        return r;
+}

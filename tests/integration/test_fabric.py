@@ -1,0 +1,573 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The fabric: three nodes, each a network namespace with its own linkprobed, bus, state directory,
+responder, machine ID and generated Thunderbolt testbed, cabled in a ring, name each other from the
+wire and agree about every edge; a Prometheus server scraping all three draws the ring.
+
+    A ab ══ ba B            link-local only (thunderbolt-net's rule): found by neighbour discovery
+    B bc ══ cb C            10.77.2.1/24 ══ 10.77.2.2/24, and link-local
+    C ca ══ ac A            10.77.3.1/24 ══ 10.77.3.2/24, and link-local
+    C ca2 ══ ac2 A          a second cable, link-local: A and C are joined twice (aggregate capacity)
+Thunderbolt: A port 1 ↔ B port 1; B port 3 ↔ C port 1; A port 3 → a dock → C port 3.
+Every node: [Peers] Discover=veth, the same pre-shared key for probing and for its responder; C also
+probes its neighbours' IPv4 addresses, B C's. A monitor namespace reaches each node's /metrics.
+"""
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import lp
+from fabric_net import Cluster, peer_sysname
+from linkprobe_net import Responder
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+
+# Short probes of few bytes (the veths are as fast as the CPUs, which other work shares), and a TTL
+# short enough that a path left behind goes stale within the test.
+QUICK = "[Reconciler]\nTickSec=200ms\nTcpDurationSec=100ms\nTcpSamples=10\nTcpTtlSec=10s\n"
+
+
+def psk_file(directory):
+    path = os.path.join(directory, "psk")
+    with open(path, "w") as f:
+        f.write("fabric-test-key-0123456789abcdef\n")
+    os.chmod(path, 0o600)
+    return path
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    keydir = tempfile.mkdtemp(prefix="lp-fabric-key-")
+    key = psk_file(keydir)
+    base = (f"[Peers]\nDiscover=veth\nPreSharedKeyFile={key}\n"
+            f"[Responder]\nListen=[::]:7471\nPreSharedKeyFile={key}\nMaxTestBytes=16M\n" + QUICK)
+    c = Cluster(base, dock_degraded=True)
+    logs = {}
+    try:
+        a, b, cc = c.add("A", "node-a"), c.add("B", "node-b"), c.add("C", "node-c")
+        c.cable(a, "ab", b, "ba")
+        c.cable(b, "bc", cc, "cb", [(b, "bc", "10.77.2.1/24"), (cc, "cb", "10.77.2.2/24")])
+        c.cable(cc, "ca", a, "ac", [(cc, "ca", "10.77.3.1/24"), (a, "ac", "10.77.3.2/24")])
+        c.cable(cc, "ca2", a, "ac2")
+        c.thunderbolt(a, 1, b, 1)
+        c.thunderbolt(b, 3, cc, 1)
+        c.thunderbolt(a, 3, cc, 3, via_dock=True)
+        c.add_monitor()
+        b.config = "[Peers]\nAddress=10.77.2.2\n"
+        cc.config = "[Peers]\nAddress=10.77.2.1 10.77.3.2\n"
+        started = time.monotonic()
+        for node in (a, b, cc):
+            node.start()
+        c.started = started
+        c.ids = {role: node.node_id() for role, node in c.nodes.items()}
+        yield c
+    finally:
+        logs = c.close()
+        for role, log in logs.items():
+            assert "runtime error:" not in log and "Sanitizer" not in log, f"{role}:\n{log}"
+
+
+def wait_named(node, want, timeout=30):
+    """Waits until node's neighbours are exactly want ({NodeId: hostname}) with a live ring path each."""
+    def check():
+        n = node.neighbors()
+        return n if ({k: v["Hostname"] for k, v in n.items()} == want and
+                     all(v["RingPath"] != "/" for v in n.values())) else None
+    return lp.wait_for(check, timeout, f"{node.role} to name {sorted(want.values())}")
+
+
+def test_every_node_names_its_neighbours(cluster):
+    a, b, c = cluster["A"], cluster["B"], cluster["C"]
+    ids = cluster.ids
+    assert len(set(ids.values())) == 3 and all(len(i) == 32 for i in ids.values())
+    expect = {"A": {"B": ("ab", 1, False), "C": ("ac", 3, True)},
+              "B": {"A": ("ba", 1, False), "C": ("bc", 3, False)},
+              "C": {"B": ("cb", 1, False), "A": ("ca", 3, False)}}
+    for role, node in cluster.nodes.items():
+        want = {ids[far]: cluster[far].ns.hostname for far in expect[role]}
+        wait_named(node, want)
+        links = node.links_by_path()
+        for far, (ifname, port, dock) in expect[role].items():
+            # Named by whichever path was measured first; the expected cable's follows.
+            nb = lp.wait_for(lambda: (lambda n: n if ifname in [links.get(p) for p in n["Links"]] else None)(
+                node.neighbors()[ids[far]]), 20, f"{role} to reach {far} over {ifname}")
+            assert nb["Authenticated"] is True, nb
+            assert nb["Problems"] == [], nb
+            assert nb["ThunderboltPeers"] == [lp.path_encode(lp.ROOT + "/thunderbolt", peer_sysname(port, dock))], nb
+            assert nb["ThunderboltHostUuids"] == [cluster[far].host_uuid]
+            assert nb["Paths"] and nb["CoordinatorPath"] != "/"
+        print(f"{role} named its neighbours {time.monotonic() - cluster.started:.1f} s after the daemons started")
+    # A reaches C over two cables: both count in the aggregate.
+    lp.wait_for(lambda: a.neighbors()[ids["C"]]["AggregateLinks"] == 2, 20, "both of A's cables to C measured")
+    nb = a.neighbors()[ids["C"]]
+    assert sorted(a.links_by_path()[p] for p in nb["Links"]) == ["ac", "ac2"]
+    assert nb["AggregateUploadGbps"] > 0 and nb["AggregateDownloadGbps"] > 0
+    # Who this node is, on its root object.
+    node = a.client.get_all("Node")
+    assert node["NodeId"] == ids["A"] and node["ThunderboltHostUuids"] == [a.host_uuid]
+    summary = a.client.get_all("Summary")
+    assert summary["Neighbors"] == 2
+    assert sorted(e[1] for e in summary["BestNeighborPaths"]) == ["node-b", "node-c"]
+    # Every path says which node it reached.
+    for path, p in a.peers().items():
+        if p["ProbeState"] == "ok":
+            assert p["RemoteNodeId"] in (ids["B"], ids["C"]) and p["RemoteAuthenticated"], p
+            assert p["Neighbor"] == a.neighbors()[p["RemoteNodeId"]]["Path"]
+
+
+def test_metrics_join_into_edges(cluster):
+    ids = cluster.ids
+    for role, node in cluster.nodes.items():
+        wait_named(node, {i: cluster[r].ns.hostname for r, i in ids.items() if r != role})
+        out = node.ctl("metrics")
+        assert out.returncode == 0, out.stderr
+        check = subprocess.run(["promtool", "check", "metrics"], input=out.stdout, capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
+        text = out.stdout
+        assert f'linkprobe_node_identity_info{{node_id="{ids[role]}",nodename="{node.ns.hostname}"}} 1' in text
+        for far, far_id in ids.items():
+            if far == role:
+                continue
+            assert (f'linkprobe_neighbor_info{{node_id="{ids[role]}",neighbor_id="{far_id}",'
+                    f'neighbor_hostname="{cluster[far].ns.hostname}",authenticated="true"}} 1') in text
+            assert f'linkprobe_edge_rtt_seconds{{node_id="{ids[role]}",neighbor_id="{far_id}",transport="tcp",' in text
+            assert f'linkprobe_edge_thunderbolt_rx_bytes{{node_id="{ids[role]}",neighbor_id="{far_id}",' in text
+    # The dock between A and C trained one lane: that edge is degraded, on both of A's cables to C.
+    text = cluster["A"].ctl("metrics").stdout
+    assert (f'linkprobe_edge_thunderbolt_degraded{{node_id="{ids["A"]}",neighbor_id="{ids["C"]}",sysname="0-303",'
+            f'interface=""}} 1') in text
+
+
+def edge_interfaces(node, far_id):
+    """{transport: local interface} of node's edges to far_id, from its metrics."""
+    out = {}
+    for line in node.ctl("metrics").stdout.splitlines():
+        if line.startswith("linkprobe_edge_rtt_seconds{") and f'neighbor_id="{far_id}"' in line:
+            labels = dict(kv.split("=", 1) for kv in line[line.index("{") + 1:line.index("}")].split(","))
+            out.setdefault(labels["transport"].strip('"'), set()).add(labels["interface"].strip('"'))
+    return out
+
+
+def test_both_ends_agree_about_each_edge(cluster):
+    """Each cable is seen from both of its ends: A names B over ab and B names A over ba, and so on."""
+    ids = cluster.ids
+    pairs = {("A", "B"): ({"ab"}, {"ba"}), ("B", "C"): ({"bc"}, {"cb"}), ("A", "C"): ({"ac", "ac2"}, {"ca", "ca2"})}
+
+    def agree():
+        return all(edge_interfaces(cluster[x], ids[y]).get("tcp") == mine and
+                   edge_interfaces(cluster[y], ids[x]).get("tcp") == theirs
+                   for (x, y), (mine, theirs) in pairs.items())
+    lp.wait_for(agree, 30, "every edge measured from both ends")
+
+
+class Stranger:
+    """A namespace cabled to a node by a link-local veth pair, where the test runs a responder of its own."""
+
+    def __init__(self, node, ifname):
+        self.ns = lp.NetNS()
+        self.node, self.ifname = node, ifname
+        lp.run(self.ns.exec_cmd(["sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0",
+                                 "net.ipv6.conf.default.accept_dad=0"]))
+        lp.run(["ip", "link", "add", ifname, "netns", node.name, "type", "veth", "peer", "name", "x0", "netns",
+                self.ns.name])
+        self.ns.ip("link", "set", "x0", "up")
+        node.ns.ip("link", "set", ifname, "up")
+        self.dir = tempfile.mkdtemp(prefix="lp-stranger-")
+        self.responder = None
+
+    def serve(self, identity, *args):
+        path = os.path.join(self.dir, "identity.json")
+        with open(path, "w") as f:
+            json.dump(identity, f)
+        self.responder = Responder(self.ns.name, "[::]:7471", f"--identity-file={path}", *args, wait_address="::1")
+
+    def close(self):
+        if self.responder:
+            self.responder.stop()
+        self.ns.delete()  # the veth pair goes with it
+
+
+def paths_over(node, ifname):
+    return {path: p for path, p in node.peers().items() if p["SourceInterfaceName"] == ifname}
+
+
+def test_spoofed_identity_is_a_problem_never_merged(cluster):
+    """A responder without the key claims to be B: B's object says so, and its path is not B's."""
+    a, ids = cluster["A"], cluster.ids
+    wait_named(a, {ids["B"]: "node-b", ids["C"]: "node-c"})
+    stranger = Stranger(a, "ax")
+    try:
+        stranger.serve({"node_id": ids["B"], "hostname": "node-b", "thunderbolt_host_uuids": [cluster["B"].host_uuid]})
+
+        def flagged():
+            nb = a.neighbors().get(ids["B"])
+            return nb if nb and any("without proving it" in p for p in nb["Problems"]) else None
+        nb = lp.wait_for(flagged, 30, "A to flag the spoofed NodeId")
+        rogue = lp.wait_for(lambda: [p for p in paths_over(a, "ax").values() if p["ProbeState"] == "ok"], 10)
+        assert rogue[0]["RemoteNodeId"] == ids["B"] and rogue[0]["RemoteAuthenticated"] is False
+        assert rogue[0]["Neighbor"] == "/"
+        assert not set(paths_over(a, "ax")) & set(nb["Paths"])
+        assert sorted(a.links_by_path()[p] for p in nb["Links"]) == ["ab"]
+        assert nb["Authenticated"] is True and nb["Hostname"] == "node-b"
+        assert set(a.neighbors()) == {ids["B"], ids["C"]}
+    finally:
+        stranger.close()
+    lp.wait_for(lambda: a.neighbors()[ids["B"]]["Problems"] == [], 10, "the problem to go with the stranger")
+
+
+# Valid, so accepted and published, but every character some output format gives a meaning to.
+HOSTILE = 'evil"} <b>\\ ]]>{{x}} \'\u2014'
+
+
+def test_hostile_hostname_is_escaped_everywhere(cluster):
+    a = cluster["A"]
+    stranger = Stranger(a, "ay")
+    stranger_id = "5ca1ab1e" * 4
+    try:
+        stranger.serve({"node_id": stranger_id, "hostname": HOSTILE})
+        nb = lp.wait_for(lambda: a.neighbors().get(stranger_id), 30, "A to name the stranger")
+        assert nb["Hostname"] == HOSTILE and nb["Authenticated"] is False
+        # Unproved, though we hold a key: it says so.
+        assert any("not proved" in p for p in nb["Problems"]), nb
+        text = a.ctl("metrics").stdout
+        check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
+        assert 'neighbor_hostname="evil\\"} <b>\\\\ ]]>{{x}} \'\u2014"' in text
+        doc = json.loads(a.ctl("fabric", "--json").stdout)
+        assert {n["NodeId"]: n["Hostname"] for n in doc["Nodes"]}[stranger_id] == HOSTILE
+        dot = a.ctl("fabric", "--dot").stdout
+        assert f'"{stranger_id}" [label="evil\\"}} <b>\\\\ ]]>{{{{x}}}} \'\u2014"];' in dot, dot
+        table = a.ctl("fabric").stdout
+        assert HOSTILE in table and "not proved" in table
+    finally:
+        stranger.close()
+    lp.wait_for(lambda: stranger_id not in a.neighbors(), 10, "the stranger to be forgotten")
+
+
+class BadIdentityResponder:
+    """Speaks the handshake, offers an identity, and answers IDENTITY_REQUEST with what it is given."""
+
+    def __init__(self, ns, answer):
+        import socket
+        import threading
+        from linkprobe_net import in_netns
+
+        with in_netns(ns):
+            self.sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("::", 7471))
+        self.sock.listen(8)
+        self.answer = answer
+        self.served = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        import struct
+        from linkprobe_net import frame, recv_frame
+
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.settimeout(5)
+                    ftype, _ = recv_frame(conn)
+                    assert ftype == 1
+                    reply = struct.pack(">HHII", 1, 0, 0x1F, 1 << 20) + bytes(32) + bytes(16) + struct.pack(">HH", 0, 0)
+                    conn.sendall(frame(2, reply))
+                    ftype, _ = recv_frame(conn)
+                    assert ftype == 21
+                    conn.sendall(self.answer)
+                    self.served += 1
+                    conn.recv(1)  # until the probe hangs up
+                except (OSError, AssertionError, ConnectionError):
+                    pass
+
+    def close(self):
+        self.sock.close()
+
+
+def test_bad_identity_closes_the_connection_and_loses_nothing(cluster):
+    import struct
+    from linkprobe_net import frame
+
+    a, ids = cluster["A"], cluster.ids
+    wait_named(a, {ids["B"]: "node-b", ids["C"]: "node-c"})
+    before = {k: (v["Hostname"], v["Paths"]) for k, v in a.neighbors().items()}
+    oversized = b"LP" + bytes([22, 0]) + struct.pack(">I", 10240) + b"x" * 10240
+    body = bytes(range(1, 17)) + bytes(16) + bytes(8) + bytes([4, 3, 0, 0]) + b"liar" + bytes(32)  # 3 UUIDs claimed, none sent
+    control = bytes(range(1, 17)) + bytes(16) + bytes(8) + bytes([5, 0, 0, 0]) + b"a\x1b[2J" + bytes(32)
+    for i, answer in enumerate((oversized, frame(22, body), frame(22, control))):
+        ifname = f"az{i}"
+        stranger = Stranger(a, ifname)
+        fake = BadIdentityResponder(stranger.ns.name, answer)
+        try:
+            def failed():
+                return [p for p in paths_over(a, ifname).values() if p["ProbeState"] == "failed"]
+            bad = lp.wait_for(failed, 30, f"A's probe over {ifname} to fail")
+            assert bad[0]["LastError"] == "protocol" and bad[0]["RemoteNodeId"] == "", bad[0]
+            assert fake.served >= 1
+        finally:
+            fake.close()
+            stranger.close()
+        assert a.daemon.proc.poll() is None
+        assert {k: (v["Hostname"], v["Paths"]) for k, v in a.neighbors().items()} == before
+
+
+def test_cable_away_and_back(cluster):
+    """The figures: from a cable (veth, and the Thunderbolt peers at its ends) going away to the
+    neighbour objects being removed at both ends, and from it coming back to both being named again."""
+    a, b, ids = cluster["A"], cluster["B"], cluster.ids
+    wait_named(a, {ids["B"]: "node-b", ids["C"]: "node-c"})
+    wait_named(b, {ids["A"]: "node-a", ids["C"]: "node-c"})
+    b_on_a = a.neighbors()[ids["B"]]["Path"]
+    signals = lp.SignalCollector(a.bus)
+
+    # The Thunderbolt peers at the cable's ends go first (they alone name a neighbour that has a path
+    # at all), then the clock starts with the veth.
+    a.unplug_thunderbolt(b)
+    b.unplug_thunderbolt(a)
+    lp.wait_for(lambda: not a.neighbors()[ids["B"]]["ThunderboltPeers"] and not b.neighbors()[ids["A"]]["ThunderboltPeers"],
+                10, "the Thunderbolt peers at both ends to go")
+    # The kernel tells of a carrier change at most once a second per device (linkwatch): let the last
+    # one pass, so the figure is the daemons' and not that window's.
+    time.sleep(1.1)
+    start = time.monotonic()
+    a.ns.ip("link", "set", "ab", "down")
+    gone = {}
+
+    def parted():
+        for node, far in ((a, "B"), (b, "A")):
+            if node.role not in gone and ids[far] not in node.neighbors():
+                gone[node.role] = time.monotonic() - start
+        return len(gone) == 2
+    lp.wait_for(parted, 10, "A and B to part", interval=0.01)
+    removed = max(gone.values())
+    print("removed at", {k: f"{v * 1000:.0f} ms" for k, v in gone.items()})
+    assert set(a.neighbors()) == {ids["C"]} and set(b.neighbors()) == {ids["C"]}
+
+    start = time.monotonic()
+    a.ns.ip("link", "set", "ab", "up")
+    lp.wait_for(lambda: ids["B"] in a.neighbors() and ids["A"] in b.neighbors(), 20, "A and B to name each other",
+                interval=0.01)
+    named = time.monotonic() - start
+    a.plug_thunderbolt(b)
+    b.plug_thunderbolt(a)
+    wait_named(a, {ids["B"]: "node-b", ids["C"]: "node-c"})
+    wait_named(b, {ids["A"]: "node-a", ids["C"]: "node-c"})
+    print(f"FIGURES: cable away -> both neighbour objects removed: {removed * 1000:.0f} ms; "
+          f"cable back -> both ends named again: {named * 1000:.0f} ms")
+    lp.wait_for(lambda: a.neighbors()[ids["B"]]["ThunderboltPeers"], 10, "A's Thunderbolt peer B to come back")
+    # Clients heard it: the object went with InterfacesRemoved and came back with InterfacesAdded.
+    try:
+        members = [(e[3], e[4][0]) for e in signals.events if e[3] in ("InterfacesAdded", "InterfacesRemoved")]
+        assert ("InterfacesRemoved", b_on_a) in members and ("InterfacesAdded", b_on_a) in members, members
+        assert members.index(("InterfacesRemoved", b_on_a)) < members.index(("InterfacesAdded", b_on_a))
+    finally:
+        signals.stop()
+
+
+def test_fabric_verb_on_one_node(cluster):
+    a, ids = cluster["A"], cluster.ids
+    wait_named(a, {ids["B"]: "node-b", ids["C"]: "node-c"})
+    doc = json.loads(a.ctl("fabric", "--json").stdout)
+    assert doc["Source"] == "daemon"
+    assert {n["NodeId"]: n["Hostname"] for n in doc["Nodes"]} == {ids["A"]: "node-a", ids["B"]: "node-b",
+                                                                   ids["C"]: "node-c"}
+    tcp = {(e["ToHostname"], e["FromInterface"]) for e in doc["Edges"] if e["Transport"] == "tcp"}
+    assert {("node-b", "ab"), ("node-c", "ac")} <= tcp
+    tbt = {e["ToHostname"]: e for e in doc["Edges"] if e["Transport"] == "thunderbolt"}
+    assert tbt["node-c"]["Degraded"] is True and tbt["node-b"]["Degraded"] is False
+    text = a.ctl("fabric")
+    assert text.returncode == 0 and "node-b" in text.stdout and "degraded" in text.stdout, text.stdout
+    dot = a.ctl("fabric", "--dot").stdout
+    assert dot.startswith("graph fabric {") and dot.rstrip().endswith("}")
+    assert f'"{ids["A"]}" -- "{ids["C"]}" [label="thunderbolt 0-303' in dot and 'color="red"' in dot
+    assert a.ctl("fabric", "--dot", "--json").returncode == 2
+
+
+def prometheus_config(directory, targets):
+    path = os.path.join(directory, "prometheus.yml")
+    with open(path, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: linkprobe\n"
+                f"    static_configs:\n      - targets: {json.dumps(targets)}\n")
+    return path
+
+
+def test_prometheus_draws_the_ring(cluster, tmp_path):
+    if not os.access("/usr/bin/prometheus", os.X_OK):
+        pytest.skip("no Prometheus server installed (Debian package prometheus)")
+    ids, mon = cluster.ids, cluster.monitor
+    for role, node in cluster.nodes.items():
+        wait_named(node, {i: cluster[r].ns.hostname for r, i in ids.items() if r != role})
+    targets = [node.metrics_address for node in cluster.nodes.values()]
+    prom = subprocess.Popen(mon.exec_cmd([
+        "/usr/bin/prometheus", f"--config.file={prometheus_config(str(tmp_path), targets)}",
+        f"--storage.tsdb.path={tmp_path}/data", "--web.listen-address=127.0.0.1:9090"]),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def fabric():
+            out = lp.run(mon.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:9090", "--json"]), check=False)
+            if out.returncode != 0:
+                return None
+            doc = json.loads(out.stdout)
+            both = {frozenset((e["From"], e["To"])) for e in doc["Edges"]
+                    if e["Transport"] == "tcp" and isinstance(e["SeenFrom"], list)}
+            return doc if len(doc["Nodes"]) == 3 and len(both) == 3 else None
+        doc = lp.wait_for(fabric, 40, "Prometheus to hold every node's edges")
+        assert doc["Source"] == "prometheus"
+        assert {n["NodeId"]: n["Hostname"] for n in doc["Nodes"]} == {ids["A"]: "node-a", ids["B"]: "node-b",
+                                                                       ids["C"]: "node-c"}
+        # The ring, each cable once, from both of its ends, with both interface names.
+        cables = sorted(tuple(sorted((e["FromInterface"], e["ToInterface"]))) for e in doc["Edges"]
+                        if e["Transport"] == "tcp" and isinstance(e["SeenFrom"], list))
+        assert {c for c in cables} <= {("ab", "ba"), ("bc", "cb"), ("ac", "ca"), ("ac2", "ca2"), ("ac", "ca2"),
+                                       ("ac2", "ca")}, cables
+        assert sum(1 for c in cables if "ab" in c) == 1 and sum(1 for c in cables if "bc" in c) == 1
+        tbt = [e for e in doc["Edges"] if e["Transport"] == "thunderbolt"]
+        assert len(tbt) == 3 and all(isinstance(e["SeenFrom"], list) for e in tbt), tbt
+        dot = lp.run(mon.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:9090", "--dot"])).stdout
+        for role, node_id in ids.items():
+            assert f'"{node_id}" [label="{cluster[role].ns.hostname}"];' in dot
+        table = lp.run(mon.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:9090"])).stdout
+        assert "both ends" in table
+        print(table)
+    finally:
+        prom.terminate()
+        prom.wait(10)
+
+
+class FakePrometheus:
+    """Answers /api/v1/query from a dict {metric name: [(labels, value)]}, inside network namespace ns."""
+
+    def __init__(self, ns, series, status=200, body=None):
+        import http.server
+        import threading
+        import urllib.parse
+        from linkprobe_net import in_netns
+
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query).get("query", [""])[0]
+                name = query.split(" ")[0]
+                result = [{"metric": {"__name__": name, **labels}, "value": [1700000000, str(v)]}
+                          for labels, v in series.get(name, [])]
+                if query.endswith("> 0"):
+                    result = [r for r in result if float(r["value"][1]) > 0]
+                data = body if body is not None else json.dumps(
+                    {"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(data)
+                fake.queries.append(query)
+
+            def log_message(self, *args):
+                pass
+
+        self.queries = []
+        with in_netns(ns):
+            self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_prometheus_disagreement_and_hostile_labels(netns):
+    a, b = "a" * 32, "b" * 32
+    evil = 'evil"} <b>\\ \x1b[2J\nx'
+    gbps = 1e9 / 8
+    series = {
+        "linkprobe_node_identity_info": [({"node_id": a, "nodename": evil}, 1), ({"node_id": b, "nodename": "node-b"}, 1)],
+        "linkprobe_neighbor_info": [({"node_id": a, "neighbor_id": b, "neighbor_hostname": "node-b"}, 1)],
+        "linkprobe_neighbor_problems": [({"node_id": b, "neighbor_id": a}, 2)],
+        "linkprobe_edge_upload_bytes": [({"node_id": a, "neighbor_id": b, "transport": "tcp", "interface": "eth0"}, 40 * gbps),
+                                        ({"node_id": b, "neighbor_id": a, "transport": "tcp", "interface": "eth1"}, 20 * gbps)],
+        "linkprobe_edge_download_bytes": [({"node_id": a, "neighbor_id": b, "transport": "tcp", "interface": "eth0"}, 20 * gbps),
+                                          ({"node_id": b, "neighbor_id": a, "transport": "tcp", "interface": "eth1"}, 20 * gbps)],
+        "linkprobe_edge_rtt_seconds": [({"node_id": a, "neighbor_id": b, "transport": "tcp", "interface": "eth0"}, 50e-6)],
+        # Nonsense a polluted server may hold: not a NodeId, no labels.
+        "linkprobe_edge_stale": [({"node_id": "../../x", "neighbor_id": b, "transport": "tcp"}, 1), ({}, 1)],
+    }
+    fake = FakePrometheus(netns.name, series)
+    try:
+        def ctl(*args):
+            return lp.run(netns.exec_cmd([lp.CTL, "fabric", f"--prometheus={fake.url}", *args]), check=False)
+        doc = json.loads(ctl("--json").stdout)
+        (edge,) = doc["Edges"]
+        assert edge["FromInterface"] in ("eth0", "eth1") and edge["ToInterface"] in ("eth0", "eth1")
+        assert len(edge["SeenFrom"]) == 2
+        assert "40.00 Gb/s" in edge["Disagreement"] and "20.00 Gb/s" in edge["Disagreement"], edge
+        assert any("2 problem(s)" in p for p in doc["Problems"])
+        assert {n["NodeId"] for n in doc["Nodes"]} == {a, b}
+        # Within a tolerance wide enough, they agree.
+        assert json.loads(ctl("--json", "--tolerance=150").stdout)["Edges"][0]["Disagreement"] is None
+        # Whatever the labels hold, no output format lets it out: the terminal, DOT and JSON.
+        text = ctl().stdout
+        assert "\x1b" not in text and "the ends disagree" in text and "evil" in text
+        dot = ctl("--dot").stdout
+        assert "\x1b" not in dot
+        assert 'label="evil\\"} <b>\\\\ ?[2J?x"' in dot, dot
+        # Every line a statement of its own: nothing a label holds ends one or starts another.
+        lines = dot.splitlines()
+        assert lines[0] == "graph fabric {" and lines[-1] == "}"
+        assert all(re.fullmatch(r'  (node \[shape=box\];|"[0-9a-f]{32}" (-- "[0-9a-f]{32}" )?\[label=".*"\];)', line)
+                   for line in lines[1:-1]), dot
+    finally:
+        fake.close()
+
+    # A server that answers with an error, or not JSON: said so, exit 1.
+    for status, body in ((500, b"oops"), (200, b"<html>")):
+        fake = FakePrometheus(netns.name, {}, status=status, body=body)
+        try:
+            out = lp.run(netns.exec_cmd([lp.CTL, "fabric", f"--prometheus={fake.url}"]), check=False)
+            assert out.returncode == 1 and "Prometheus" in out.stderr, (out.stdout, out.stderr)
+        finally:
+            fake.close()
+    out = lp.run(netns.exec_cmd([lp.CTL, "fabric", "--prometheus=https://example.invalid"]), check=False)
+    assert out.returncode == 2 and "http://" in out.stderr
+    out = lp.run(netns.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:1", "--timeout=2s"]), check=False)
+    assert out.returncode == 1 and "Cannot query Prometheus" in out.stderr
+
+
+def test_a_neighbour_vanishes(cluster):
+    """C goes away for good (its daemon stops, its cables and Thunderbolt peers go): A and B remove it
+    and keep each other; what they still want to measure of C no longer names it, and goes stale."""
+    a, b, c, ids = cluster["A"], cluster["B"], cluster["C"], cluster.ids
+    wait_named(a, {ids["B"]: "node-b", ids["C"]: "node-c"})
+    wait_named(b, {ids["A"]: "node-a", ids["C"]: "node-c"})
+    start = time.monotonic()
+    a.unplug_thunderbolt(c)
+    b.unplug_thunderbolt(c)
+    log = c.stop()
+    assert "runtime error:" not in log and "Sanitizer" not in log, log
+    c.ns.delete()
+    try:
+        lp.wait_for(lambda: ids["C"] not in a.neighbors() and ids["C"] not in b.neighbors(), 20, "C to be removed")
+    except AssertionError:
+        print(json.dumps({"A": a.neighbors(), "B": b.neighbors(), "A paths": a.peers(), "B paths": b.peers()},
+                         indent=1, default=str))
+        raise
+    print(f"C removed by A and B {(time.monotonic() - start) * 1000:.0f} ms after it went")
+    assert set(a.neighbors()) == {ids["B"]} and set(b.neighbors()) == {ids["A"]}
+    # B still wants C's configured address: the path stays, reaches nobody, and is stale within its TTL.
+    left = [p for p in b.peers().values() if p["Address"] == "10.77.2.2"]
+    assert left and all(p["Neighbor"] == "/" for p in left)
+    lp.wait_for(lambda: all(p["Stale"] for p in b.peers().values() if p["Address"] == "10.77.2.2"), 15,
+                "B's path to C's address to go stale")
+    assert b.client.get_all("Summary")["Neighbors"] == 1
+    assert a.daemon.proc.poll() is None and b.daemon.proc.poll() is None
