@@ -6,6 +6,7 @@
 #include "probe-gpu-json.h"
 #include "probe-gpu-kernels.h"
 #include "probe-gpu-measure.h"
+#include "probe-gpu-session.h"
 #include "shared/time-util.h"
 
 #define MIB (UINT64_C(1) << 20)
@@ -13,18 +14,6 @@
 #define MAX_RUNS 32
 #define MAX_WORK_GROUP 256
 
-/* How long each phase takes. Full: a GPU reaches its boost clock within a few hundred milliseconds,
- * so the first test warms up longest; 20 ms launches are long enough that the profiling timer's
- * resolution does not matter and short enough for display watchdogs. */
-typedef struct Plan {
-        uint64_t warmup_first_usec;
-        uint64_t warmup_usec;
-        uint64_t launch_usec; /* target device time of one FMA launch */
-        unsigned runs;
-        uint64_t buffer_min; /* streaming buffer: at least this, and at least 8x the device's cache */
-        uint64_t buffer_max;
-        uint64_t default_budget_usec;
-} Plan;
 
 static const Plan plan_full = {
         .warmup_first_usec = 300 * USEC_PER_MSEC,
@@ -46,25 +35,6 @@ static const Plan plan_quick = {
         .default_budget_usec = 5 * USEC_PER_SEC,
 };
 
-typedef struct TestFigures {
-        double median; /* the figure */
-        double best;
-} TestFigures;
-
-typedef struct Session {
-        const GpuDevice *device;
-        const Plan *plan;
-        GpuKernelConfig config;
-        cl_context context;
-        cl_command_queue queue;
-        cl_program program;
-        uint64_t deadline; /* CLOCK_MONOTONIC usec by which the device's work should be done */
-        unsigned tests_done;
-        unsigned tests_left;
-        bool host_timed; /* a driver returned unusable profiling timestamps at least once */
-        const SysfsCpuCache *host_cache; /* NULL: the host's caches are not known */
-        json_object *warnings;
-} Session;
 
 static void session_done(Session *s) {
         if (s->program)
@@ -76,7 +46,7 @@ static void session_done(Session *s) {
         json_object_put(s->warnings);
 }
 
-_printf_(2, 3) static void session_warn(Session *s, const char *format, ...) {
+void session_warn(Session *s, const char *format, ...) {
         char buf[512];
         va_list ap;
 
@@ -87,18 +57,12 @@ _printf_(2, 3) static void session_warn(Session *s, const char *format, ...) {
 }
 
 /* One launch, waited for; returns its duration in seconds from the device's profiling counters. */
-static int session_launch(Session *s, cl_kernel kernel, size_t global, size_t local, const char *what,
-                          double *ret_sec, GpuError *e) {
-        _cleanup_(cl_event_releasep) cl_event ev = NULL;
+/* Waits for a command and returns its duration in seconds from the device's profiling counters (the
+ * host's clock, with a warning, when the driver's are unusable). t0: when it was enqueued. */
+static int session_wait_timed(Session *s, cl_event ev, uint64_t t0, const char *what, double *ret_sec, GpuError *e) {
         cl_ulong start = 0, end = 0;
         cl_int err, status = 0;
 
-        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
-        err = clEnqueueNDRangeKernel(s->queue, kernel, 1, NULL, &global, local > 0 ? &local : NULL, 0, NULL,
-                                     &ev);
-        if (err != CL_SUCCESS)
-                return gpu_error_cl(e, err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", what,
-                                    global, local);
         err = clWaitForEvents(1, &ev);
         if (err != CL_SUCCESS) {
                 /* The command's own status says why it failed (e.g. CL_OUT_OF_RESOURCES). */
@@ -124,6 +88,34 @@ static int session_launch(Session *s, cl_kernel kernel, size_t global, size_t lo
                 *ret_sec = (double) MAX(t1 - t0, UINT64_C(1)) * 1e-6;
         }
         return 0;
+}
+
+int session_launch(Session *s, cl_kernel kernel, size_t global, size_t local, const char *what, double *ret_sec,
+                   GpuError *e) {
+        _cleanup_(cl_event_releasep) cl_event ev = NULL;
+        cl_int err;
+
+        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+        err = clEnqueueNDRangeKernel(s->queue, kernel, 1, NULL, &global, local > 0 ? &local : NULL, 0, NULL,
+                                     &ev);
+        if (err != CL_SUCCESS)
+                return gpu_error_cl(e, err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", what,
+                                    global, local);
+        return session_wait_timed(s, ev, t0, what, ret_sec, e);
+}
+
+/* One timed unit of a test: a kernel launch, or the test's own command. */
+static int test_launch(Session *s, const Test *t, double *ret_sec, GpuError *e) {
+        _cleanup_(cl_event_releasep) cl_event ev = NULL;
+        cl_int err;
+
+        if (!t->enqueue)
+                return session_launch(s, t->kernel, t->global, t->local, t->name, ret_sec, e);
+        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+        err = t->enqueue(t, s->queue, &ev);
+        if (err != CL_SUCCESS)
+                return gpu_error_cl(e, err, "enqueueing %s", t->name);
+        return session_wait_timed(s, ev, t0, t->name, ret_sec, e);
 }
 
 static int session_kernel(Session *s, const char *name, cl_kernel *ret_kernel, size_t *ret_local,
@@ -159,17 +151,6 @@ static int cmp_double(const void *a, const void *b) {
         return (x > y) - (x < y);
 }
 
-/* What one test launches. Work per launch is `work` units, times the iteration count when the
- * kernel takes one (argument 3), which the warm-up then tunes to the plan's launch length. */
-typedef struct Test {
-        const char *name;
-        cl_kernel kernel;
-        size_t global;
-        size_t local;
-        double work; /* bytes or flops per launch (per iteration when calibrated) */
-        bool calibrated; /* argument 3 is an iteration count */
-        cl_uint iterations;
-} Test;
 
 static int test_set_iterations(Test *t, double iterations, GpuError *e) {
         t->iterations = (cl_uint) MIN(MAX(iterations, 16.0), (double) (1u << 26));
@@ -184,7 +165,7 @@ static double test_work(const Test *t) {
  * Adds best/median/min/max/spread (in units of 1e9 work per second) and the samples to j. The median
  * is the figure: one launch that a cache, a turbo burst or a quiet moment on a shared host favoured
  * cannot move it, where it would be the best. */
-static int test_run(Session *s, Test *t, const char *unit, json_object *j, TestFigures *ret, GpuError *e) {
+int test_run(Session *s, Test *t, const char *unit, json_object *j, TestFigures *ret, GpuError *e) {
         const Plan *p = s->plan;
         double samples[MAX_RUNS], launch_sec[MAX_RUNS], sec;
         unsigned warm = 0, n = 0;
@@ -199,7 +180,7 @@ static int test_run(Session *s, Test *t, const char *unit, json_object *j, TestF
         /* Time-based warm-up (clocks ramp, caches and TLBs fill, lazy allocations happen), which also
          * tunes the iteration count so launches last about `target`. */
         do {
-                r = session_launch(s, t->kernel, t->global, t->local, t->name, &sec, e);
+                r = test_launch(s, t, &sec, e);
                 if (r < 0)
                         return r;
                 warm++;
@@ -219,7 +200,7 @@ static int test_run(Session *s, Test *t, const char *unit, json_object *j, TestF
                 /* Stop early rather than overrun the budget; the first run always happens. */
                 if (n > 0 && now + (now - timed_start) / n > stop)
                         break;
-                r = session_launch(s, t->kernel, t->global, t->local, t->name, &sec, e);
+                r = test_launch(s, t, &sec, e);
                 if (r < 0)
                         return r;
                 launch_sec[n] = sec;
@@ -249,8 +230,10 @@ static int test_run(Session *s, Test *t, const char *unit, json_object *j, TestF
         json_object_object_add(j, "warmup_launches", json_object_new_int((int) warm));
         json_object_object_add(j, "warmup_ms", json_double_rounded((double) (timed_start - start) / 1e3, 1));
         json_object_object_add(j, "launch_ms", json_double_rounded(launch_sec[n / 2] * 1e3, 3));
-        json_object_object_add(j, "global_work_size", json_object_new_uint64(t->global));
-        json_object_object_add(j, "local_work_size", json_object_new_uint64(t->local));
+        if (!t->enqueue) {
+                json_object_object_add(j, "global_work_size", json_object_new_uint64(t->global));
+                json_object_object_add(j, "local_work_size", json_object_new_uint64(t->local));
+        }
 
         /* Shared hosts and thermally limited GPUs drift; the median is the result, but the drift is
          * part of the truth about the machine. */
@@ -271,7 +254,7 @@ static int test_run(Session *s, Test *t, const char *unit, json_object *j, TestF
 }
 
 /* MemAvailable from /proc/meminfo in bytes, or 0 when it cannot be read. */
-static uint64_t mem_available_bytes(void) {
+uint64_t mem_available_bytes(void) {
         _cleanup_(fclosep) FILE *f = fopen("/proc/meminfo", "re");
         char line[256];
         unsigned long long kib;
@@ -500,7 +483,7 @@ int gpu_device_measure(const GpuDevice *d, const GpuMeasureOptions *o, json_obje
         json_object *bw = json_object_new_object(), *fp32 = json_object_new_object(),
                     *fp16 = json_object_new_object();
         uint64_t start = now_usec(CLOCK_MONOTONIC);
-        TestFigures bw_figures = {}, fp32_figures = {}, fp16_figures = {};
+        TestFigures bw_figures = {}, fp32_figures = {}, fp16_figures = {}, h2d = {}, d2h = {};
         int r;
 
         Session s = {
@@ -528,7 +511,7 @@ int gpu_device_measure(const GpuDevice *d, const GpuMeasureOptions *o, json_obje
         if (r < 0)
                 goto finish;
 
-        s.tests_left = d->fp16 ? 3 : 2;
+        s.tests_left = (d->fp16 ? 3 : 2) + 2; /* and the two directions of the transfer test */
         r = measure_bandwidth(&s, bw, &bw_figures, e);
         if (r < 0)
                 goto finish;
@@ -543,6 +526,20 @@ int gpu_device_measure(const GpuDevice *d, const GpuMeasureOptions *o, json_obje
                 json_object_object_add(fp16, "status", json_object_new_string("unsupported"));
                 json_object_object_add(fp16, "reason",
                                        json_object_new_string("the device does not report cl_khr_fp16"));
+        }
+        /* A copy that fails says nothing about the device's own figures: a warning, not an error. */
+        GpuError transfer_error = {};
+        if (measure_transfer(&s, m, &h2d, &d2h, &transfer_error) < 0) {
+                h2d = d2h = (TestFigures) {};
+                session_warn(&s, "host/device transfer: %s: %s", transfer_error.name, transfer_error.message);
+                static const char *const directions[] = { "host_to_device", "device_to_host" };
+                for (size_t k = 0; k < ELEMENTSOF(directions); k++) {
+                        json_object *t;
+                        if (json_object_object_get_ex(m, directions[k], &t) && !json_object_object_get_ex(t, "status", NULL)) {
+                                json_object_object_add(t, "status", json_object_new_string("error"));
+                                json_object_object_add(t, "error", json_error_new(transfer_error.name, transfer_error.message));
+                        }
+                }
         }
         if (s.host_timed)
                 session_warn(&s, "the driver's profiling timestamps were unusable for some launches; host "
@@ -561,6 +558,12 @@ int gpu_device_measure(const GpuDevice *d, const GpuMeasureOptions *o, json_obje
         json_object_object_add(m, "fp16_median_gflops",
                                d->fp16 ? json_double_rounded(fp16_figures.median, 3)
                                        : json_object_new_string("unsupported"));
+        if (h2d.best > 0 && d2h.best > 0) {
+                json_object_object_add(m, "host_to_device_gb_s", json_double_rounded(h2d.best, 3));
+                json_object_object_add(m, "device_to_host_gb_s", json_double_rounded(d2h.best, 3));
+                json_object_object_add(m, "host_to_device_median_gb_s", json_double_rounded(h2d.median, 3));
+                json_object_object_add(m, "device_to_host_median_gb_s", json_double_rounded(d2h.median, 3));
+        }
         json_object_object_add(m, "timing", json_object_new_string(s.host_timed ? "host" : "device"));
         json_object_object_add(m, "duration_ms",
                                json_double_rounded((double) (now_usec(CLOCK_MONOTONIC) - start) / 1e3, 1));

@@ -12,6 +12,7 @@
 #include "probe-gpu-json.h"
 #include "probe-gpu-kernels.h"
 #include "probe-gpu-measure.h"
+#include "probe-gpu-nvml.h"
 #include "probe-util.h"
 #include "shared/time-util.h"
 #include "sysfs/sysfs.h"
@@ -218,6 +219,8 @@ int main(int argc, char *argv[]) {
         }
         json_object_object_add(result, "platforms", platforms);
         json_object_object_add(result, "devices", devices_json);
+        /* NVLinks: OpenCL does not know them; NVML does, where the NVIDIA driver is installed. */
+        json_object_object_add(result, "nvml", gpu_nvml_to_json());
 
         unsigned to_measure = args.measure ? (args.has_device ? 1 : (unsigned) n_devices) : 0;
         unsigned measured = 0, failed = 0;

@@ -23,6 +23,9 @@ static const struct {
                                   "NetInterfaceName", NULL } },
         { "Summary", "DegradedLinks", false, (const char *const[]) { "Object", "Name", "Reason", NULL } },
         { "Peer", "Streams", true, (const char *const[]) { "Upload", "Download", NULL } },
+        { "Pci", "GpuLinks", false,
+          (const char *const[]) { "Peer", "PeerAddress", "Type", "Links", "Weight", "MinBandwidthGBps",
+                                  "MaxBandwidthGBps", NULL } },
         { "Summary", "BestPeerPaths", false,
           (const char *const[]) { "Address", "Peer", "UploadGbps", "DownloadGbps", "RttUsec", "Stale", NULL } },
         { "Summary", "BestNeighborPaths", false,
@@ -40,7 +43,9 @@ static const struct {
         { "JitterUsec", 1 },          { "JitterRfc3550Usec", 1 },     { "Fp32Tflops", 3 },
         { "Fp16Tflops", 3 },          { "MemoryBandwidthGBps", 1 },   { "MemoryBandwidthSpread", 3 },
         { "Fp32Spread", 3 },          { "Fp16Spread", 3 },            { "Fp32BestTflops", 3 },
-        { "Fp16BestTflops", 3 },      { "MemoryBandwidthBestGBps", 1 },
+        { "Fp16BestTflops", 3 },      { "MemoryBandwidthBestGBps", 1 }, { "HostToDeviceGBps", 2 },
+        { "DeviceToHostGBps", 2 },    { "Gbps", 2 },                  { "PathGbps", 2 },
+        { "PathLimitGbps", 2 },       { "PciPathGBps", 3 },
 };
 
 static json_object *name_members(json_object *tuple, const char *const *members) {

@@ -58,6 +58,7 @@ static const Verb verbs[] = {
         { "thunderbolt", 1, 1, verb_thunderbolt, NULL, true },
         { "tree", 1, 1, verb_thunderbolt, NULL, true },
         { "gpu", 1, 1, verb_gpu, NULL, true },
+        { "topo", 1, 1, verb_topo, NULL, true },
         { "probe", 2, 2, verb_probe, check_probe_args, false },
         { "inhibit", 2, -1, verb_inhibit, check_inhibit_args, false },
         { "inhibitors", 1, 1, verb_inhibitors, NULL, true },
@@ -81,6 +82,7 @@ static void help(void) {
                "                      (-a: retimers too)\n"
                "  gpu                 One line per GPU: inventory and measured throughput\n"
                "  probe gpu           Measure the GPUs now, wait and print the result\n"
+               "  topo                How GPUs, NICs and HCAs reach each other over PCIe (affinity)\n"
                "  inhibit [--] CMD... Run CMD while holding off GPU/RDMA probes; its exit status\n"
                "  inhibitors          Who holds off probes now (also: inhibit --list)\n"
                "  fabric              Which node is at the other end of every link, each edge\n"

@@ -126,6 +126,7 @@ int verb_snapshot(sd_bus *bus, int argc, char **argv);
 int verb_rdma(sd_bus *bus, int argc, char **argv);
 int verb_thunderbolt(sd_bus *bus, int argc, char **argv);
 int verb_gpu(sd_bus *bus, int argc, char **argv);
+int verb_topo(sd_bus *bus, int argc, char **argv);
 int verb_probe_peer(sd_bus *bus, int argc, char **argv);
 int verb_probe_gpu(sd_bus *bus, int argc, char **argv);
 int verb_inhibit(sd_bus *bus, int argc, char **argv);

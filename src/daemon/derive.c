@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "derive-link.h"
+#include "derive-pci.h"
 #include "derive.h"
 #include "link.h"
 #include "neighbor.h"
@@ -50,6 +51,18 @@ void derive_run(Derive *d, BusPublisher *p, size_t from, size_t to) {
                 if (o && o->type == &peer_bus_type)
                         derive_peer_changed(&d->peers, container_of(o, Peer, bus));
         }
+
+        /* After the links and paths: PciDevice, path limits and affinity read what they got above. */
+        if (d->pci && d->gpus)
+                derive_pci(&(DerivePciSources) {
+                                   .pci = d->pci,
+                                   .links = d->links,
+                                   .rdma = d->rdma,
+                                   .gpus = d->gpus,
+                                   .thunderbolt = d->thunderbolt,
+                                   .peers = d->peers.peers,
+                           },
+                           links_changed || thunderbolt_changed || rdma_changed);
 
         /* Who this node is on the wire, and who its neighbours are: after the paths they are named by. */
         if (d->neighbors.neighbors) {

@@ -7,7 +7,9 @@
 #include "derive-peer.h"
 #include "summary.h"
 
+typedef struct Gpus Gpus;
 typedef struct Links Links;
+typedef struct Pci Pci;
 typedef struct Peers Peers;
 typedef struct Rdma Rdma;
 typedef struct Reconciler Reconciler;
@@ -24,6 +26,7 @@ typedef struct Thunderbolt Thunderbolt;
  *   tbt.derived          a peer's NetInterface
  *   rdma_port.derived    NetInterface; a RoCE port is read again when its link's carrier or speed moves
  *   peer.derived         which paths exist for the wanted addresses, SourceInterface, Stale
+ *   pci.derived, PciDevice of the other kinds, PathLimitGbps, GetAffinity()   (derive-pci.h)
  *   node.derived         what identifies this node on the wire (Thunderbolt hosts, RDMA GUIDs, MACs)
  *   neighbors            which neighbours exist and all they publish; each path's Neighbor
  *   summary              what an applet shows (FastestLink, ThunderboltPeers, ..., BestPeerPaths)
@@ -36,6 +39,8 @@ typedef struct Derive {
         Thunderbolt *thunderbolt;
         Rdma *rdma;
         DerivePeers peers; /* the peers, what they depend on, and the reconciler told when they move */
+        Pci *pci;          /* NULL: no PCIe part (set by the manager after derive_init()) */
+        Gpus *gpus;
         DeriveNeighbors neighbors; /* set by the manager: the neighbours and what names them */
         Summary summary;
 } Derive;

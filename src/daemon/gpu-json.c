@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "gpu.h"
+#include "sysfs/pci.h"
 #include "shared/string-util.h"
 
 static const char *const device_types[] = { "cpu", "gpu", "accelerator", "custom", "default" };
@@ -244,6 +245,17 @@ static int read_figures(json_object *o, const char *best_name, const char *media
         return read_figure(o, median_name, true, ret_median);
 }
 
+/* An optional figure: the median when the document has it, else the best run, else 0. */
+static int read_optional_figures(json_object *o, const char *best_name, const char *median_name, double *ret) {
+        double best;
+
+        if (!json_object_object_get_ex(o, best_name, NULL)) {
+                *ret = 0;
+                return 0;
+        }
+        return read_figures(o, best_name, median_name, false, ret, &best);
+}
+
 static int read_warnings(json_object *measurement, char ***ret) {
         json_object *a;
         size_t n;
@@ -313,6 +325,14 @@ int gpu_measurement_from_json(json_object *o, GpuMeasurement *ret, char **ret_er
         /* "unsupported" (no cl_khr_fp16) is never a number, and never 0. */
         if (r >= 0)
                 r = read_figures(o, "fp16_gflops", "fp16_median_gflops", true, &m.fp16_gflops, &m.fp16_best_gflops);
+        /* Documents of probes before the transfer test have no transfer figures (0), and a failed
+         * transfer test leaves them out. The median is the figure, as above. */
+        if (r >= 0)
+                r = read_optional_figures(o, "host_to_device_gb_s", "host_to_device_median_gb_s",
+                                          &m.host_to_device_gb_s);
+        if (r >= 0)
+                r = read_optional_figures(o, "device_to_host_gb_s", "device_to_host_median_gb_s",
+                                          &m.device_to_host_gb_s);
         if (r >= 0)
                 r = read_spread(o, "memory_bandwidth", &m.memory_bandwidth_spread);
         if (r >= 0)
@@ -362,6 +382,11 @@ json_object *gpu_measurement_to_json(const GpuMeasurement *m) {
         json_object_object_add(o, "memory_bandwidth_median_gb_s", figure_to_json(m->memory_bandwidth_gb_s));
         json_object_object_add(o, "fp32_median_gflops", figure_to_json(m->fp32_gflops));
         json_object_object_add(o, "fp16_median_gflops", figure_to_json(m->fp16_gflops));
+        /* Only the medians are kept of the copy rates: saved as both, they read back as the same. */
+        json_object_object_add(o, "host_to_device_gb_s", json_object_new_double(m->host_to_device_gb_s));
+        json_object_object_add(o, "device_to_host_gb_s", json_object_new_double(m->device_to_host_gb_s));
+        json_object_object_add(o, "host_to_device_median_gb_s", json_object_new_double(m->host_to_device_gb_s));
+        json_object_object_add(o, "device_to_host_median_gb_s", json_object_new_double(m->device_to_host_gb_s));
         json_object_object_add(o, "memory_bandwidth", spread_object(m->memory_bandwidth_spread));
         json_object_object_add(o, "fp32", spread_object(m->fp32_spread));
         json_object_object_add(o, "fp16", spread_object(m->fp16_spread));
@@ -369,4 +394,95 @@ json_object *gpu_measurement_to_json(const GpuMeasurement *m) {
                 json_object_array_add(warnings, json_object_new_string(*w));
         json_object_object_add(o, "warnings", warnings);
         return o;
+}
+
+/* A PCI address as the probe writes it ("0000:18:00.0"), copied into buf; -EINVAL for anything else. */
+static int read_address(json_object *o, const char *member, char buf[static 17]) {
+        json_object *v;
+        const char *s;
+
+        if (!json_object_object_get_ex(o, member, &v) || !json_object_is_type(v, json_type_string))
+                return -EINVAL;
+        s = json_object_get_string(v);
+        if (!pci_address_is_valid(s))
+                return -EINVAL;
+        snprintf(buf, 17, "%s", s);
+        return 0;
+}
+
+/* Adds one active link from local to remote to the groups in *links. */
+static int nvlinks_add(GpuNvLink **links, size_t *n, const char *local, const char *remote, bool remote_is_switch,
+                       unsigned version) {
+        for (size_t i = 0; i < *n; i++) {
+                GpuNvLink *l = &(*links)[i];
+                if (streq(l->local, local) && streq(l->remote, remote)) {
+                        l->count++;
+                        l->version = MAX(l->version, version);
+                        l->remote_is_switch |= remote_is_switch;
+                        return 0;
+                }
+        }
+        if (*n >= GPUS_MAX * 18)
+                return -E2BIG;
+        GpuNvLink *grown = reallocarray(*links, *n + 1, sizeof(GpuNvLink));
+        if (!grown)
+                return -ENOMEM;
+        *links = grown;
+        /* Zeroed padding included: arrays of these are compared with memcmp(). */
+        memset(&grown[*n], 0, sizeof(GpuNvLink));
+        snprintf(grown[*n].local, sizeof(grown[*n].local), "%s", local);
+        snprintf(grown[*n].remote, sizeof(grown[*n].remote), "%s", remote);
+        grown[*n].remote_is_switch = remote_is_switch;
+        grown[*n].version = version;
+        grown[*n].count = 1;
+        (*n)++;
+        return 0;
+}
+
+int gpu_nvlinks_from_json(json_object *doc, GpuNvLink **ret, size_t *ret_n) {
+        _cleanup_(freep) GpuNvLink *links = NULL;
+        json_object *nvml, *status, *devices;
+        size_t n = 0;
+        int r;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (!json_object_object_get_ex(doc, "nvml", &nvml) || json_object_is_type(nvml, json_type_null))
+                return 0;
+        if (!json_object_object_get_ex(nvml, "status", &status) || !json_object_is_type(status, json_type_string))
+                return -EINVAL;
+        if (!streq(json_object_get_string(status), "ok"))
+                return 0; /* absent, or NVML failed: no links known */
+        if (!json_object_object_get_ex(nvml, "devices", &devices) || !json_object_is_type(devices, json_type_array))
+                return -EINVAL;
+
+        for (size_t i = 0; i < MIN(json_object_array_length(devices), (size_t) GPUS_MAX); i++) {
+                json_object *device = json_object_array_get_idx(devices, i), *a;
+                char local[17];
+
+                if (read_address(device, "pci_bus_id", local) < 0)
+                        return -EINVAL;
+                if (!json_object_object_get_ex(device, "nvlinks", &a) || !json_object_is_type(a, json_type_array))
+                        return -EINVAL;
+                for (size_t k = 0; k < MIN(json_object_array_length(a), (size_t) 64); k++) {
+                        json_object *link = json_object_array_get_idx(a, k), *type;
+                        char remote[17];
+                        uint32_t version = 0;
+                        bool to_switch = false;
+
+                        if (read_address(link, "remote_pci_bus_id", remote) < 0 || read_u32(link, "version", &version) < 0 ||
+                            version > 99)
+                                return -EINVAL;
+                        if (json_object_object_get_ex(link, "remote_type", &type) && json_object_is_type(type, json_type_string))
+                                to_switch = streq(json_object_get_string(type), "switch");
+                        r = nvlinks_add(&links, &n, local, remote, to_switch, version);
+                        if (r == -E2BIG)
+                                break;
+                        if (r < 0)
+                                return r;
+                }
+        }
+        *ret = TAKE_PTR(links);
+        *ret_n = n;
+        return n > 0;
 }

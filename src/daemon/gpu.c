@@ -55,6 +55,7 @@ static Gpu *gpu_free(Gpu *g) {
         gpu_inventory_done(&g->inventory);
         gpu_measurement_done(&g->measurement);
         free(g->last_error);
+        free(g->derived.pci_device_path);
         return mfree(g);
 }
 
@@ -86,6 +87,7 @@ int gpu_new(Gpus *gpus, unsigned number, const char *key, Gpu **ret) {
                 return r;
         }
         bus_object_init(&g->bus, gpus->publisher, &gpu_bus_type, TAKE_PTR(path));
+        gpus->changed = true;
         *ret = g;
         return 0;
 }
@@ -98,6 +100,7 @@ void gpu_remove(Gpu *g) {
         bus_object_remove(&g->bus);
         table_remove(&gpus->table, &g->number);
         gpu_free(g);
+        gpus->changed = true;
 }
 
 void gpus_init(Gpus *gpus, BusPublisher *p) {
@@ -117,6 +120,8 @@ void gpus_done(Gpus *gpus) {
                 free(gpus->retired[i].key);
         gpus->retired = mfree(gpus->retired);
         gpus->n_retired = 0;
+        gpus->nvlinks = mfree(gpus->nvlinks);
+        gpus->n_nvlinks = 0;
 }
 
 static bool number_is_taken(Gpus *gpus, unsigned number) {
@@ -200,6 +205,8 @@ void gpu_set_inventory(Gpu *g, GpuInventory *i) {
         set_text(g, &o->platform, &i->platform, "Platform");
         set_text(g, &o->device_type, &i->device_type, "DeviceType");
         set_text(g, &o->uuid, &i->uuid, "Uuid");
+        if (!streq(strempty(o->pci_bus_id), strempty(i->pci_bus_id)))
+                g->owner->changed = true;
         set_text(g, &o->pci_bus_id, &i->pci_bus_id, "PciBusId");
         set_text(g, &o->driver_version, &i->driver_version, "DriverVersion");
         set_text(g, &o->opencl_version, &i->opencl_version, "OpenCLVersion");
@@ -228,6 +235,8 @@ void gpu_set_measurement(Gpu *g, GpuMeasurement *meas) {
         set_double(g, &o->memory_bandwidth_spread, meas->memory_bandwidth_spread, "MemoryBandwidthSpread");
         set_double(g, &o->fp32_spread, meas->fp32_spread, "Fp32Spread");
         set_double(g, &o->fp16_spread, meas->fp16_spread, "Fp16Spread");
+        set_double(g, &o->host_to_device_gb_s, meas->host_to_device_gb_s, "HostToDeviceGBps");
+        set_double(g, &o->device_to_host_gb_s, meas->device_to_host_gb_s, "DeviceToHostGBps");
         (void) bus_object_set_strv(&g->bus, &o->warnings, &meas->warnings, "Warnings");
         gpu_measurement_done(meas);
 }
@@ -278,6 +287,28 @@ static void gpu_apply_measurement(Gpu *g, json_object *device, uint64_t started_
                      meas.memory_bandwidth_gb_s, meas.fp32_gflops / 1000, fp16);
         gpu_set_measurement(g, &meas);
         gpu_set_probe_state(g, GPU_PROBE_OK, NULL);
+}
+
+/* NVLinks as the probe's NVML member lists them; a document without it (NVML absent) has none. */
+static void gpus_apply_nvlinks(Gpus *gpus, json_object *doc) {
+        GpuNvLink *links = NULL;
+        size_t n = 0;
+        int r;
+
+        r = gpu_nvlinks_from_json(doc, &links, &n);
+        if (r < 0) {
+                log_warning("The GPU probe's NVML member is malformed, ignoring it.");
+                return;
+        }
+        if (n == gpus->n_nvlinks && (n == 0 || memcmp(links, gpus->nvlinks, n * sizeof(GpuNvLink)) == 0)) {
+                free(links);
+                return;
+        }
+        free(gpus->nvlinks);
+        gpus->nvlinks = links;
+        gpus->n_nvlinks = n;
+        gpus->changed = true;
+        bus_publisher_schedule(gpus->publisher);
 }
 
 int gpus_apply_document(Gpus *gpus, json_object *doc, bool measured, uint64_t started_realtime, bool quick) {
@@ -335,5 +366,6 @@ int gpus_apply_document(Gpus *gpus, json_object *doc, bool measured, uint64_t st
         TABLE_FOREACH_SAFE(g, &gpus->table)
                 if (!g->seen)
                         gpu_remove(g);
+        gpus_apply_nvlinks(gpus, doc);
         return failed;
 }

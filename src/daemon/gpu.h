@@ -63,8 +63,19 @@ typedef struct GpuMeasurement {
         double memory_bandwidth_spread;
         double fp32_spread;
         double fp16_spread;
+        double host_to_device_gb_s; /* pinned host buffer to device memory; 0 unknown */
+        double device_to_host_gb_s;
         char **warnings;
 } GpuMeasurement;
+
+/* Active NVLinks from one GPU to one peer, as NVML reported them to the GPU probe. */
+typedef struct GpuNvLink {
+        char local[17];  /* PCI function of the GPU, "0000:18:00.0" */
+        char remote[17]; /* of what the links reach: another GPU, or an NVSwitch */
+        bool remote_is_switch;
+        unsigned version; /* NVLink version (1..5); 0 unknown */
+        unsigned count;   /* active links */
+} GpuNvLink;
 
 /* A number held for a device that is gone, so that it gets it back and nobody else does. */
 typedef struct GpuSlot {
@@ -78,6 +89,11 @@ typedef struct Gpus {
         GpuSlot *retired; /* oldest first */
         size_t n_retired;
         BusPublisher *publisher;
+        /* Devices came, went or moved to another PCI function, or the NVLinks changed: the derivation
+         * pass redoes the PCIe cross-links. */
+        bool changed;
+        GpuNvLink *nvlinks; /* from the probe's last "nvml" member; NULL: NVML absent */
+        size_t n_nvlinks;
 } Gpus;
 
 typedef struct Gpu {
@@ -91,6 +107,12 @@ typedef struct Gpu {
         char *last_error; /* "name: message" of the last failed attempt, NULL after a success */
         bool stale;       /* the measurement is older than the TTL */
         bool seen;        /* mark and sweep of a probe document */
+
+        /* Derived (derive-pci.c writes these). */
+        struct {
+                char *pci_device_path;  /* PciDevice */
+                double pci_path_gbytes; /* PciPathGBps: the PCIe path's rate in GB/s, 0 unknown */
+        } derived;
 } Gpu;
 
 const char *gpu_probe_state_to_string(GpuProbeState s) _const_;
@@ -112,6 +134,10 @@ void gpu_inventory_done(GpuInventory *i);
 int gpu_measurement_from_json(json_object *measurement, GpuMeasurement *ret, char **ret_error);
 json_object *gpu_measurement_to_json(const GpuMeasurement *m);
 void gpu_measurement_done(GpuMeasurement *m);
+
+/* Reads the document's "nvml" member: 1 with the active links grouped per (GPU, peer); 0 when NVML is
+ * absent or the member is missing (no links); -EINVAL when malformed. */
+int gpu_nvlinks_from_json(json_object *doc, GpuNvLink **ret, size_t *ret_n);
 
 /* gpu.c: the table of published devices. */
 

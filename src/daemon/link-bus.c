@@ -91,6 +91,8 @@ static const sd_bus_vtable link_vtable[] = {
                         offsetof(Link, derived.thunderbolt_peer_path), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RdmaPort", "o", bus_property_get_object_path, offsetof(Link, derived.rdma_port_path),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("PciDevice", "o", bus_property_get_object_path, offsetof(Link, derived.pci_device_path),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_VTABLE_END,
 };
 

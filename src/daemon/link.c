@@ -71,6 +71,7 @@ static Link *link_free(Link *l) {
         free(l->synced);
         free(l->derived.thunderbolt_peer_path);
         free(l->derived.rdma_port_path);
+        free(l->derived.pci_device_path);
         return mfree(l);
 }
 

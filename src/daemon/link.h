@@ -83,6 +83,7 @@ typedef struct Link {
                                                   * path: any change under the link moves it */
                 char *rdma_port_path;
                 bool rdma_roce; /* that port is RoCE */
+                char *pci_device_path; /* PciDevice: the PCI function below device_path (derive-pci.c) */
         } derived;
 } Link;
 

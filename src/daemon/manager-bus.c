@@ -12,6 +12,7 @@
 #include "manager.h"
 #include "neighbor-bus.h"
 #include "node-bus.h"
+#include "pci-bus.h"
 #include "peer-bus.h"
 #include "rank.h"
 #include "rdma-bus.h"
@@ -127,6 +128,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 bus_method_list_inhibitors, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ProbeGpus", SD_BUS_NO_ARGS, SD_BUS_RESULT("ao", gpus), bus_method_probe_gpus,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetAffinity", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ooss)", affinity),
+                                bus_method_get_affinity, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 
@@ -179,6 +182,9 @@ int manager_bus_register(Manager *m) {
         if (r < 0)
                 return r;
         r = tbt_bus_register(&m->registry, &m->thunderbolt);
+        if (r < 0)
+                return r;
+        r = pci_bus_register(&m->registry, &m->pci);
         if (r < 0)
                 return r;
         r = peer_bus_register(m);

@@ -87,6 +87,7 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         thunderbolt_init(&m->thunderbolt, &m->publisher, m->sysfs_fd);
         rdma_init(&m->rdma, &m->publisher, m->event, m->sysfs_fd, sysfs_root_is_the_machines(options->sysfs_root));
         gpus_init(&m->gpus, &m->publisher);
+        pci_init(&m->pci, &m->publisher, m->sysfs_fd);
         peers_init(&m->peers, &m->publisher, &m->config.peers);
         neighbors_init(&m->neighbors, &m->publisher);
         m->persist = (Persist) { .peers = &m->peers, .directory = &m->state_directory };
@@ -121,6 +122,9 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         if (r < 0)
                 return log_oom();
         m->derive.peers.reconciler = m->reconciler;
+        m->derive.pci = &m->pci;
+        m->derive.gpus = &m->gpus;
+        m->derive.summary.pci = &m->pci;
         m->derive.neighbors = (DeriveNeighbors) {
                 .neighbors = &m->neighbors,
                 .node = &m->node,
@@ -156,6 +160,7 @@ Manager *manager_free(Manager *m) {
         derive_done(&m->derive);
         neighbors_done(&m->neighbors);
         peers_done(&m->peers);
+        pci_done(&m->pci);
         gpus_done(&m->gpus);
         rdma_done(&m->rdma);
         thunderbolt_done(&m->thunderbolt);
@@ -340,6 +345,8 @@ int manager_start(Manager *m) {
                 r = thunderbolt_watch(&m->thunderbolt, m->udev);
         if (r >= 0)
                 r = rdma_watch(&m->rdma, m->udev);
+        if (r >= 0)
+                r = pci_watch(&m->pci, m->udev);
         if (r < 0)
                 return r;
         r = udev_source_start(m->udev);
@@ -450,6 +457,7 @@ int manager_render_metrics(void *userdata, char **ret, size_t *ret_size) {
                 .rdma = &m->rdma,
                 .gpus = &m->gpus,
                 .peers = &m->peers,
+                .pci = &m->pci,
                 .neighbors = &m->neighbors,
                 .netlink_overruns = netlink_overruns(m->netlink),
                 .udev_overruns = udev_source_overruns(m->udev),

@@ -16,6 +16,7 @@
 #include "neighbor.h"
 #include "node.h"
 #include "peer.h"
+#include "pci.h"
 #include "persist.h"
 #include "rdma.h"
 #include "shared/ratelimit.h"
@@ -66,6 +67,7 @@ typedef struct Manager {
         Thunderbolt thunderbolt;
         Rdma rdma;
         Gpus gpus;
+        Pci pci;
         Peers peers;
         Neighbors neighbors;
         Persist persist;

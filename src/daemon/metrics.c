@@ -11,6 +11,7 @@
 #include "memory.h"
 #include "metrics.h"
 #include "node.h"
+#include "pci.h"
 #include "peer.h"
 #include "rdma-names.h"
 #include "rdma.h"
@@ -304,6 +305,8 @@ static void render_gpus(const MetricsSources *m, FILE *f) {
                 { "linkprobe_gpu_fp32_flops", "Measured FP32 throughput (fused multiply-add counted as two)." },
                 { "linkprobe_gpu_fp16_flops", "Measured FP16 throughput; absent without cl_khr_fp16." },
                 { "linkprobe_gpu_measured_timestamp_seconds", "When the device was last measured (Unix time)." },
+                { "linkprobe_gpu_host_to_device_bytes", "Measured copy rate from pinned host memory, bytes per second." },
+                { "linkprobe_gpu_device_to_host_bytes", "Measured copy rate to pinned host memory, bytes per second." },
         };
         for (size_t i = 0; i < ELEMENTSOF(measured); i++) {
                 family(f, measured[i].name, "gauge", measured[i].help);
@@ -314,13 +317,72 @@ static void render_gpus(const MetricsSources *m, FILE *f) {
                                 gm->fp32_gflops * 1e9,
                                 gm->fp16_gflops * 1e9,
                                 (double) gm->measured_at_usec / 1e6,
+                                gm->host_to_device_gb_s * 1e9,
+                                gm->device_to_host_gb_s * 1e9,
                         };
                         _Static_assert(ELEMENTSOF(v) == ELEMENTSOF(measured), "one value per family");
                         char index[16];
                         if (gm->measured_at_usec == 0 || v[i] != v[i]) /* never measured, or NaN */
                                 continue;
+                        if (i >= 4 && v[i] == 0) /* a probe without the transfer test */
+                                continue;
                         snprintf(index, sizeof(index), "%u", g->number);
                         sample(f, measured[i].name, v[i], "gpu", index, "UUID", strempty(g->inventory.uuid), NULL);
+                }
+        }
+}
+
+/* Published PCI functions, labelled pci_address as node_exporter's and DCGM's PCI series are keyed by
+ * bus address, so a degraded link joins with the device's other metrics. */
+static void render_pci(const MetricsSources *m, FILE *f) {
+        static const struct {
+                const char *name, *help;
+        } families[] = {
+                { "linkprobe_pci_link_speed_gts", "Current PCIe link speed per lane, GT/s; 0 unknown." },
+                { "linkprobe_pci_link_max_speed_gts", "Maximum PCIe link speed of this function, GT/s; 0 unknown." },
+                { "linkprobe_pci_link_width", "Current PCIe link width, lanes; 0 unknown." },
+                { "linkprobe_pci_link_max_width", "Maximum PCIe link width of this function, lanes; 0 unknown." },
+                { "linkprobe_pci_link_degraded", "1 when the link trained below what both ends support." },
+                { "linkprobe_pci_path_bytes", "Narrowest PCIe link up to the root complex, bytes per second; 0 unknown." },
+                { "linkprobe_pci_numa_node", "The function's NUMA node; -1 none or unknown." },
+        };
+        PciObject *o;
+        bool any = false;
+
+        if (!m->pci)
+                return;
+        TABLE_FOREACH(o, &m->pci->functions)
+                any |= o->published;
+        if (!any)
+                return;
+
+        family(f, "linkprobe_pci_device_info", "gauge", "A published PCI function and what it is (always 1).");
+        TABLE_FOREACH(o, &m->pci->functions) {
+                const PciDevice *d = o->device;
+                char vendor[8] = "", device[8] = "", cls[12] = "";
+                if (!o->published)
+                        continue;
+                if (d->has_vendor_id)
+                        snprintf(vendor, sizeof(vendor), "0x%04x", d->vendor_id);
+                if (d->has_device_id)
+                        snprintf(device, sizeof(device), "0x%04x", d->device_id);
+                if (d->has_class)
+                        snprintf(cls, sizeof(cls), "0x%06x", d->class_code);
+                sample(f, "linkprobe_pci_device_info", 1, "pci_address", o->address, "vendor_id", vendor, "device_id",
+                       device, "class", cls, "driver", strempty(d->driver), "name", strempty(o->name), "parent",
+                       strempty(d->parent), "port_type", strempty(pci_port_type_to_string(o->derived.type)), NULL);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(families); i++) {
+                family(f, families[i].name, "gauge", families[i].help);
+                TABLE_FOREACH(o, &m->pci->functions) {
+                        const PciDevice *d = o->device;
+                        double v[] = {
+                                d->current.gts, d->max.gts, d->current.width, d->max.width, o->derived.degraded,
+                                o->derived.path_gbps * 1.25e8, d->numa_node,
+                        };
+                        _Static_assert(ELEMENTSOF(v) == ELEMENTSOF(families), "one value per family");
+                        if (o->published)
+                                sample(f, families[i].name, v[i], "pci_address", o->address, NULL);
                 }
         }
 }
@@ -332,6 +394,7 @@ int metrics_render(const MetricsSources *m, FILE *f) {
         render_thunderbolt(m, f);
         render_rdma(m, f);
         render_gpus(m, f);
+        render_pci(m, f);
         render_peers(m, f);
         metrics_render_fabric(m, f);
         return ferror(f) ? -EIO : 0;

@@ -17,6 +17,7 @@ typedef struct MetricsExporter MetricsExporter;
 typedef struct Neighbors Neighbors;
 typedef struct Node Node;
 typedef struct Peers Peers;
+typedef struct Pci Pci;
 typedef struct Rdma Rdma;
 typedef struct Thunderbolt Thunderbolt;
 
@@ -30,6 +31,7 @@ typedef struct MetricsSources {
         Rdma *rdma;
         Gpus *gpus;
         Peers *peers;
+        Pci *pci; /* may be NULL */
         Neighbors *neighbors; /* may be NULL */
         uint64_t netlink_overruns;
         uint64_t udev_overruns;

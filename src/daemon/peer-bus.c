@@ -119,6 +119,8 @@ static const sd_bus_vtable peer_vtable[] = {
         SD_BUS_PROPERTY("LastError", "s", bus_property_get_string, offsetof(Peer, last_error), EMITS),
         SD_BUS_PROPERTY("LastErrorMessage", "s", bus_property_get_string, offsetof(Peer, last_error_message), EMITS),
         SD_BUS_PROPERTY("Origins", "as", property_get_origins, 0, EMITS),
+        SD_BUS_PROPERTY("PathLimitGbps", "d", NULL, offsetof(Peer, derived.path_limit_gbps), EMITS),
+        SD_BUS_PROPERTY("PathLimitedBy", "s", bus_property_get_string, offsetof(Peer, derived.path_limited_by), EMITS),
         SD_BUS_PROPERTY("RemoteNodeId", "s", property_get_remote_node_id, 0, EMITS),
         SD_BUS_PROPERTY("RemoteHostname", "s", property_get_remote_hostname, 0, EMITS),
         SD_BUS_PROPERTY("RemoteAuthenticated", "b", bus_property_get_bool, offsetof(Peer, remote_authenticated), EMITS),

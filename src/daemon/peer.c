@@ -115,6 +115,7 @@ static Peer *peer_free(Peer *p) {
         free(p->last_error_message);
         free(p->derived.stale_reason);
         free(p->derived.disturbed);
+        free(p->derived.path_limited_by);
         return mfree(p);
 }
 

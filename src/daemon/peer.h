@@ -153,6 +153,10 @@ typedef struct Peer {
                 PathCapacity measured_over; /* what the last result was measured over */
                 PathCapacity seen_over;     /* what the path ran over at the last pass */
                 char *disturbed;            /* what changed under the path since it was measured */
+                /* PathLimitGbps: the narrowest known hop on this side (the source's link, its
+                 * Thunderbolt path, its PCIe path); 0 unknown. derive-pci.c writes these. */
+                double path_limit_gbps;
+                char *path_limited_by;
         } derived;
 } Peer;
 

@@ -93,6 +93,8 @@ static const sd_bus_vtable rdma_port_vtable[] = {
                         EMITS),
         SD_BUS_PROPERTY("NetDevices", "as", property_get_netdevs, 0, EMITS),
         SD_BUS_PROPERTY("Gids", "a(usss)", property_get_gids, 0, EMITS),
+        SD_BUS_PROPERTY("PciDevice", "o", bus_property_get_object_path, offsetof(RdmaPort, derived.pci_device_path),
+                        EMITS),
         SD_BUS_VTABLE_END,
 };
 

@@ -139,6 +139,8 @@ static RdmaPort *rdma_port_free(RdmaPort *p) {
         free(p->fw_ver);
         free(p->hca_type);
         free(p->board_id);
+        free(p->device_path);
+        free(p->derived.pci_device_path);
         rdma_port_gids_free(p->gids, p->n_gids);
         strv_free(p->netdevs);
         free(p->netdev_ifindexes);
@@ -191,10 +193,11 @@ static int rdma_port_new(Rdma *rdma, const InfinibandDevice *d, unsigned number,
                 .fw_ver = strdup_or_null(d->fw_ver),
                 .hca_type = strdup_or_null(d->hca_type),
                 .board_id = strdup_or_null(d->board_id),
+                .device_path = strdup_or_null(d->syspath),
         };
         p->key = TAKE_PTR(key);
         if (!p->device || (d->fw_ver && !p->fw_ver) || (d->hca_type && !p->hca_type) ||
-            (d->board_id && !p->board_id)) {
+            (d->board_id && !p->board_id) || (d->syspath && !p->device_path)) {
                 rdma_port_free(p);
                 return -ENOMEM;
         }

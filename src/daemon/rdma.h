@@ -50,6 +50,7 @@ typedef struct RdmaPort {
         char *fw_ver;
         char *hca_type;
         char *board_id;
+        char *device_path; /* canonical sysfs path of the RDMA device, for the PCI function it sits on */
 
         /* State, announced as it changes. With libibverbs the live fields come from
          * ibv_query_port(), the rest (and everything without verbs) from sysfs. */
@@ -72,6 +73,7 @@ typedef struct RdmaPort {
                 bool netdev_seen;
                 bool netdev_carrier;
                 uint32_t netdev_speed_mbps;
+                char *pci_device_path; /* PciDevice (derive-pci.c) */
         } derived;
 } RdmaPort;
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "link.h"
+#include "pci.h"
 #include "peer.h"
 #include "rdma-names.h"
 #include "rdma.h"
@@ -170,6 +171,30 @@ static int compute_rdma(Rdma *rdma, Summary *s) {
         return 0;
 }
 
+/* One entry per degraded PCIe link, on the function below it (its port shows the same link). */
+static int compute_pci(Pci *pci, Summary *s) {
+        PciObject *o;
+
+        TABLE_FOREACH(o, &pci->functions) {
+                if (!o->published || !o->derived.degraded ||
+                    !IN_SET(o->derived.type, PCI_PORT_ENDPOINT, PCI_PORT_UPSTREAM))
+                        continue;
+                SummaryDegraded *grown = reallocarray(s->degraded, s->n_degraded + 1, sizeof(SummaryDegraded));
+                if (!grown)
+                        return -ENOMEM;
+                s->degraded = grown;
+                SummaryDegraded *d = &s->degraded[s->n_degraded++];
+                *d = (SummaryDegraded) {
+                        .path = strdup(o->bus.path),
+                        .name = strdup(o->address),
+                        .reason = strdup(strempty(o->derived.degraded_reason)),
+                };
+                if (!d->path || !d->name || !d->reason)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static int compute_best_paths(Peers *peers, Summary *s) {
         _cleanup_(freep) Peer **best = NULL;
         size_t n = 0;
@@ -272,6 +297,8 @@ void summary_update(Summary *s, Links *links, Thunderbolt *tbt, Rdma *rdma, Peer
                 r = compute_tbt(links, tbt, &n);
         if (r >= 0)
                 r = compute_rdma(rdma, &n);
+        if (r >= 0 && s->pci)
+                r = compute_pci(s->pci, &n);
         if (r >= 0)
                 r = compute_best_paths(peers, &n);
         if (r < 0) {

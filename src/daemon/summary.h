@@ -7,6 +7,7 @@
 typedef struct Link Link;
 typedef struct Links Links;
 typedef struct Peers Peers;
+typedef struct Pci Pci;
 typedef struct Rdma Rdma;
 typedef struct Thunderbolt Thunderbolt;
 
@@ -65,6 +66,8 @@ typedef struct Summary {
         /* FastestLink needs a pass over every link; it is made only when a link that could change
          * the answer changed (see summary_link_changed()). */
         bool fastest_stale;
+        /* PCIe links trained below what both ends support join DegradedLinks (NULL: none). */
+        Pci *pci;
 } Summary;
 
 int summary_init(Summary *s, BusPublisher *p);

@@ -83,6 +83,11 @@ static const sd_bus_vtable tbt_vtable[] = {
                         EMITS),
         SD_BUS_PROPERTY("Services", "as", bus_property_get_strv, offsetof(TbtObject, services), EMITS),
         SD_BUS_PROPERTY("Problems", "as", bus_property_get_strv, offsetof(TbtObject, problems), EMITS),
+        SD_BUS_PROPERTY("PciDevice", "o", bus_property_get_object_path, offsetof(TbtObject, derived.pci_device_path),
+                        EMITS),
+        SD_BUS_PROPERTY("PathLimitGbps", "d", NULL, offsetof(TbtObject, derived.path_limit_gbps), EMITS),
+        SD_BUS_PROPERTY("PathLimitedBy", "s", bus_property_get_string, offsetof(TbtObject, derived.path_limited_by),
+                        EMITS),
         SD_BUS_VTABLE_END,
 };
 

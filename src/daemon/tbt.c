@@ -59,6 +59,8 @@ static TbtObject *tbt_object_free(TbtObject *o) {
         strv_free(o->problems);
         strv_free(o->services);
         free(o->derived.net_interface_path);
+        free(o->derived.pci_device_path);
+        free(o->derived.path_limited_by);
         return mfree(o);
 }
 

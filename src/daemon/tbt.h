@@ -54,6 +54,9 @@ typedef struct TbtObject {
         struct {
                 char *net_interface_path;
                 int net_ifindex;
+                char *pci_device_path; /* domains: PciDevice, the host interface (derive-pci.c) */
+                double path_limit_gbps; /* routers and peers: PathLimitGbps (derive-pci.c) */
+                char *path_limited_by;
         } derived;
 } TbtObject;
 

@@ -32,7 +32,7 @@ MIRROR = os.environ.get("LINKPROBE_E2E_MIRROR", "http://deb.debian.org/debian")
 # adds packages for debugging, e.g. strace; it is part of the recipe, so the cache follows it.
 PACKAGES = [
     "systemd", "dbus", "libsystemd0", "libudev1", "libnl-3-200", "libnl-route-3-200", "libjson-c5",
-    "libinih1", "ocl-icd-libopencl1", "libibverbs1", "udev", "umockdev",
+    "libinih1", "ocl-icd-libopencl1", "libibverbs1", "libpci3", "udev", "umockdev",
 ] + os.environ.get("LINKPROBE_E2E_EXTRA_PACKAGES", "").split()
 
 # Bumped when the customisation in _customise() changes, so the key changes with it.

@@ -21,6 +21,10 @@ fuzz-sysfs-uevent_LIBS := sysfs shared
 FUZZ_TARGETS += gpu-json
 fuzz-gpu-json_LIBS := daemon sysfs shared
 
+# PCIe (issue 16): bus/pci and KFD attribute parsers, device paths, the probe's NVLink member.
+FUZZ_TARGETS += pci-parse
+fuzz-pci-parse_LIBS := daemon sysfs shared
+
 # Reliability (issue 8): the RDMA attribute parsers, the measurement protocol's decoders, the
 # responder fed a byte stream, peer addresses, probe results as the daemon applies them, and the
 # persisted peer state.

@@ -136,6 +136,31 @@ def _bandwidth_test(value, where):
     _check_stats(value, where)
 
 
+def _transfer_test(value, where):
+    if isinstance(value, dict) and value.get("status") == "error":
+        _check_members(value, where, {"status": STR, "error": _error})
+        return
+    required = _test_common(value, where, "GB/s")
+    del required["global_work_size"], required["local_work_size"]
+    required.update({"bytes_per_copy": _non_negative_int, "host_memory": _one_of("pinned")})
+    _check_members(value, where, required)
+    _check_stats(value, where)
+
+
+def _nvml(value, where):
+    status = value.get("status") if isinstance(value, dict) else None
+    if status == "absent":
+        _check_members(value, where, {"status": STR, "reason": STR})
+    elif status == "error":
+        _check_members(value, where, {"status": STR, "error": _error})
+    else:
+        link = lambda v, w: _check_members(v, w, {"link": _non_negative_int, "version": _non_negative_int,  # noqa: E731
+                                                  "remote_pci_bus_id": _pci,
+                                                  "remote_type": _one_of("gpu", "npu", "switch", "unknown")})
+        device = lambda v, w: _check_members(v, w, {"pci_bus_id": _pci, "nvlinks": _array_of(link)})  # noqa: E731
+        _check_members(value, where, {"status": _one_of("ok"), "devices": _array_of(device)})
+
+
 def _fma_test(value, where):
     if isinstance(value, dict) and value.get("status") == "unsupported":
         _check_members(value, where, {"status": STR, "reason": STR})
@@ -189,7 +214,23 @@ def _measurement(value, where):
         "memory_bandwidth": _bandwidth_test,
         "fp32": _fma_test,
         "fp16": _fma_test,
+    }, {
+        "host_to_device_gb_s": _positive_number,
+        "device_to_host_gb_s": _positive_number,
+        "host_to_device_median_gb_s": _positive_number,
+        "device_to_host_median_gb_s": _positive_number,
+        "host_to_device": _transfer_test,
+        "device_to_host": _transfer_test,
     })
+    if ("host_to_device_gb_s" in value) != ("device_to_host_gb_s" in value):
+        raise SchemaError(f"{where}: host_to_device_gb_s and device_to_host_gb_s come together")
+    if "host_to_device_gb_s" in value and value["host_to_device_gb_s"] != value["host_to_device"]["best"]:
+        raise SchemaError(f"{where}: host_to_device_gb_s is not host_to_device.best")
+    for direction in ("host_to_device", "device_to_host"):
+        if (f"{direction}_gb_s" in value) != (f"{direction}_median_gb_s" in value):
+            raise SchemaError(f"{where}: {direction}_gb_s and its median come together")
+        if f"{direction}_median_gb_s" in value and value[f"{direction}_median_gb_s"] != value[direction]["median"]:
+            raise SchemaError(f"{where}: {direction}_median_gb_s is not {direction}.median")
     if value["memory_bandwidth_gb_s"] != value["memory_bandwidth"]["best"]:
         raise SchemaError(f"{where}: memory_bandwidth_gb_s is not memory_bandwidth.best")
     if value["fp32_gflops"] != value["fp32"]["best"]:
@@ -290,7 +331,7 @@ def validate(doc):
         return
     _check_members(doc, "document", dict(envelope, measured=BOOL, platforms=_array_of(_platform),
                                          devices=_array_of(_device), duration_ms=NUM),
-                   {"measured_at": _iso8601, "quick": BOOL, "host_last_level_cache": _host_cache})
+                   {"measured_at": _iso8601, "quick": BOOL, "host_last_level_cache": _host_cache, "nvml": _nvml})
     if doc["measured"] != ("measured_at" in doc) or doc["measured"] != ("quick" in doc):
         raise SchemaError("document: measured_at/quick must be present exactly when measured is true")
     for i, d in enumerate(doc["devices"]):

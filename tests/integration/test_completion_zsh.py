@@ -45,7 +45,7 @@ def complete(line, path=None):
     return sorted({m.strip() for m in re.findall(r"<HIT>([^<\r\n]*)", proc.stdout)})
 
 
-VERBS = sorted("status list show monitor thunderbolt tree rdma gpu peers probe inhibit inhibitors metrics "
+VERBS = sorted("status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics "
                "snapshot fabric".split())
 
 

@@ -222,6 +222,10 @@ def test_pocl_devices_are_published_and_measured(pocl_inventory, client, signals
         assert g["Uuid"] == (d["uuid"] or "") and g["PciBusId"] == (d["pci_bus_id"] or "")
         assert 0 < g["Fp32Tflops"] * 1000 <= fp32_limit_gflops(d), g
         assert 0 < g["MemoryBandwidthGBps"] <= bandwidth_limit_gb_s(d), g
+        # Host<->device copies through pinned memory: on a CPU device, memory copies.
+        assert 0 < g["HostToDeviceGBps"] <= bandwidth_limit_gb_s(d), g
+        assert 0 < g["DeviceToHostGBps"] <= bandwidth_limit_gb_s(d), g
+        assert g["PciDevice"] == "/" and g["PciPathGBps"] == 0  # PoCL's CPU device has no PCI function
         if d["fp16_supported"]:
             assert 0 < g["Fp16Tflops"] < 1000
         else:

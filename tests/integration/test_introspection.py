@@ -23,7 +23,7 @@ from linkprobe_net import Responder
 
 INTERFACES_DIR = os.path.join(lp.TOP, "systemd", "interfaces")
 RDMA_FIXTURE = os.path.join(lp.TOP, "tests", "fixtures", "rdma", "cx5-roce.umockdev")
-KINDS = ["Manager", "Node", "Memory", "Summary", "Link", "Thunderbolt", "RdmaPort", "Gpu", "Peer", "Neighbor"]
+KINDS = ["Manager", "Node", "Memory", "Summary", "Link", "Thunderbolt", "RdmaPort", "Gpu", "Peer", "Neighbor", "Pci"]
 HEADER = ('<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"\n'
           ' "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">\n')
 

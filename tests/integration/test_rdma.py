@@ -165,7 +165,8 @@ def test_every_fixture_port_is_published_exactly(netns, client, daemon_factory, 
         assert props["NetInterface"] == "/"
         for key, value in expected.items():
             assert props[key] == value, (device, number, key)
-        assert set(props) == set(expected) | {"Device", "Port", "NetInterface"}, (device, number)
+        # PciDevice: the PCI function, where the fixture has one (test_pci.py checks the values).
+        assert set(props) == set(expected) | {"Device", "Port", "NetInterface", "PciDevice"}, (device, number)
     assert client.managed_objects_differing_from_getall() == []
 
 
@@ -200,6 +201,8 @@ def test_uevents_reach_the_daemon(netns, client, signals, daemon_factory, testbe
     props = event[0][RDMA]
     for key, value in EXPECTED[("rocep59s0f0", 1)].items():
         assert props[key] == value, key
+    # The fixture's PCI function comes after the port; its cross-link follows in a later signal.
+    assert wait_until(lambda: port(client, "rocep59s0f0", 1)["PciDevice"] != "/")
 
     # A change: the cable was pulled and put back at a lower speed. One read, one signal.
     signals.clear()

@@ -454,7 +454,7 @@ def complete(line, path=None):
     return [w for w in proc.stdout.split("\n") if w]
 
 
-VERBS = ("status list show monitor thunderbolt tree rdma gpu peers probe inhibit inhibitors metrics snapshot "
+VERBS = ("status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot "
          "fabric").split()
 OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full", "--all", "--system", "--user",
            "--bus-address=", "--help", "--version", "--transport=", "--timeout=", "--what=", "--who=", "--why=",
@@ -464,7 +464,7 @@ OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full
 @pytest.mark.parametrize("line,expected", [
     ("linkprobectl ", VERBS),
     ("linkprobectl s", ["status", "show", "snapshot"]),
-    ("linkprobectl t", ["thunderbolt", "tree"]),
+    ("linkprobectl t", ["thunderbolt", "tree", "topo"]),
     ("linkprobectl --", OPTIONS),
     ("linkprobectl --json --user m", ["monitor", "metrics"]),
     ("linkprobectl --bus-address=unix:path=/run/x ", VERBS),

@@ -28,3 +28,7 @@ test-rdma-port_PKGS += libibverbs
 # The daemon's address parser against the probes' use of it.
 test-peer-address_LIBS := daemon netprobe sysfs shared
 test-peer-address_LDLIBS := $(NETPROBE_LDLIBS)
+test-pci-sysfs_PKGS += umockdev-1.0
+$(BUILD)/tests/unit/test-pci-sysfs.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
+test-pci-derive_PKGS += umockdev-1.0
+$(BUILD)/tests/unit/test-pci-derive.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)

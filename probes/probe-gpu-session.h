@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* probe-gpu-session.h — one device's measuring session, shared by the kernels' tests and the transfer test */
+#pragma once
+
+#include <json-c/json.h>
+
+#include "probe-gpu-cl.h"
+#include "probe-gpu-inventory.h"
+#include "probe-gpu-kernels.h"
+#include "sysfs/cpu-cache.h"
+
+/* How long each phase takes. Full: a GPU reaches its boost clock within a few hundred milliseconds,
+ * so the first test warms up longest; 20 ms launches are long enough that the profiling timer's
+ * resolution does not matter and short enough for display watchdogs. */
+typedef struct Plan {
+        uint64_t warmup_first_usec;
+        uint64_t warmup_usec;
+        uint64_t launch_usec; /* target device time of one FMA launch */
+        unsigned runs;
+        uint64_t buffer_min; /* streaming buffer: at least this, and at least 8x the device's cache */
+        uint64_t buffer_max;
+        uint64_t default_budget_usec;
+} Plan;
+
+/* A test's figures: the median of the timed runs (what linkprobed publishes) and the best. */
+typedef struct TestFigures {
+        double median;
+        double best;
+} TestFigures;
+
+typedef struct Session {
+        const GpuDevice *device;
+        const Plan *plan;
+        GpuKernelConfig config;
+        cl_context context;
+        cl_command_queue queue;
+        cl_program program;
+        uint64_t deadline; /* CLOCK_MONOTONIC usec by which the device's work should be done */
+        unsigned tests_done;
+        unsigned tests_left;
+        bool host_timed; /* a driver returned unusable profiling timestamps at least once */
+        const SysfsCpuCache *host_cache; /* NULL: the host's caches are not known */
+        json_object *warnings;
+} Session;
+
+/* What one test launches. Work per launch is `work` units, times the iteration count when the
+ * kernel takes one (argument 3), which the warm-up then tunes to the plan's launch length. */
+typedef struct Test {
+        const char *name;
+        cl_kernel kernel;
+        size_t global;
+        size_t local;
+        double work; /* bytes or flops per launch (per iteration when calibrated) */
+        bool calibrated; /* argument 3 is an iteration count */
+        cl_uint iterations;
+        /* Instead of a kernel: one copy between buffer and host (the transfer test). */
+        cl_int (*enqueue)(const struct Test *t, cl_command_queue queue, cl_event *ret_event);
+        cl_mem buffer;
+        void *host;
+} Test;
+
+/* Records a warning in the measurement's "warnings". */
+_printf_(2, 3) void session_warn(Session *s, const char *format, ...);
+/* One launch of kernel, waited for; its duration in seconds from the device's profiling counters. */
+int session_launch(Session *s, cl_kernel kernel, size_t global, size_t local, const char *what, double *ret_sec,
+                   GpuError *e);
+/* Warm-up, then up to plan->runs timed launches within this test's share of the budget; adds the
+ * statistics (best/median/min/max/spread in 1e9 work per second) to j. */
+int test_run(Session *s, Test *t, const char *unit, json_object *j, TestFigures *ret, GpuError *e);
+/* MemAvailable from /proc/meminfo in bytes, or 0 when it cannot be read. */
+uint64_t mem_available_bytes(void);
+
+/**
+ * measure_transfer() - host-to-device and device-to-host copy rates (probe-gpu-transfer.c)
+ * @s: the session
+ * @j: the measurement object: "host_to_device" and "device_to_host" test objects are added to it
+ * @ret_h2d: GB/s from pinned host memory to the device (median and best run)
+ * @ret_d2h: GB/s back
+ * @e: filled on failure
+ *
+ * Uses two of the session's tests. Returns 0 or a negative errno.
+ */
+int measure_transfer(Session *s, json_object *j, TestFigures *ret_h2d, TestFigures *ret_d2h, GpuError *e);
