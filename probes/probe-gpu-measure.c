@@ -11,8 +11,6 @@
 
 #define MIB (UINT64_C(1) << 20)
 #define GIB (UINT64_C(1) << 30)
-#define MAX_RUNS 32
-#define MAX_WORK_GROUP 256
 
 
 static const Plan plan_full = {
@@ -35,237 +33,6 @@ static const Plan plan_quick = {
         .default_budget_usec = 5 * USEC_PER_SEC,
 };
 
-
-static void session_done(Session *s) {
-        if (s->program)
-                clReleaseProgram(s->program);
-        if (s->queue)
-                clReleaseCommandQueue(s->queue);
-        if (s->context)
-                clReleaseContext(s->context);
-        json_object_put(s->warnings);
-}
-
-void session_warn(Session *s, const char *format, ...) {
-        char buf[512];
-        va_list ap;
-
-        va_start(ap, format);
-        vsnprintf(buf, sizeof(buf), format, ap);
-        va_end(ap);
-        json_object_array_add(s->warnings, json_object_new_string(buf));
-}
-
-/* One launch, waited for; returns its duration in seconds from the device's profiling counters. */
-/* Waits for a command and returns its duration in seconds from the device's profiling counters (the
- * host's clock, with a warning, when the driver's are unusable). t0: when it was enqueued. */
-static int session_wait_timed(Session *s, cl_event ev, uint64_t t0, const char *what, double *ret_sec, GpuError *e) {
-        cl_ulong start = 0, end = 0;
-        cl_int err, status = 0;
-
-        err = clWaitForEvents(1, &ev);
-        if (err != CL_SUCCESS) {
-                /* The command's own status says why it failed (e.g. CL_OUT_OF_RESOURCES). */
-                cl_int q = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
-                                          NULL);
-                if (q == CL_SUCCESS && status < 0)
-                        err = status;
-                return gpu_error_cl(e, err, "clWaitForEvents(%s)", what);
-        }
-        uint64_t t1 = now_usec(CLOCK_MONOTONIC);
-
-        err = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(start), &start, NULL);
-        if (err == CL_SUCCESS)
-                err = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL);
-        if (err != CL_SUCCESS)
-                return gpu_error_cl(e, err, "clGetEventProfilingInfo(%s)", what);
-
-        if (end > start)
-                *ret_sec = (double) (end - start) * 1e-9;
-        else {
-                /* Seen with broken drivers: fall back to the host's clock and say so in the result. */
-                s->host_timed = true;
-                *ret_sec = (double) MAX(t1 - t0, UINT64_C(1)) * 1e-6;
-        }
-        return 0;
-}
-
-int session_launch(Session *s, cl_kernel kernel, size_t global, size_t local, const char *what, double *ret_sec,
-                   GpuError *e) {
-        _cleanup_(cl_event_releasep) cl_event ev = NULL;
-        cl_int err;
-
-        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
-        err = clEnqueueNDRangeKernel(s->queue, kernel, 1, NULL, &global, local > 0 ? &local : NULL, 0, NULL,
-                                     &ev);
-        if (err != CL_SUCCESS)
-                return gpu_error_cl(e, err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", what,
-                                    global, local);
-        return session_wait_timed(s, ev, t0, what, ret_sec, e);
-}
-
-/* One timed unit of a test: a kernel launch, or the test's own command. */
-static int test_launch(Session *s, const Test *t, double *ret_sec, GpuError *e) {
-        _cleanup_(cl_event_releasep) cl_event ev = NULL;
-        cl_int err;
-
-        if (!t->enqueue)
-                return session_launch(s, t->kernel, t->global, t->local, t->name, ret_sec, e);
-        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
-        err = t->enqueue(t, s->queue, &ev);
-        if (err != CL_SUCCESS)
-                return gpu_error_cl(e, err, "enqueueing %s", t->name);
-        return session_wait_timed(s, ev, t0, t->name, ret_sec, e);
-}
-
-static int session_kernel(Session *s, const char *name, cl_kernel *ret_kernel, size_t *ret_local,
-                          GpuError *e) {
-        _cleanup_(cl_kernel_releasep) cl_kernel k = NULL;
-        size_t wg = 0;
-        cl_int err;
-
-        k = clCreateKernel(s->program, name, &err);
-        if (!k)
-                return gpu_error_cl(e, err, "clCreateKernel(%s)", name);
-        err = clGetKernelWorkGroupInfo(k, s->device->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof(wg), &wg, NULL);
-        if (err != CL_SUCCESS)
-                return gpu_error_cl(e, err, "clGetKernelWorkGroupInfo(%s)", name);
-
-        /* The largest power of two up to 256 the kernel allows: a multiple of every warp/wavefront. */
-        size_t local = 1;
-        while (local * 2 <= MIN(MIN(wg, s->device->max_work_group_size), (size_t) MAX_WORK_GROUP))
-                local *= 2;
-        *ret_kernel = TAKE_PTR(k);
-        *ret_local = local;
-        return 0;
-}
-
-static int set_arg(cl_kernel k, cl_uint index, size_t size, const void *value, const char *what,
-                   GpuError *e) {
-        cl_int err = clSetKernelArg(k, index, size, value);
-        return err == CL_SUCCESS ? 0 : gpu_error_cl(e, err, "clSetKernelArg(%s, %u)", what, index);
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return (x > y) - (x < y);
-}
-
-
-static int test_set_iterations(Test *t, double iterations, GpuError *e) {
-        t->iterations = (cl_uint) MIN(MAX(iterations, 16.0), (double) (1u << 26));
-        return set_arg(t->kernel, 3, sizeof(t->iterations), &t->iterations, t->name, e);
-}
-
-static double test_work(const Test *t) {
-        return t->calibrated ? t->work * t->iterations : t->work;
-}
-
-/* Warm-up, then up to plan->runs timed launches, within this test's share of the device's budget.
- * Adds best/median/min/max/spread (in units of 1e9 work per second) and the samples to j. The median
- * is the figure: one launch that a cache, a turbo burst or a quiet moment on a shared host favoured
- * cannot move it, where it would be the best. */
-int test_run(Session *s, Test *t, const char *unit, json_object *j, TestFigures *ret, GpuError *e) {
-        const Plan *p = s->plan;
-        double samples[MAX_RUNS], launch_sec[MAX_RUNS], sec;
-        unsigned warm = 0, n = 0;
-        int r;
-
-        uint64_t start = now_usec(CLOCK_MONOTONIC);
-        uint64_t slice = s->deadline > start ? (s->deadline - start) / MAX(s->tests_left, 1u) : 0;
-        uint64_t warmup = MIN(s->tests_done == 0 ? p->warmup_first_usec : p->warmup_usec, slice * 3 / 10);
-        uint64_t target = MIN(p->launch_usec, slice / (2 * p->runs + 4));
-        uint64_t stop = start + slice * 9 / 10;
-
-        /* Time-based warm-up (clocks ramp, caches and TLBs fill, lazy allocations happen), which also
-         * tunes the iteration count so launches last about `target`. */
-        do {
-                r = test_launch(s, t, &sec, e);
-                if (r < 0)
-                        return r;
-                warm++;
-                if (t->calibrated) {
-                        double want = (double) MAX(target, UINT64_C(100)) * 1e-6;
-                        if (sec < want * 0.7 || sec > want * 1.5) {
-                                r = test_set_iterations(t, t->iterations * want / sec, e);
-                                if (r < 0)
-                                        return r;
-                        }
-                }
-        } while (now_usec(CLOCK_MONOTONIC) - start < warmup);
-
-        uint64_t timed_start = now_usec(CLOCK_MONOTONIC);
-        for (n = 0; n < MIN(p->runs, (unsigned) MAX_RUNS); n++) {
-                uint64_t now = now_usec(CLOCK_MONOTONIC);
-                /* Stop early rather than overrun the budget; the first run always happens. */
-                if (n > 0 && now + (now - timed_start) / n > stop)
-                        break;
-                r = test_launch(s, t, &sec, e);
-                if (r < 0)
-                        return r;
-                launch_sec[n] = sec;
-                samples[n] = test_work(t) / sec * 1e-9;
-        }
-
-        double sorted[MAX_RUNS];
-        memcpy(sorted, samples, n * sizeof(double));
-        qsort(sorted, n, sizeof(double), cmp_double);
-        double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-        double best = sorted[n - 1], spread = median > 0 ? (sorted[n - 1] - sorted[0]) / median : 0;
-        qsort(launch_sec, n, sizeof(double), cmp_double);
-
-        json_object *a = json_object_new_array();
-        for (unsigned i = 0; i < n; i++)
-                json_object_array_add(a, json_double_rounded(samples[i], 3));
-
-        json_object_object_add(j, "status", json_object_new_string("ok"));
-        json_object_object_add(j, "unit", json_object_new_string(unit));
-        json_object_object_add(j, "best", json_double_rounded(best, 3));
-        json_object_object_add(j, "median", json_double_rounded(median, 3));
-        json_object_object_add(j, "min", json_double_rounded(sorted[0], 3));
-        json_object_object_add(j, "max", json_double_rounded(best, 3));
-        json_object_object_add(j, "relative_spread", json_double_rounded(spread, 4));
-        json_object_object_add(j, "runs", json_object_new_int((int) n));
-        json_object_object_add(j, "samples", a);
-        json_object_object_add(j, "warmup_launches", json_object_new_int((int) warm));
-        json_object_object_add(j, "warmup_ms", json_double_rounded((double) (timed_start - start) / 1e3, 1));
-        json_object_object_add(j, "launch_ms", json_double_rounded(launch_sec[n / 2] * 1e3, 3));
-        if (!t->enqueue) {
-                json_object_object_add(j, "global_work_size", json_object_new_uint64(t->global));
-                json_object_object_add(j, "local_work_size", json_object_new_uint64(t->local));
-        }
-
-        /* Shared hosts and thermally limited GPUs drift; the median is the result, but the drift is
-         * part of the truth about the machine. */
-        if (spread > 0.10)
-                session_warn(
-                        s,
-                        "%s varied by %.0f%% between runs (%.3g to %.3g %s, median %.3g): the "
-                        "device's throughput is not steady (shared host, power or thermal limits); the "
-                        "median is reported",
-                        t->name, spread * 100, sorted[0], best, unit, median);
-        if (n < p->runs)
-                session_warn(s, "%s: only %u of %u runs fit in the time budget", t->name, n, p->runs);
-
-        s->tests_done++;
-        s->tests_left--;
-        *ret = (TestFigures) { .median = median, .best = best };
-        return 0;
-}
-
-/* MemAvailable from /proc/meminfo in bytes, or 0 when it cannot be read. */
-uint64_t mem_available_bytes(void) {
-        _cleanup_(fclosep) FILE *f = fopen("/proc/meminfo", "re");
-        char line[256];
-        unsigned long long kib;
-
-        if (!f)
-                return 0;
-        while (fgets(line, sizeof(line), f))
-                if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
-                        return (uint64_t) kib * 1024;
-        return 0;
-}
 
 /* The most cache that could answer the bandwidth test's reads: the device's own
  * (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE) or, where the device's memory is the host's, the host's last-level
@@ -352,17 +119,17 @@ static int measure_bandwidth(Session *s, json_object *j, TestFigures *ret, GpuEr
         if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
                 seed ^= (cl_uint) now_usec(CLOCK_REALTIME);
         sentinel = ~seed;
-        r = set_arg(fill, 0, sizeof(buf), &buf, "fill_random", e);
+        r = kernel_set_arg(fill, 0, sizeof(buf), &buf, "fill_random", e);
         if (r >= 0)
-                r = set_arg(fill, 1, sizeof(seed), &seed, "fill_random", e);
+                r = kernel_set_arg(fill, 1, sizeof(seed), &seed, "fill_random", e);
         if (r >= 0)
                 r = session_launch(s, fill, bytes / 64, 0, "fill_random", &sec, e);
         if (r >= 0)
-                r = set_arg(read, 0, sizeof(buf), &buf, "stream_read", e);
+                r = kernel_set_arg(read, 0, sizeof(buf), &buf, "stream_read", e);
         if (r >= 0)
-                r = set_arg(read, 1, sizeof(out), &out, "stream_read", e);
+                r = kernel_set_arg(read, 1, sizeof(out), &out, "stream_read", e);
         if (r >= 0)
-                r = set_arg(read, 2, sizeof(sentinel), &sentinel, "stream_read", e);
+                r = kernel_set_arg(read, 2, sizeof(sentinel), &sentinel, "stream_read", e);
         if (r < 0)
                 return r;
 
@@ -413,11 +180,11 @@ static int measure_fma(Session *s, const char *kernel_name, const char *test_nam
                              global * sizeof(cl_float), NULL, &err);
         if (!out)
                 return gpu_error_cl(e, err, "clCreateBuffer(%zu bytes)", global * sizeof(cl_float));
-        r = set_arg(k, 0, sizeof(out), &out, kernel_name, e);
+        r = kernel_set_arg(k, 0, sizeof(out), &out, kernel_name, e);
         if (r >= 0)
-                r = set_arg(k, 1, sizeof(a), &a, kernel_name, e);
+                r = kernel_set_arg(k, 1, sizeof(a), &a, kernel_name, e);
         if (r >= 0)
-                r = set_arg(k, 2, sizeof(b), &b, kernel_name, e);
+                r = kernel_set_arg(k, 2, sizeof(b), &b, kernel_name, e);
         if (r < 0)
                 return r;
 

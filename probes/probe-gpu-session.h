@@ -59,6 +59,17 @@ typedef struct Test {
         void *host;
 } Test;
 
+/* Releases the session's program, queue and context, and its warnings. */
+void session_done(Session *s);
+/* clSetKernelArg(), its error named with what. */
+int kernel_set_arg(cl_kernel k, cl_uint index, size_t size, const void *value, const char *what, GpuError *e);
+/* The kernel called name from the session's program, and the work-group size to launch it with: the
+ * largest power of two the kernel, the device and 256 allow. */
+int session_kernel(Session *s, const char *name, cl_kernel *ret_kernel, size_t *ret_local, GpuError *e);
+/* Sets a calibrated test's iteration count (argument 3), within 16 and 2^26. */
+int test_set_iterations(Test *t, double iterations, GpuError *e);
+/* The work of one launch: per iteration times the iterations when calibrated. */
+double test_work(const Test *t);
 /* Records a warning in the measurement's "warnings". */
 _printf_(2, 3) void session_warn(Session *s, const char *format, ...);
 /* One launch of kernel, waited for; its duration in seconds from the device's profiling counters. */

@@ -15,15 +15,6 @@
 /* A test gets this much (or as long again as granted) past its granted time to drain buffers. */
 #define TEST_GRACE_USEC (3 * USEC_PER_SEC)
 
-static Conn *owner_of(Conn *c) {
-        return c->owner ?: c;
-}
-
-/* Stream i of the test c holds: c itself, then its group's joined connections in order. */
-static Conn *test_stream(Conn *c, unsigned i) {
-        return i == 0 ? c : c->group->members[i];
-}
-
 /* The token is all a joining connection shows: compared without an early exit. */
 static bool token_equal(const uint8_t *a, const uint8_t *b) {
         uint8_t d = 0;
@@ -159,24 +150,6 @@ void bulk_start(Conn *c) {
                                                       upload ? PROTO_UPLOAD_READY : PROTO_DOWNLOAD_READY, &granted));
 }
 
-void bulk_fail(Conn *c, ProtoErrorCode code, const char *message) {
-        Conn *o = owner_of(c);
-
-        /* Every stream of the test goes, and the connection that asked for it hears why: what the
-         * others moved means nothing without this one. Nothing is freed here (the caller may be deep
-         * in c's read path): the errors leave, then the connections close. */
-        if (c->responder->bulk_owner == o && o->state != CONN_RDMA)
-                for (unsigned i = 0; i < o->test.streams && (!o->group || i < o->group->n_members); i++) {
-                        Conn *s = test_stream(o, i);
-                        if (s != c && (s == o || IN_SET(s->state, CONN_UPLOAD, CONN_DOWNLOAD)) &&
-                            s->state != CONN_CLOSING) {
-                                conn_fail(s, code, message);
-                                conn_update_events(s);
-                        }
-                }
-        conn_fail(c, code, message);
-}
-
 bool bulk_received(Conn *c, size_t k) {
         Conn *o = owner_of(c);
         uint64_t now = now_mono();
@@ -190,11 +163,6 @@ bool bulk_received(Conn *c, size_t k) {
                 return false;
         }
         return true;
-}
-
-static void bulk_release(Conn *o) {
-        if (o->responder->bulk_owner == o)
-                o->responder->bulk_owner = NULL;
 }
 
 /* A stream of a test is done; the test ends with the last one. */
@@ -213,7 +181,7 @@ static void stream_done(Conn *c) {
         uint64_t usec = t->upload ? (t->bytes > 0 ? t->last_usec - t->start_usec : 0) : now_mono() - t->start_usec;
         log_info("%s: %s: %" PRIu64 " bytes in %" PRIu64 " us over %u stream%s", o->name,
                  t->upload ? "upload" : "download", t->bytes, usec, t->streams, t->streams == 1 ? "" : "s");
-        bulk_release(o);
+        conn_release_bulk(o);
         if (t->upload) {
                 /* The asking connection answers for all streams once the last has ended. */
                 ProtoTestResult result = { .bytes = t->bytes, .usec = usec };
@@ -304,37 +272,4 @@ bool bulk_pump_download(Conn *c) {
                 }
         }
         return true;
-}
-
-void bulk_conn_gone(Conn *c) {
-        Responder *r = c->responder;
-
-        if (c->owner) {
-                /* A joined stream left: a test it carried cannot finish; the group closes ranks. */
-                Conn *o = c->owner;
-                StreamGroup *g = o->group;
-                bool carried = IN_SET(c->state, CONN_UPLOAD, CONN_DOWNLOAD) && r->bulk_owner == o;
-
-                c->owner = NULL;
-                for (unsigned i = 1; i < g->n_members; i++)
-                        if (g->members[i] == c) {
-                                memmove(g->members + i, g->members + i + 1, (g->n_members - i - 1) * sizeof(Conn *));
-                                g->n_members--;
-                                break;
-                        }
-                if (carried && o->state != CONN_CLOSING) {
-                        bulk_fail(o, PROTO_ERROR_PROTOCOL, "a stream of the test closed");
-                        conn_update_events(o);
-                }
-        }
-        if (c->group) {
-                /* The streams belong to this connection and go with it. */
-                StreamGroup *g = TAKE_PTR(c->group);
-                for (unsigned i = 1; i < g->n_members; i++)
-                        g->members[i]->owner = NULL;
-                for (unsigned i = 1; i < g->n_members; i++)
-                        conn_free(g->members[i]);
-                free(g);
-        }
-        bulk_release(c);
 }

@@ -110,7 +110,17 @@ struct Responder {
         uint8_t *scratch;
 };
 
-/* responder.c */
+/* The connection whose test c carries: c itself, or the one it joined. */
+static inline Conn *owner_of(Conn *c) {
+        return c->owner ?: c;
+}
+
+/* Stream i of the test c holds: c itself, then its group's joined connections in order. */
+static inline Conn *test_stream(Conn *c, unsigned i) {
+        return i == 0 ? c : c->group->members[i];
+}
+
+/* responder-conn.c: output, events, timers and the end of connections. */
 uint64_t now_mono(void);
 int timer_arm(Conn *c, uint64_t usec_from_now);
 int conn_queue(Conn *c, ssize_t n);
@@ -118,7 +128,16 @@ void conn_fail(Conn *c, ProtoErrorCode code, const char *message);
 void conn_reply_error(Conn *c, ProtoErrorCode code, const char *message);
 void conn_enter_ready(Conn *c);
 bool conn_kick(Conn *c);
+/* The responder's one bulk test is no longer c's. */
+void conn_release_bulk(Conn *c);
+/* Whether the connection takes frames in its state; whether it may send DATA now. */
+bool conn_reads(const Conn *c);
+bool conn_may_send(const Conn *c);
+/* Frees c and what it owns; releases the test it holds and leaves or dissolves its group (a stream
+ * that goes while it carries a test fails the test). */
 void conn_free(Conn *c);
+/* The test c carries failed (a stream closed, broke a limit or ran out of time): every stream goes. */
+void bulk_fail(Conn *c, ProtoErrorCode code, const char *message);
 void conn_update_events(Conn *c);
 
 /* responder-bulk.c: upload and download over one or more streams, and the groups of streams. */
@@ -131,7 +150,3 @@ bool bulk_received(Conn *c, size_t k);
 void bulk_upload_end(Conn *c);
 /* Sends DATA frames; false when c was freed. */
 bool bulk_pump_download(Conn *c);
-/* The test c carries failed (a stream closed, broke a limit or ran out of time): every stream goes. */
-void bulk_fail(Conn *c, ProtoErrorCode code, const char *message);
-/* Called as c is freed: releases the test it holds and leaves or dissolves its group. */
-void bulk_conn_gone(Conn *c);

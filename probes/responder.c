@@ -14,14 +14,8 @@
 #include "shared/log.h"
 #include "shared/time-util.h"
 
-/* How long an error reply may take to leave before the connection is cut anyway. */
-#define LINGER_USEC (1 * USEC_PER_SEC)
 #define SOURCE_TABLE_MIN 1024
 #define ACCEPT_BUDGET 64
-
-uint64_t now_mono(void) {
-        return now_usec(CLOCK_MONOTONIC);
-}
 
 int responder_limits_validate(const ResponderLimits *l, const char **ret_problem) {
         const char *p = NULL;
@@ -46,91 +40,6 @@ int responder_limits_validate(const ResponderLimits *l, const char **ret_problem
                 return -EINVAL;
         }
         return 0;
-}
-
-int timer_arm(Conn *c, uint64_t usec_from_now) {
-        uint64_t when = now_mono() + usec_from_now;
-
-        if (c->timer) {
-                int r = sd_event_source_set_time(c->timer, when);
-                if (r < 0)
-                        return r;
-                return sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
-        }
-        return -ENOENT;
-}
-
-static void conn_release_bulk(Conn *c) {
-        if (c->responder->bulk_owner == c)
-                c->responder->bulk_owner = NULL;
-}
-
-/* Queues one control frame. Only one is ever pending: replies are sent before the next request is read. */
-int conn_queue(Conn *c, ssize_t n) {
-        if (n < 0)
-                return (int) n;
-        c->out_len = (size_t) n;
-        c->out_sent = 0;
-        return 0;
-}
-
-static int conn_flush(Conn *c) {
-        while (c->out_sent < c->out_len) {
-                ssize_t k = send(c->fd, c->out + c->out_sent, c->out_len - c->out_sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno == EAGAIN)
-                                return 0;
-                        return -errno;
-                }
-                c->out_sent += (size_t) k;
-        }
-        c->out_len = c->out_sent = 0;
-        return 1;
-}
-
-/* Queues an error and marks the connection for closing; conn_kick() closes it once the error has left
- * (or LINGER_USEC later). Never frees c, so callers deep in the read path need no care. */
-void conn_fail(Conn *c, ProtoErrorCode code, const char *message) {
-        log_debug("%s: closing: %s: %s", c->name, proto_error_code_to_string(code), message);
-        conn_release_bulk(c);
-        /* In the middle of a DATA frame an error frame would be read as data: just close. */
-        if (c->state == CONN_DOWNLOAD && c->data_frame_sent > 0)
-                c->out_len = c->out_sent = 0;
-        else
-                (void) conn_queue(c, proto_encode_error(c->out, sizeof(c->out), code, message));
-        c->state = CONN_CLOSING;
-        /* With nothing to say the connection goes on the next turn of the loop (not here: callers
-         * may be deep in its read path, or in another connection's). */
-        (void) timer_arm(c, c->out_len > 0 ? LINGER_USEC : 1);
-}
-
-/* Sends what is pending and updates the poll mask. Returns false when c was freed. */
-bool conn_kick(Conn *c) {
-        if (c->out_len > 0) {
-                int k = conn_flush(c);
-                if (k < 0) {
-                        conn_free(c);
-                        return false;
-                }
-        }
-        if (c->state == CONN_CLOSING && c->out_len == 0) {
-                conn_free(c);
-                return false;
-        }
-        conn_update_events(c);
-        return true;
-}
-
-void conn_reply_error(Conn *c, ProtoErrorCode code, const char *message) {
-        (void) conn_queue(c, proto_encode_error(c->out, sizeof(c->out), code, message));
-}
-
-void conn_enter_ready(Conn *c) {
-        c->state = CONN_READY;
-        c->last_frame_usec = now_mono();
-        (void) timer_arm(c, c->responder->limits.idle_timeout_usec);
 }
 
 static void conn_handle_hello(Conn *c) {
@@ -291,11 +200,6 @@ static void conn_dispatch(Conn *c) {
         }
 }
 
-/* Whether the connection takes frames in its state. */
-static bool conn_reads(const Conn *c) {
-        return IN_SET(c->state, CONN_HELLO, CONN_AUTH, CONN_READY, CONN_JOINED, CONN_UPLOAD);
-}
-
 /* Reads until a reply is pending, the socket is empty or the budget is spent. Returns false when the
  * peer closed or the socket failed and c was freed. */
 static bool conn_read(Conn *c) {
@@ -374,23 +278,6 @@ static bool conn_read(Conn *c) {
         return true;
 }
 
-/* A joined stream of a download waits for the asking connection's READY to leave before it sends. */
-static bool conn_may_send(const Conn *c) {
-        return c->state == CONN_DOWNLOAD && (!c->owner || c->owner->test.sending);
-}
-
-void conn_update_events(Conn *c) {
-        uint32_t events = 0;
-
-        if (!c->io)
-                return;
-        if (c->out_len > 0 || conn_may_send(c))
-                events = EPOLLOUT;
-        else if (conn_reads(c))
-                events = EPOLLIN;
-        (void) sd_event_source_set_io_events(c->io, events);
-}
-
 static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Conn *c = userdata;
 
@@ -450,31 +337,6 @@ static int on_conn_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         }
         (void) conn_kick(c);
         return 0;
-}
-
-void conn_free(Conn *c) {
-        Responder *r;
-
-        if (!c)
-                return;
-        r = c->responder;
-        bulk_conn_gone(c);
-        c->rdma = rdma_session_join(c->rdma);
-        sd_event_source_disable_unref(c->io);
-        sd_event_source_disable_unref(c->timer);
-        safe_close(c->fd);
-        if (c->source && c->source->connections > 0)
-                c->source->connections--;
-        if (c->prev)
-                c->prev->next = c->next;
-        else
-                r->conns = c->next;
-        if (c->next)
-                c->next->prev = c->prev;
-        else
-                r->conns_tail = c->prev;
-        r->stats.connections--;
-        free(c);
 }
 
 /* Refuses a connection with a one-shot error frame; the socket is non-blocking, so this never waits. */

@@ -5,9 +5,29 @@
 #include <stdarg.h>
 #include <systemd/sd-bus.h>
 
-#include "linkprobectl.h"
+#include "linkprobectl-format.h"
+#include "linkprobectl-options.h"
+#include "linkprobectl-terminal.h"
 #include "shared/bus-names.h"
+#include "shared/json-util.h"
+#include "shared/string-util.h"
 #include "shared/time-util.h"
+
+json_object *ctl_member(json_object *o, const char *key) {
+        const char *dot;
+        json_object *v = NULL;
+
+        while (o && (dot = strchr(key, '.'))) {
+                char head[64];
+                snprintf(head, sizeof(head), "%.*s", (int) (dot - key), key);
+                if (!json_object_object_get_ex(o, head, &o))
+                        return NULL;
+                key = dot + 1;
+        }
+        if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
+                return NULL;
+        return v;
+}
 
 char *ctl_strdupf(const char *format, ...) {
         va_list ap;

@@ -1,24 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The one printer: text is always rendered from the very JSON that --json would print, so the two
  * cannot disagree (iproute2's print_* idea, with the model built first). */
-#include "linkprobectl.h"
+#include "linkprobectl-format.h"
+#include "linkprobectl-options.h"
+#include "linkprobectl-output.h"
+#include "linkprobectl-terminal.h"
+#include "shared/format-table.h"
+#include "shared/json-util.h"
 #include "shared/string-util.h"
-
-json_object *ctl_member(json_object *o, const char *key) {
-        const char *dot;
-        json_object *v = NULL;
-
-        while (o && (dot = strchr(key, '.'))) {
-                char head[64];
-                snprintf(head, sizeof(head), "%.*s", (int) (dot - key), key);
-                if (!json_object_object_get_ex(o, head, &o))
-                        return NULL;
-                key = dot + 1;
-        }
-        if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-                return NULL;
-        return v;
-}
 
 static int json_flags(bool stream) {
         int flags = JSON_C_TO_STRING_NOSLASHESCAPE;

@@ -6,14 +6,8 @@
 #include <json-c/json.h>
 #include <stdio.h>
 
+#include "linkprobectl-format.h"
 #include "shared/macros.h"
-
-/* How one value reads for a person: row is the object the value belongs to, key the member's name,
- * value the member (NULL when absent or null). Returns a new string, or NULL for "-" (nothing known).
- * A detail field's text may hold several lines. */
-typedef char *(*CtlFormat)(json_object *row, const char *key, json_object *value);
-/* The colour of that value on a terminal (an ANSI_* sequence), or NULL. */
-typedef const char *(*CtlColour)(json_object *row, const char *key, json_object *value);
 
 typedef struct CtlColumn {
         const char *header; /* '>' first: right-aligned */
@@ -58,5 +52,3 @@ int ctl_output_json(json_object *doc);
 /* One line for a stream of events (monitor): short unless --json=pretty. */
 int ctl_output_json_line(json_object *doc);
 
-/* The member key of o; "A.B" is member B of member A. NULL when absent or null. */
-json_object *ctl_member(json_object *o, const char *key);

@@ -8,8 +8,6 @@
 
 #define PROBE_TIMEOUT_DEFAULT_USEC (60 * USEC_PER_SEC)
 
-char *arg_probe_transport = NULL;
-
 static bool measured(json_object *p) {
         return ctl_timestamp_usec(p, "MeasuredAt") > 0;
 }

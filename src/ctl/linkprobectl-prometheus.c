@@ -14,7 +14,8 @@
 #include <poll.h>
 #include <sys/socket.h>
 
-#include "linkprobectl-fabric.h"
+#include "linkprobectl-fabric-model.h"
+#include "linkprobectl-prometheus.h"
 #include "linkprobectl.h"
 #include "shared/node-identity.h"
 #include "shared/time-util.h"

@@ -7,7 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "linkprobectl.h"
+#include "linkprobectl-options.h"
+#include "linkprobectl-terminal.h"
 #include "shared/parse-util.h"
 
 static int stdout_tty = -1;

@@ -7,7 +7,7 @@
  */
 #include <stdarg.h>
 
-#include "derive-pci.h"
+#include "derive-pci-limits.h"
 #include "gpu.h"
 #include "link.h"
 #include "pci.h"
@@ -92,7 +92,7 @@ static int collect_members(const DerivePciSources *src, PciObject *const *object
 
 /* "NV4" or "XGMI" for two GPUs with a direct link, as nvidia-smi and rocm-smi name them. */
 static bool gpu_relation(const DerivePciSources *src, const char *a, const char *b, char *buf, size_t size) {
-        unsigned version, count = nvlinks_between(src->gpus, a, b, &version);
+        unsigned version, count = gpus_nvlinks_between(src->gpus, a, b, &version);
 
         if (count > 0) {
                 snprintf(buf, size, "NV%u", count);

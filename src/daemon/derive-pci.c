@@ -7,6 +7,7 @@
  * (derive-pci-limits.c) follow from the same tree. Everything is recomputed from the tables whenever
  * any of them moved: a few hundred functions, a pass that costs microseconds, and only then.
  */
+#include "derive-pci-limits.h"
 #include "derive-pci.h"
 #include "gpu.h"
 #include "link.h"
@@ -132,27 +133,6 @@ static int gpu_link_add(PciGpuLink **links, size_t *n, const PciGpuLink *l) {
         return 0;
 }
 
-/* The NVLinks between two GPUs: direct ones, or, through NVSwitches, as many as the side with fewer
- * switch links has (what `nvidia-smi topo -m` shows as NV#). */
-unsigned nvlinks_between(const Gpus *gpus, const char *a, const char *b, unsigned *ret_version) {
-        unsigned direct = 0, switch_a = 0, switch_b = 0, version = 0;
-
-        for (size_t i = 0; i < gpus->n_nvlinks; i++) {
-                const GpuNvLink *l = &gpus->nvlinks[i];
-                if (streq(l->local, a) && streq(l->remote, b) && !l->remote_is_switch)
-                        direct += l->count;
-                else if (l->remote_is_switch && streq(l->local, a))
-                        switch_a += l->count;
-                else if (l->remote_is_switch && streq(l->local, b))
-                        switch_b += l->count;
-                else
-                        continue;
-                version = MAX(version, l->version);
-        }
-        *ret_version = version;
-        return direct > 0 ? direct : MIN(switch_a, switch_b);
-}
-
 static int gpu_links_of(const PciSnapshot *s, const DerivePciSources *src, const PciObject *o, PciGpuLink **ret,
                         size_t *ret_n) {
         PciGpuLink *links = NULL;
@@ -179,7 +159,7 @@ static int gpu_links_of(const PciSnapshot *s, const DerivePciSources *src, const
 
                 if (peer == o || !peer->derived.gpu)
                         continue;
-                count = nvlinks_between(src->gpus, o->address, peer->address, &version);
+                count = gpus_nvlinks_between(src->gpus, o->address, peer->address, &version);
                 if (count == 0)
                         continue;
                 r = gpu_link_add(&links, &n,

@@ -4,24 +4,7 @@
 
 #include <stdbool.h>
 
-typedef struct Gpus Gpus;
-typedef struct Links Links;
-typedef struct Pci Pci;
-typedef struct PciObject PciObject;
-typedef struct PciTree PciTree;
-typedef struct Peers Peers;
-typedef struct Rdma Rdma;
-typedef struct Thunderbolt Thunderbolt;
-
-/* What the PCIe facts combine with. */
-typedef struct DerivePciSources {
-        Pci *pci;
-        Links *links;
-        Rdma *rdma;
-        Gpus *gpus;
-        Thunderbolt *thunderbolt;
-        Peers *peers;
-} DerivePciSources;
+#include "derive-pci-sources.h"
 
 /*
  * One pass. others_changed: links, RDMA ports or the Thunderbolt tree moved (the pass's flags). When
@@ -37,10 +20,3 @@ typedef struct DerivePciSources {
  */
 void derive_pci(const DerivePciSources *src, bool others_changed);
 
-/* The active NVLinks between two GPUs (direct, or through NVSwitches), and their version. */
-unsigned nvlinks_between(const Gpus *gpus, const char *a, const char *b, unsigned *ret_version);
-
-/* derive-pci-limits.c */
-int derive_pci_affinity(const DerivePciSources *src, PciObject *const *objects, const PciTree *tree);
-int derive_thunderbolt_limits(const DerivePciSources *src);
-int derive_peer_limits(const DerivePciSources *src);

@@ -369,3 +369,24 @@ int gpus_apply_document(Gpus *gpus, json_object *doc, bool measured, uint64_t st
         gpus_apply_nvlinks(gpus, doc);
         return failed;
 }
+
+/* The NVLinks between two GPUs: direct ones, or, through NVSwitches, as many as the side with fewer
+ * switch links has (what `nvidia-smi topo -m` shows as NV#). */
+unsigned gpus_nvlinks_between(const Gpus *gpus, const char *a, const char *b, unsigned *ret_version) {
+        unsigned direct = 0, switch_a = 0, switch_b = 0, version = 0;
+
+        for (size_t i = 0; i < gpus->n_nvlinks; i++) {
+                const GpuNvLink *l = &gpus->nvlinks[i];
+                if (streq(l->local, a) && streq(l->remote, b) && !l->remote_is_switch)
+                        direct += l->count;
+                else if (l->remote_is_switch && streq(l->local, a))
+                        switch_a += l->count;
+                else if (l->remote_is_switch && streq(l->local, b))
+                        switch_b += l->count;
+                else
+                        continue;
+                version = MAX(version, l->version);
+        }
+        *ret_version = version;
+        return direct > 0 ? direct : MIN(switch_a, switch_b);
+}

@@ -138,6 +138,9 @@ void gpu_measurement_done(GpuMeasurement *m);
 /* Reads the document's "nvml" member: 1 with the active links grouped per (GPU, peer); 0 when NVML is
  * absent or the member is missing (no links); -EINVAL when malformed. */
 int gpu_nvlinks_from_json(json_object *doc, GpuNvLink **ret, size_t *ret_n);
+/* The active NVLinks between the GPUs at PCI addresses a and b (direct, or through NVSwitches as many
+ * as the side with fewer switch links has: nvidia-smi topo -m's NV#), and their version. */
+unsigned gpus_nvlinks_between(const Gpus *gpus, const char *a, const char *b, unsigned *ret_version);
 
 /* gpu.c: the table of published devices. */
 

@@ -14,29 +14,23 @@
  *   linkprobe_edge_thunderbolt_{rx,tx}_bytes, _degraded
  *           {node_id,neighbor_id,sysname,interface}     our XDomain peer whose far host is the neighbour
  */
-#include "metrics.h"
+#include "metrics-fabric.h"
+#include "metrics-text.h"
 #include "neighbor.h"
 #include "node.h"
 #include "shared/string-util.h"
 
 #define LABELS_MAX 6
 
-typedef struct Label {
-        const char *key, *value;
-} Label;
+typedef MetricsLabel Label;
 
+/* Every fabric series is a gauge. */
 static void family(FILE *f, const char *name, const char *help) {
-        fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+        metrics_write_family(f, name, "gauge", help);
 }
 
 static void sample(FILE *f, const char *name, double value, const Label *labels, size_t n) {
-        fputs(name, f);
-        for (size_t i = 0; i < n; i++) {
-                fprintf(f, "%s%s=\"", i == 0 ? "{" : ",", labels[i].key);
-                metrics_write_label_value(f, labels[i].value);
-                fputc('"', f);
-        }
-        fprintf(f, "%s %.17g\n", n > 0 ? "}" : "", value);
+        metrics_write_sample(f, name, value, labels, n);
 }
 
 static void render_identity(const Node *node, FILE *f) {
@@ -151,12 +145,12 @@ static void render_thunderbolt_edges(const Node *node, Neighbors *neighbors, FIL
         }
 }
 
-void metrics_render_fabric(const MetricsSources *m, FILE *f) {
+void metrics_render_fabric(const Node *node, Neighbors *neighbors, FILE *f) {
         /* Without a NodeId nobody can join our series with anyone's. */
-        if (!m->node || !m->node->node_id || !m->node->derived.has_identity || !m->neighbors)
+        if (!node || !node->node_id || !node->derived.has_identity || !neighbors)
                 return;
-        render_identity(m->node, f);
-        render_neighbors(m->node, m->neighbors, f);
-        render_edges(m->node, m->neighbors, f);
-        render_thunderbolt_edges(m->node, m->neighbors, f);
+        render_identity(node, f);
+        render_neighbors(node, neighbors, f);
+        render_edges(node, neighbors, f);
+        render_thunderbolt_edges(node, neighbors, f);
 }

@@ -9,6 +9,8 @@
 #include "gpu.h"
 #include "link.h"
 #include "memory.h"
+#include "metrics-fabric.h"
+#include "metrics-text.h"
 #include "metrics.h"
 #include "node.h"
 #include "pci.h"
@@ -35,25 +37,8 @@ struct MetricsExporter {
         MetricsHttp *http;
 };
 
-void metrics_write_label_value(FILE *f, const char *value) {
-        for (const char *p = value ?: ""; *p; p++)
-                switch (*p) {
-                case '\\':
-                        fputs("\\\\", f);
-                        break;
-                case '"':
-                        fputs("\\\"", f);
-                        break;
-                case '\n':
-                        fputs("\\n", f);
-                        break;
-                default:
-                        fputc(*p, f);
-                }
-}
-
 static void family(FILE *f, const char *name, const char *type, const char *help) {
-        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+        metrics_write_family(f, name, type, help);
 }
 
 /* One sample: name{k1="v1",k2="v2"} value. Labels are (key, value) pairs ending with NULL. */
@@ -396,7 +381,7 @@ int metrics_render(const MetricsSources *m, FILE *f) {
         render_gpus(m, f);
         render_pci(m, f);
         render_peers(m, f);
-        metrics_render_fabric(m, f);
+        metrics_render_fabric(m->node, m->neighbors, f);
         return ferror(f) ? -EIO : 0;
 }
 

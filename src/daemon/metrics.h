@@ -44,9 +44,6 @@ typedef struct MetricsSources {
  * in node_exporter's node_network_* series, so the two join.
  */
 int metrics_render(const MetricsSources *src, FILE *f);
-/* The fabric's series (metrics-fabric.c): this node's identity, its neighbours and every edge, each
- * labelled node_id and neighbor_id. */
-void metrics_render_fabric(const MetricsSources *src, FILE *f);
 /* The same into a new string. */
 int metrics_render_string(const MetricsSources *src, char **ret, size_t *ret_size);
 
@@ -57,6 +54,3 @@ int metrics_exporter_start(sd_event *event, const Config *config, metrics_render
 MetricsExporter *metrics_exporter_free(MetricsExporter *e);
 /* Tells the exporter that published state changed (called by every bus flush that emitted). */
 void metrics_exporter_changed(MetricsExporter *e);
-
-/* Label values: backslash, double quote and newline escaped, as the text format requires. */
-void metrics_write_label_value(FILE *f, const char *value);

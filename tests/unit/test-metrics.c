@@ -6,6 +6,7 @@
 #include "unit-test.h"
 #include "daemon/metrics-http.h"
 #include "shared/socket-util.h"
+#include "daemon/metrics-text.h"
 #include "daemon/metrics.h"
 
 #define REQ(s) metrics_parse_request(s, sizeof(s) - 1)

@@ -10,16 +10,6 @@
 #include "shared/parse-util.h"
 #include "shared/string-util.h"
 
-JsonMode arg_json = JSON_OFF;
-ColourMode arg_colour = COLOUR_AUTO;
-bool arg_legend = true;
-bool arg_full = false;
-bool arg_all = false;
-bool arg_no_pager = false;
-uint64_t arg_timeout_usec = 0;
-const char *arg_what = "gpu";
-const char *arg_who = NULL;
-const char *arg_why = NULL;
 static bool arg_list = false;
 
 typedef enum BusChoice {

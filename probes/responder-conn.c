@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The responder's connections: their output, events and timers, and how they end, with the groups of
+ * streams they own or joined and the tests they carry (a stream that goes fails its test). */
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "responder-conn.h"
+#include "shared/log.h"
+#include "shared/time-util.h"
+
+/* How long an error reply may take to leave before the connection is cut anyway. */
+#define LINGER_USEC (1 * USEC_PER_SEC)
+
+static void bulk_conn_gone(Conn *c);
+
+uint64_t now_mono(void) {
+        return now_usec(CLOCK_MONOTONIC);
+}
+
+int timer_arm(Conn *c, uint64_t usec_from_now) {
+        uint64_t when = now_mono() + usec_from_now;
+
+        if (c->timer) {
+                int r = sd_event_source_set_time(c->timer, when);
+                if (r < 0)
+                        return r;
+                return sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
+        }
+        return -ENOENT;
+}
+
+void conn_release_bulk(Conn *c) {
+        if (c->responder->bulk_owner == c)
+                c->responder->bulk_owner = NULL;
+}
+
+/* Queues one control frame. Only one is ever pending: replies are sent before the next request is read. */
+int conn_queue(Conn *c, ssize_t n) {
+        if (n < 0)
+                return (int) n;
+        c->out_len = (size_t) n;
+        c->out_sent = 0;
+        return 0;
+}
+
+static int conn_flush(Conn *c) {
+        while (c->out_sent < c->out_len) {
+                ssize_t k = send(c->fd, c->out + c->out_sent, c->out_len - c->out_sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                return 0;
+                        return -errno;
+                }
+                c->out_sent += (size_t) k;
+        }
+        c->out_len = c->out_sent = 0;
+        return 1;
+}
+
+/* Queues an error and marks the connection for closing; conn_kick() closes it once the error has left
+ * (or LINGER_USEC later). Never frees c, so callers deep in the read path need no care. */
+void conn_fail(Conn *c, ProtoErrorCode code, const char *message) {
+        log_debug("%s: closing: %s: %s", c->name, proto_error_code_to_string(code), message);
+        conn_release_bulk(c);
+        /* In the middle of a DATA frame an error frame would be read as data: just close. */
+        if (c->state == CONN_DOWNLOAD && c->data_frame_sent > 0)
+                c->out_len = c->out_sent = 0;
+        else
+                (void) conn_queue(c, proto_encode_error(c->out, sizeof(c->out), code, message));
+        c->state = CONN_CLOSING;
+        /* With nothing to say the connection goes on the next turn of the loop (not here: callers
+         * may be deep in its read path, or in another connection's). */
+        (void) timer_arm(c, c->out_len > 0 ? LINGER_USEC : 1);
+}
+
+/* Sends what is pending and updates the poll mask. Returns false when c was freed. */
+bool conn_kick(Conn *c) {
+        if (c->out_len > 0) {
+                int k = conn_flush(c);
+                if (k < 0) {
+                        conn_free(c);
+                        return false;
+                }
+        }
+        if (c->state == CONN_CLOSING && c->out_len == 0) {
+                conn_free(c);
+                return false;
+        }
+        conn_update_events(c);
+        return true;
+}
+
+void conn_reply_error(Conn *c, ProtoErrorCode code, const char *message) {
+        (void) conn_queue(c, proto_encode_error(c->out, sizeof(c->out), code, message));
+}
+
+void conn_enter_ready(Conn *c) {
+        c->state = CONN_READY;
+        c->last_frame_usec = now_mono();
+        (void) timer_arm(c, c->responder->limits.idle_timeout_usec);
+}
+
+/* Whether the connection takes frames in its state. */
+bool conn_reads(const Conn *c) {
+        return IN_SET(c->state, CONN_HELLO, CONN_AUTH, CONN_READY, CONN_JOINED, CONN_UPLOAD);
+}
+
+/* A joined stream of a download waits for the asking connection's READY to leave before it sends. */
+bool conn_may_send(const Conn *c) {
+        return c->state == CONN_DOWNLOAD && (!c->owner || c->owner->test.sending);
+}
+
+void conn_update_events(Conn *c) {
+        uint32_t events = 0;
+
+        if (!c->io)
+                return;
+        if (c->out_len > 0 || conn_may_send(c))
+                events = EPOLLOUT;
+        else if (conn_reads(c))
+                events = EPOLLIN;
+        (void) sd_event_source_set_io_events(c->io, events);
+}
+
+void conn_free(Conn *c) {
+        Responder *r;
+
+        if (!c)
+                return;
+        r = c->responder;
+        bulk_conn_gone(c);
+        c->rdma = rdma_session_join(c->rdma);
+        sd_event_source_disable_unref(c->io);
+        sd_event_source_disable_unref(c->timer);
+        safe_close(c->fd);
+        if (c->source && c->source->connections > 0)
+                c->source->connections--;
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                r->conns = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        else
+                r->conns_tail = c->prev;
+        r->stats.connections--;
+        free(c);
+}
+
+
+void bulk_fail(Conn *c, ProtoErrorCode code, const char *message) {
+        Conn *o = owner_of(c);
+
+        /* Every stream of the test goes, and the connection that asked for it hears why: what the
+         * others moved means nothing without this one. Nothing is freed here (the caller may be deep
+         * in c's read path): the errors leave, then the connections close. */
+        if (c->responder->bulk_owner == o && o->state != CONN_RDMA)
+                for (unsigned i = 0; i < o->test.streams && (!o->group || i < o->group->n_members); i++) {
+                        Conn *s = test_stream(o, i);
+                        if (s != c && (s == o || IN_SET(s->state, CONN_UPLOAD, CONN_DOWNLOAD)) &&
+                            s->state != CONN_CLOSING) {
+                                conn_fail(s, code, message);
+                                conn_update_events(s);
+                        }
+                }
+        conn_fail(c, code, message);
+}
+
+static void bulk_conn_gone(Conn *c) {
+        Responder *r = c->responder;
+
+        if (c->owner) {
+                /* A joined stream left: a test it carried cannot finish; the group closes ranks. */
+                Conn *o = c->owner;
+                StreamGroup *g = o->group;
+                bool carried = IN_SET(c->state, CONN_UPLOAD, CONN_DOWNLOAD) && r->bulk_owner == o;
+
+                c->owner = NULL;
+                for (unsigned i = 1; i < g->n_members; i++)
+                        if (g->members[i] == c) {
+                                memmove(g->members + i, g->members + i + 1, (g->n_members - i - 1) * sizeof(Conn *));
+                                g->n_members--;
+                                break;
+                        }
+                if (carried && o->state != CONN_CLOSING) {
+                        bulk_fail(o, PROTO_ERROR_PROTOCOL, "a stream of the test closed");
+                        conn_update_events(o);
+                }
+        }
+        if (c->group) {
+                /* The streams belong to this connection and go with it. */
+                StreamGroup *g = TAKE_PTR(c->group);
+                for (unsigned i = 1; i < g->n_members; i++)
+                        g->members[i]->owner = NULL;
+                for (unsigned i = 1; i < g->n_members; i++)
+                        conn_free(g->members[i]);
+                free(g);
+        }
+        conn_release_bulk(c);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* linkprobectl-fabric-model.h — the cluster's graph as `fabric` holds it, whatever it was read from */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "shared/macros.h"
+
+/* Bounds on what an answer may make us hold. */
+#define FABRIC_NODES_MAX 4096
+#define FABRIC_EDGES_MAX 65536
+
+/*
+ * The model, one JSON document whatever the source (linkprobectl(1), FABRIC):
+ *   {"Source": "daemon"|"prometheus", "Nodes": [{"NodeId", "Hostname", "Self"}],
+ *    "Edges": [{"From", "To", "FromHostname", "ToHostname", "Transport", "FromInterface", "ToInterface",
+ *               "UploadGbps", "DownloadGbps", "RttUsec", "Measured", "Stale", "Degraded", "SeenFrom",
+ *               "Disagreement"}],
+ *    "Problems": ["..."]}
+ * Upload is From -> To, download To -> From. A Thunderbolt edge's rates are negotiated, not measured
+ * ("Measured": false).
+ */
+json_object *fabric_model_new(const char *source);
+/* Adds a node once (a later call may fill in a hostname an earlier one lacked). */
+int fabric_add_node(json_object *model, const char *node_id, const char *hostname, bool self);
+const char *fabric_hostname(json_object *model, const char *node_id);
+/* A new edge object, added to the model's Edges; NULL when out of memory or past the bound. */
+json_object *fabric_add_edge(json_object *model, const char *from, const char *to, const char *transport);
+int fabric_add_problem(json_object *model, const char *format, ...) _printf_(2, 3);

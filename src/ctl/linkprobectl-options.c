@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The command line's settings, with their defaults; linkprobectl-main.c sets them from argv. */
+#include "linkprobectl-options.h"
+
+JsonMode arg_json = JSON_OFF;
+ColourMode arg_colour = COLOUR_AUTO;
+bool arg_legend = true;
+bool arg_full = false;
+bool arg_all = false;
+bool arg_no_pager = false;
+char *arg_probe_transport = NULL;
+uint64_t arg_timeout_usec = 0;
+const char *arg_what = "gpu";
+const char *arg_who = NULL;
+const char *arg_why = NULL;
+const char *arg_prometheus = NULL;
+bool arg_dot = false;
+double arg_tolerance = FABRIC_TOLERANCE_DEFAULT;

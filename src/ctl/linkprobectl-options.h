@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* linkprobectl-options.h — the command line's settings every part of linkprobectl reads, and its exit codes */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes: 0 success, 1 failure (daemon not running, no such object, a refused call), 2 bad usage,
+ * found before any bus call. */
+#define CTL_EXIT_FAILURE 1
+#define CTL_EXIT_USAGE 2
+
+#define ANSI_RED "\033[0;31m"
+#define ANSI_GREEN "\033[0;32m"
+#define ANSI_YELLOW "\033[0;33m"
+#define ANSI_NORMAL "\033[0m"
+
+typedef enum JsonMode {
+        JSON_OFF,
+        JSON_AUTO,   /* plain --json: pretty on a terminal, one line otherwise */
+        JSON_PRETTY,
+        JSON_SHORT,
+} JsonMode;
+
+typedef enum ColourMode {
+        COLOUR_AUTO,
+        COLOUR_ALWAYS,
+        COLOUR_NEVER,
+} ColourMode;
+
+extern JsonMode arg_json;
+extern ColourMode arg_colour;
+extern bool arg_legend;
+extern bool arg_full;     /* -l: no ellipsizing, nothing shortened */
+extern bool arg_all;      /* -a: what is hidden by default too */
+extern bool arg_no_pager;
+extern char *arg_probe_transport; /* probe --transport= */
+extern uint64_t arg_timeout_usec; /* --timeout=, 0 = the verb's default */
+extern const char *arg_what;      /* --what= */
+extern const char *arg_who;       /* --who= */
+extern const char *arg_why;       /* --why= */
+extern const char *arg_prometheus; /* fabric --prometheus=URL */
+extern bool arg_dot;               /* fabric --dot */
+extern double arg_tolerance;       /* fabric --tolerance=, percent */
+
+/* The tolerance within which the two ends of an edge agree about a rate (--tolerance=, percent). */
+#define FABRIC_TOLERANCE_DEFAULT 25.0
+
+static inline int log_oom_ctl(void) {
+        fprintf(stderr, "Out of memory.\n");
+        return CTL_EXIT_FAILURE;
+}

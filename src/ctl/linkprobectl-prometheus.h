@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* linkprobectl-prometheus.h — the cluster's graph from a Prometheus server's HTTP API (fabric --prometheus=) */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdint.h>
+
+/* The model of the whole cluster from a Prometheus server's HTTP API: 0, or an exit code after saying why. */
+int fabric_from_prometheus(const char *url, uint64_t timeout_usec, json_object **ret);
