@@ -27,6 +27,8 @@ struct UnitWatch {
         WatchedUnit *units;
         size_t n_units;
         sd_bus_slot *properties_match;
+        sd_bus_slot *unit_new_match;
+        sd_bus_slot *unit_removed_match;
         sd_bus_slot *owner_match;
         sd_bus_slot *subscribe;
         Inhibitor *hold;
@@ -207,6 +209,42 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
         return 0;
 }
 
+static WatchedUnit *unit_watch_find(UnitWatch *w, const char *name) {
+        for (size_t i = 0; name && i < w->n_units; i++)
+                if (streq(w->units[i].name, name))
+                        return &w->units[i];
+        return NULL;
+}
+
+/* systemd announces a unit it (re)loads with UnitNew and sends no PropertiesChanged for what happened
+ * before that signal went out: a transient unit (systemd-run) may be active by then, so ask. */
+static int on_unit_new(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        UnitWatch *w = userdata;
+        const char *name, *path;
+        WatchedUnit *u;
+
+        if (sd_bus_message_read(m, "so", &name, &path) < 0 || !(u = unit_watch_find(w, name)))
+                return 0;
+        if (!streq_ptr(u->path, path) && free_and_strdup(&u->path, path) < 0) {
+                log_oom();
+                return 0;
+        }
+        unit_get_state(u);
+        return 0;
+}
+
+/* A unit is unloaded only when nothing keeps it, so never while it runs. */
+static int on_unit_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        UnitWatch *w = userdata;
+        const char *name, *path;
+        WatchedUnit *u;
+
+        if (sd_bus_message_read(m, "so", &name, &path) < 0 || !(u = unit_watch_find(w, name)))
+                return 0;
+        unit_set_state(u, "inactive");
+        return 0;
+}
+
 static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         UnitWatch *w = userdata;
         const char *name, *old_owner, *new_owner;
@@ -250,6 +288,16 @@ int unit_watch_new(sd_bus *bus, char **units, unsigned what, Inhibitors *inhibit
                              "member='PropertiesChanged',arg0='" SYSTEMD_UNIT "'",
                              on_properties_changed, w);
         if (r >= 0)
+                r = sd_bus_add_match(bus, &w->unit_new_match,
+                                     "type='signal',sender='" SYSTEMD_NAME "',path='" SYSTEMD_PATH "',"
+                                     "interface='" SYSTEMD_MANAGER "',member='UnitNew'",
+                                     on_unit_new, w);
+        if (r >= 0)
+                r = sd_bus_add_match(bus, &w->unit_removed_match,
+                                     "type='signal',sender='" SYSTEMD_NAME "',path='" SYSTEMD_PATH "',"
+                                     "interface='" SYSTEMD_MANAGER "',member='UnitRemoved'",
+                                     on_unit_removed, w);
+        if (r >= 0)
                 r = sd_bus_add_match(bus, &w->owner_match,
                                      "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
                                      "member='NameOwnerChanged',arg0='" SYSTEMD_NAME "'",
@@ -277,6 +325,8 @@ UnitWatch *unit_watch_free(UnitWatch *w) {
         }
         free(w->units);
         sd_bus_slot_unref(w->properties_match);
+        sd_bus_slot_unref(w->unit_new_match);
+        sd_bus_slot_unref(w->unit_removed_match);
         sd_bus_slot_unref(w->owner_match);
         sd_bus_slot_unref(w->subscribe);
         w->hold = inhibitor_drop(w->hold, "no longer watching units");

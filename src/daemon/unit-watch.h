@@ -12,9 +12,11 @@ typedef struct UnitWatch UnitWatch;
 
 /*
  * Follows each unit's ActiveState on the bus systemd is on (the daemon's own, the system bus), by
- * signals: systemd's Manager.Subscribe(), the units' PropertiesChanged, and systemd coming back to the
- * bus (it is asked again then). While any unit is active, activating, reloading, deactivating or refreshing, an
- * inhibitor of what (InhibitWhat bits) is held, listed by ListInhibitors() as held by "linkprobed"
+ * signals: systemd's Manager.Subscribe(), the units' PropertiesChanged, UnitNew (a unit loaded again,
+ * such as a transient one, is asked: systemd says nothing of what happened before that signal),
+ * UnitRemoved (unloaded, so not running), and systemd coming back to the bus (it is asked again then).
+ * While any unit is active, activating, reloading, deactivating or refreshing, an inhibitor of what
+ * (InhibitWhat bits) is held, listed by ListInhibitors() as held by "linkprobed"
  * for those units. Until every unit's state is known, and while systemd is not on the bus, the daemon
  * is degraded ("inhibit-units-unknown"): it cannot keep the promise the configuration makes.
  */

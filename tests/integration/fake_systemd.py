@@ -115,6 +115,29 @@ class FakeSystemd:
                                                               ["ActiveState"] if invalidate else [])))
         self._call(emit)
 
+    def new_unit(self, name, state):
+        """A unit loaded anew (a transient one from systemd-run), already in state: systemd's first
+        signal for it is UnitNew on the manager, without PropertiesChanged for what came before."""
+        def emit():
+            path = self._ensure_unit(name)
+            with self.lock:
+                self.states[name] = state
+            if self.subscribed:
+                self.conn.emit_signal(None, PATH, "org.freedesktop.systemd1.Manager", "UnitNew",
+                                      GLib.Variant("(so)", (name, path)))
+        self._call(emit)
+
+    def remove_unit(self, name):
+        """The unit is unloaded (garbage-collected once inactive): UnitRemoved."""
+        def emit():
+            path = self._ensure_unit(name)
+            with self.lock:
+                self.states[name] = "inactive"
+            if self.subscribed:
+                self.conn.emit_signal(None, PATH, "org.freedesktop.systemd1.Manager", "UnitRemoved",
+                                      GLib.Variant("(so)", (name, path)))
+        self._call(emit)
+
     def stop(self):
         def quit_():
             Gio.bus_unown_name(self.owner)

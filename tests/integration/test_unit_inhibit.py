@@ -72,6 +72,17 @@ def test_what_and_a_unit_running_at_start(systemd, client, daemon_factory):
     assert proc.returncode == 2 and "takes no command" in proc.stderr, proc
 
 
+def test_a_transient_unit_announced_only_by_unit_new(systemd, client, daemon_factory):
+    """systemd-run: the unit is loaded anew and may be active before its first signal, UnitNew, goes
+    out; no PropertiesChanged tells of that. The daemon asks."""
+    daemon_factory(config=config("inference.service"))
+    assert wait_until(lambda: systemd.subscribed and client.get_all("Manager")["State"] == "running")
+    systemd.new_unit("inference.service", "active")
+    assert wait_until(lambda: [i[2] for i in inhibitors(client)] == ["while inference.service runs"])
+    systemd.remove_unit("inference.service")
+    assert wait_until(lambda: inhibitors(client) == [])
+
+
 def test_systemd_coming_back_is_asked_again(bus, client, daemon_factory):
     first = FakeSystemd(bus, {"inference.service": "inactive"})
     daemon_factory(config=config("inference.service"))
