@@ -14,9 +14,9 @@
 typedef struct WatchedUnit {
         UnitWatch *owner;
         char *name;
-        char *path;         /* the unit's object, once LoadUnit() answered */
+        char *path;         /* the unit's object while systemd has it loaded */
         char *active_state; /* NULL until known */
-        sd_bus_slot *call;  /* the LoadUnit() or Get() in flight */
+        sd_bus_slot *call;  /* the GetUnit() or Get() in flight */
 } WatchedUnit;
 
 struct UnitWatch {
@@ -117,12 +117,19 @@ static void unit_get_state(WatchedUnit *u) {
                 log_warning_errno(r, "Cannot ask for %s's ActiveState: %m", u->name);
 }
 
-static int on_unit_loaded(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+static int on_unit_path(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         WatchedUnit *u = userdata;
         const char *path;
         int r;
 
         u->call = sd_bus_slot_unref(u->call);
+        /* Not loaded: not running either. It is not loaded for the asking (LoadUnit() would keep a stub
+         * of it in systemd); when it is loaded, UnitNew says so. */
+        if (sd_bus_message_is_method_error(reply, "org.freedesktop.systemd1.NoSuchUnit")) {
+                u->path = mfree(u->path);
+                unit_set_state(u, "inactive");
+                return 0;
+        }
         if (sd_bus_message_is_method_error(reply, NULL)) {
                 /* systemd not on the bus (yet): its arrival is watched and asks again. */
                 log_warning("Cannot follow %s: %s", u->name, sd_bus_message_get_error(reply)->message);
@@ -144,6 +151,8 @@ static int on_subscribed(sd_bus_message *reply, void *userdata, sd_bus_error *re
         /* Without it systemd sends no PropertiesChanged: the states would stand still, unknown to us. */
         if (sd_bus_message_is_method_error(reply, NULL))
                 log_warning("Cannot subscribe to systemd's unit signals: %s", sd_bus_message_get_error(reply)->message);
+        else
+                log_debug("Subscribed to systemd's unit signals.");
         return 0;
 }
 
@@ -160,8 +169,8 @@ static void unit_watch_resolve(UnitWatch *w) {
                 WatchedUnit *u = &w->units[i];
 
                 u->call = sd_bus_slot_unref(u->call);
-                r = sd_bus_call_method_async(w->bus, &u->call, SYSTEMD_NAME, SYSTEMD_PATH, SYSTEMD_MANAGER, "LoadUnit",
-                                             on_unit_loaded, u, "s", u->name);
+                r = sd_bus_call_method_async(w->bus, &u->call, SYSTEMD_NAME, SYSTEMD_PATH, SYSTEMD_MANAGER, "GetUnit",
+                                             on_unit_path, u, "s", u->name);
                 if (r < 0)
                         log_warning_errno(r, "Cannot follow %s: %m", u->name);
         }
@@ -178,6 +187,7 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
                         u = &w->units[i];
         if (!u)
                 return 0;
+        log_debug("systemd says %s changed.", u->name);
         r = sd_bus_message_read(m, "s", &interface);
         if (r < 0 || !streq(interface, SYSTEMD_UNIT))
                 return 0;
@@ -225,6 +235,7 @@ static int on_unit_new(sd_bus_message *m, void *userdata, sd_bus_error *ret_erro
 
         if (sd_bus_message_read(m, "so", &name, &path) < 0 || !(u = unit_watch_find(w, name)))
                 return 0;
+        log_debug("systemd loaded %s anew.", name);
         if (!streq_ptr(u->path, path) && free_and_strdup(&u->path, path) < 0) {
                 log_oom();
                 return 0;
@@ -285,7 +296,7 @@ int unit_watch_new(sd_bus *bus, char **units, unsigned what, Inhibitors *inhibit
 
         r = sd_bus_add_match(bus, &w->properties_match,
                              "type='signal',sender='" SYSTEMD_NAME "',interface='org.freedesktop.DBus.Properties',"
-                             "member='PropertiesChanged',arg0='" SYSTEMD_UNIT "'",
+                             "member='PropertiesChanged',path_namespace='" SYSTEMD_PATH "/unit',arg0='" SYSTEMD_UNIT "'",
                              on_properties_changed, w);
         if (r >= 0)
                 r = sd_bus_add_match(bus, &w->unit_new_match,

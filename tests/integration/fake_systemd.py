@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """What of systemd's D-Bus API linkprobed follows for [Inhibit] WhileUnitsActive=, played on a test bus:
-org.freedesktop.systemd1 with Manager.LoadUnit()/Subscribe() and unit objects whose ActiveState the test
-sets (PropertiesChanged is sent as systemd sends it, only after somebody subscribed). It runs on a thread
+org.freedesktop.systemd1 with Manager.GetUnit()/Subscribe() and unit objects whose ActiveState the test
+sets (PropertiesChanged, UnitNew and UnitRemoved are sent as systemd sends them, only after somebody
+subscribed; GetUnit() of a unit that is not loaded is org.freedesktop.systemd1.NoSuchUnit). It runs on a thread
 with a GLib main context of its own, like lp.SignalCollector."""
 
 import threading
@@ -14,7 +15,7 @@ PATH = "/org/freedesktop/systemd1"
 INTROSPECTION = """
 <node>
   <interface name="org.freedesktop.systemd1.Manager">
-    <method name="LoadUnit"><arg type="s" direction="in"/><arg type="o" direction="out"/></method>
+    <method name="GetUnit"><arg type="s" direction="in"/><arg type="o" direction="out"/></method>
     <method name="Subscribe"/>
   </interface>
   <interface name="org.freedesktop.systemd1.Unit">
@@ -38,8 +39,7 @@ def unit_path(name):
 
 class FakeSystemd:
     def __init__(self, bus, states):
-        """states: {unit name: ActiveState}; units not listed load as "inactive" (systemd answers LoadUnit for
-        any valid name, with LoadState not-found)."""
+        """states: {unit name: ActiveState} of the units loaded at the start; others are not loaded."""
         self.address = bus.address
         self.states = dict(states)
         self.subscribed = False
@@ -76,12 +76,15 @@ class FakeSystemd:
 
     def _get_property(self, name, conn, sender, path, interface, prop):
         with self.lock:
-            return GLib.Variant("s", name if prop == "Id" else self.states[name])
+            return GLib.Variant("s", name if prop == "Id" else self.states.get(name, "inactive"))
 
     def _on_manager_call(self, conn, sender, path, interface, method, params, invocation):
-        if method == "LoadUnit":
+        if method == "GetUnit":
             (name,) = params.unpack()
             self.load_calls.append(name)
+            if name not in self.states:
+                invocation.return_dbus_error("org.freedesktop.systemd1.NoSuchUnit", f"Unit {name} not loaded.")
+                return
             invocation.return_value(GLib.Variant("(o)", (self._ensure_unit(name),)))
         elif method == "Subscribe":
             self.subscribed = True
@@ -132,7 +135,7 @@ class FakeSystemd:
         def emit():
             path = self._ensure_unit(name)
             with self.lock:
-                self.states[name] = "inactive"
+                self.states.pop(name, None)
             if self.subscribed:
                 self.conn.emit_signal(None, PATH, "org.freedesktop.systemd1.Manager", "UnitRemoved",
                                       GLib.Variant("(so)", (name, path)))

@@ -83,6 +83,23 @@ def test_a_transient_unit_announced_only_by_unit_new(systemd, client, daemon_fac
     assert wait_until(lambda: inhibitors(client) == [])
 
 
+def test_a_unit_not_loaded_is_not_running_until_systemd_loads_it(systemd, client, daemon_factory):
+    """GetUnit() of a unit systemd has not loaded is NoSuchUnit: not running, and known, so not
+    degraded; the daemon does not load it (LoadUnit() would leave a stub in systemd)."""
+    daemon_factory(config=config("later.service"))
+    assert wait_until(lambda: client.get_all("Manager")["State"] == "running")
+    assert "later.service" in systemd.load_calls and inhibitors(client) == []
+    systemd.new_unit("later.service", "activating")
+    assert wait_until(lambda: [i[2] for i in inhibitors(client)] == ["while later.service runs"])
+    systemd.set_state("later.service", "inactive")
+    assert wait_until(lambda: inhibitors(client) == [])
+    systemd.new_unit("later.service", "active")
+    assert wait_until(lambda: len(inhibitors(client)) == 1)
+    # Unloaded (systemd unloads only what is not running): not running.
+    systemd.remove_unit("later.service")
+    assert wait_until(lambda: inhibitors(client) == [])
+
+
 def test_systemd_coming_back_is_asked_again(bus, client, daemon_factory):
     first = FakeSystemd(bus, {"inference.service": "inactive"})
     daemon_factory(config=config("inference.service"))
