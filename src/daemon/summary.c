@@ -104,6 +104,17 @@ static int compute_fastest(Links *links, SummaryFastestLink *ret) {
         return ret->path && ret->name ? 0 : -ENOMEM;
 }
 
+/* One row of DegradedLinks: copies of the object's path, its name and why. */
+static int summary_add_degraded(Summary *s, const char *path, const char *name, const char *reason) {
+        SummaryDegraded *grown = reallocarray(s->degraded, s->n_degraded + 1, sizeof(SummaryDegraded));
+        if (!grown)
+                return -ENOMEM;
+        s->degraded = grown;
+        SummaryDegraded *d = &s->degraded[s->n_degraded++];
+        *d = (SummaryDegraded) { .path = strdup(path), .name = strdup(name), .reason = strdup(reason) };
+        return d->path && d->name && d->reason ? 0 : -ENOMEM;
+}
+
 static int compute_tbt(Links *links, Thunderbolt *tbt, Summary *s) {
         TbtObject *o;
 
@@ -129,18 +140,9 @@ static int compute_tbt(Links *links, Thunderbolt *tbt, Summary *s) {
                                 return -ENOMEM;
                 }
                 if (o->degraded) {
-                        SummaryDegraded *grown = reallocarray(s->degraded, s->n_degraded + 1, sizeof(SummaryDegraded));
-                        if (!grown)
-                                return -ENOMEM;
-                        s->degraded = grown;
-                        SummaryDegraded *d = &s->degraded[s->n_degraded++];
-                        *d = (SummaryDegraded) {
-                                .path = strdup(o->bus.path),
-                                .name = strdup(o->sysname_utf8),
-                                .reason = strdup(strempty(o->degraded_reason)),
-                        };
-                        if (!d->path || !d->name || !d->reason)
-                                return -ENOMEM;
+                        int r = summary_add_degraded(s, o->bus.path, o->sysname_utf8, strempty(o->degraded_reason));
+                        if (r < 0)
+                                return r;
                 }
         }
         return 0;
@@ -156,17 +158,13 @@ static int compute_rdma(Rdma *rdma, Summary *s) {
                 /* Trained but not usable: on InfiniBand, typically no subnet manager has configured it. */
                 if (active || p->status.phys_state != RDMA_PHYS_STATE_LINK_UP)
                         continue;
-                SummaryDegraded *grown = reallocarray(s->degraded, s->n_degraded + 1, sizeof(SummaryDegraded));
-                if (!grown)
-                        return -ENOMEM;
-                s->degraded = grown;
-                SummaryDegraded *d = &s->degraded[s->n_degraded++];
-                *d = (SummaryDegraded) { .path = strdup(p->bus.path), .name = strdup(p->key) };
-                if (asprintf(&d->reason, "physical link up but port %s%s", rdma_port_state_to_bus(p->status.state),
+                _cleanup_(freep) char *reason = NULL;
+                if (asprintf(&reason, "physical link up but port %s%s", rdma_port_state_to_bus(p->status.state),
                              p->status.link_layer == RDMA_LINK_LAYER_INFINIBAND ? " (no subnet manager?)" : "") < 0)
-                        d->reason = NULL;
-                if (!d->path || !d->name || !d->reason)
                         return -ENOMEM;
+                int r = summary_add_degraded(s, p->bus.path, p->key, reason);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -179,18 +177,9 @@ static int compute_pci(Pci *pci, Summary *s) {
                 if (!o->published || !o->derived.degraded ||
                     !IN_SET(o->derived.type, PCI_PORT_ENDPOINT, PCI_PORT_UPSTREAM))
                         continue;
-                SummaryDegraded *grown = reallocarray(s->degraded, s->n_degraded + 1, sizeof(SummaryDegraded));
-                if (!grown)
-                        return -ENOMEM;
-                s->degraded = grown;
-                SummaryDegraded *d = &s->degraded[s->n_degraded++];
-                *d = (SummaryDegraded) {
-                        .path = strdup(o->bus.path),
-                        .name = strdup(o->address),
-                        .reason = strdup(strempty(o->derived.degraded_reason)),
-                };
-                if (!d->path || !d->name || !d->reason)
-                        return -ENOMEM;
+                int r = summary_add_degraded(s, o->bus.path, o->address, strempty(o->derived.degraded_reason));
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
