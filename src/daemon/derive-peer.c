@@ -279,7 +279,7 @@ static char *stale_reason(const Peer *p, uint64_t now) {
         return s;
 }
 
-void derive_peers(DerivePeers *d, bool links_changed) {
+void derive_peers(DerivePeers *d, bool links_changed, bool link_facts_moved) {
         Peers *peers = d->peers;
         bool relevant, dependencies_moved = false, expanded = false, targets_changed = peers->targets_changed;
         Peer *p;
@@ -297,7 +297,9 @@ void derive_peers(DerivePeers *d, bool links_changed) {
         if (targets_changed || dependencies_moved || expanded)
                 reconcile_schedule(d->reconciler);
 
-        /* A pass runs because something moved; a few paths cost nothing to check against their links. */
+        /* What a path runs over can only have moved with a link or the Thunderbolt tree. */
+        if (!links_changed && !link_facts_moved && !dependencies_moved)
+                return;
         TABLE_FOREACH(p, &peers->paths) {
                 if (links_changed || dependencies_moved)
                         peer_update_source(d, p);

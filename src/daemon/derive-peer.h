@@ -21,8 +21,9 @@ typedef struct DerivePeers {
 
 /* Expands the wanted addresses into paths when they or what they run over moved, and tells the
  * reconciler; links_changed: links came, went or were renamed, so every path's source is looked up
- * again. */
-void derive_peers(DerivePeers *d, bool links_changed);
+ * again; link_facts_moved: besides that, a link or the Thunderbolt tree changed in this pass, so
+ * every measured path is held against what it runs over now. */
+void derive_peers(DerivePeers *d, bool links_changed, bool link_facts_moved);
 /* One path the sources marked: SourceInterface (and what it was when measured), Stale. */
 void derive_peer_changed(DerivePeers *d, Peer *p);
 

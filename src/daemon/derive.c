@@ -39,13 +39,16 @@ void derive_run(Derive *d, BusPublisher *p, size_t from, size_t to) {
          * is read by index: what this pass queues may move it. */
         if (links_changed || thunderbolt_changed || rdma_changed)
                 derive_links_relink(d->links, d->thunderbolt, d->rdma, &d->summary, thunderbolt_changed);
+        bool link_facts_moved = links_changed || thunderbolt_changed;
         for (size_t i = from; i < to; i++) {
                 BusObject *o = p->dirty[i];
-                if (o && o->type == &link_bus_type)
+                if (o && o->type == &link_bus_type) {
                         derive_link_changed(d->links, d->rdma, &d->summary, container_of(o, Link, bus));
+                        link_facts_moved = true;
+                }
         }
 
-        derive_peers(&d->peers, links_changed);
+        derive_peers(&d->peers, links_changed, link_facts_moved);
         for (size_t i = from; i < to; i++) {
                 BusObject *o = p->dirty[i];
                 if (o && o->type == &peer_bus_type)
