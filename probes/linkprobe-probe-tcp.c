@@ -7,11 +7,10 @@
 #include "probe-util.h"
 #include "rtt-stats.h"
 #include "shared/parse-util.h"
+#include "shared/tcp-ramp.h"
 #include "shared/time-util.h"
 
 #define WARMUP_SAMPLES 2
-/* What the end of each phase may need beyond its granted time: the last frames and the result. */
-#define PHASE_OVERHEAD_USEC (150 * USEC_PER_MSEC)
 /* Kept back from the hard deadline so that a late phase fails with a named error, not a kill. */
 #define DEADLINE_MARGIN_USEC (200 * USEC_PER_MSEC)
 
@@ -23,9 +22,7 @@ static bool arg_rtt = true, arg_upload = true, arg_download = true;
 
 /* Adding streams goes on while each step raises goodput by this much. */
 #define RAMP_GAIN 1.10
-/* A ramp step is a short test: a fifth of the duration, within these bounds. */
-#define RAMP_STEP_MIN_USEC (50 * USEC_PER_MSEC)
-#define RAMP_STEP_MAX_USEC (250 * USEC_PER_MSEC)
+
 
 static void help(void) {
         printf("Usage: linkprobe-probe-tcp [OPTIONS] SINK[:PORT]\n"
@@ -106,9 +103,9 @@ static uint64_t phase_budget(uint64_t soft_deadline, unsigned phases_left) {
                 return 0;
         uint64_t left = soft_deadline - now;
         uint64_t per = left / phases_left;
-        if (per <= PHASE_OVERHEAD_USEC)
+        if (per <= TCP_PHASE_OVERHEAD_USEC)
                 return 0;
-        return MIN(probe.duration, per - PHASE_OVERHEAD_USEC);
+        return MIN(probe.duration, per - TCP_PHASE_OVERHEAD_USEC);
 }
 
 /* A busy responder, or one that wants this address to slow down, is asked again a little later. */
@@ -121,7 +118,7 @@ static bool busy_retry(const NetClient *c, int r, uint64_t *retries, uint64_t so
         uint32_t rnd = 0;
         (void) proto_random_bytes(&rnd, sizeof(rnd));
         uint64_t wait = 100 * USEC_PER_MSEC + rnd % (200 * USEC_PER_MSEC);
-        if (now_usec(CLOCK_MONOTONIC) + wait + PHASE_OVERHEAD_USEC >= soft_deadline)
+        if (now_usec(CLOCK_MONOTONIC) + wait + TCP_PHASE_OVERHEAD_USEC >= soft_deadline)
                 return false;
         usleep((useconds_t) wait);
         return true;
@@ -151,7 +148,7 @@ static int transfer(NetStreams *s, bool upload, unsigned streams, uint64_t usec,
  */
 static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object *steps, json_object *warnings) {
         const char *direction = upload ? "upload" : "download";
-        uint64_t step = CLAMP(probe.duration / 5, RAMP_STEP_MIN_USEC, RAMP_STEP_MAX_USEC);
+        uint64_t step = tcp_ramp_step_usec(probe.duration);
         unsigned best = 1, n = 1;
         double best_gbps = 0;
 
@@ -159,7 +156,7 @@ static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object 
                 NetTransfer t;
                 int r;
 
-                if (now_usec(CLOCK_MONOTONIC) + step + PHASE_OVERHEAD_USEC > ramp_end)
+                if (now_usec(CLOCK_MONOTONIC) + step + TCP_PHASE_OVERHEAD_USEC > ramp_end)
                         break;
                 r = net_streams_join(s, &probe.target, net_probe_key(&probe), n, ramp_end);
                 if (r < 0) {
@@ -205,7 +202,7 @@ static json_object *measure_direction(NetStreams *s, bool upload, unsigned phase
                 /* The ramp may use what this phase's share leaves after the measurement itself. */
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
                 uint64_t share = soft_deadline > now ? (soft_deadline - now) / phases : 0;
-                uint64_t final = MIN(probe.duration, share) + PHASE_OVERHEAD_USEC;
+                uint64_t final = MIN(probe.duration, share) + TCP_PHASE_OVERHEAD_USEC;
                 streams = ramp(s, upload, share > final ? now + share - final : now, steps, warnings);
         }
         r = net_streams_join(s, &probe.target, net_probe_key(&probe), streams, soft_deadline);

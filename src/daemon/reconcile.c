@@ -10,6 +10,7 @@
 #include "reconcile.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
+#include "shared/tcp-ramp.h"
 #include "shared/time-util.h"
 
 /* ProbePeer/AddPeer/RemovePeer per sender: a burst for scripts, then one every 200 ms. */
@@ -111,12 +112,6 @@ static bool transport_busy(Reconciler *r, PeerTransport transport) {
         return false;
 }
 
-/* What linkprobe-probe-tcp's ramp may take for one direction: four steps of a fifth of the duration
- * (50 to 250 ms) and what ends each. */
-static uint64_t tcp_ramp_usec(uint64_t duration) {
-        return 4 * (CLAMP(duration / 5, 50 * USEC_PER_MSEC, 250 * USEC_PER_MSEC) + 150 * USEC_PER_MSEC);
-}
-
 static void start_probe(Reconciler *r, Peer *p) {
         const PeersConfig *c = r->c.config;
         char sink[PEER_ADDRESS_STRING_MAX], duration[32], samples[16], streams[16], deadline[32], port[16];
@@ -141,8 +136,8 @@ static void start_probe(Reconciler *r, Peer *p) {
                 d = p->request_duration_usec ?: c->tcp_duration_usec;
                 unsigned n_streams = p->request_streams >= 0 ? (unsigned) p->request_streams : c->tcp_streams;
                 /* Connect (1 s at most), the RTT samples, then the two bulk phases, each after a ramp
-                 * of up to four short steps when the streams are to be found (see tcp_ramp_usec()). */
-                deadline_usec = 2 * d + 3 * USEC_PER_SEC + (n_streams == 0 ? 2 * tcp_ramp_usec(d) : 0);
+                 * of short steps when the streams are to be found. */
+                deadline_usec = 2 * d + 3 * USEC_PER_SEC + (n_streams == 0 ? 2 * tcp_ramp_max_usec(d) : 0);
                 snprintf(samples, sizeof(samples), "%u", p->request_samples ?: c->tcp_samples);
                 snprintf(streams, sizeof(streams), "%u", n_streams);
                 args[n++] = "--samples";

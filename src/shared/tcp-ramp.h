@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* tcp-ramp.h — how long linkprobe-probe-tcp's search for its number of streams may take: the probe
+ * plans with it and linkprobed allows for it in the probe's deadline */
+#pragma once
+
+#include "macros.h"
+#include "time-util.h"
+
+/* Steps of 1, 2, 4 and 8 streams at most. */
+#define TCP_RAMP_STEPS_MAX 4
+/* What ends each bulk phase beyond its granted time: the last frames and the result. */
+#define TCP_PHASE_OVERHEAD_USEC (150 * USEC_PER_MSEC)
+
+/* One step is a short test: a fifth of the duration, from 50 to 250 ms. */
+static inline uint64_t tcp_ramp_step_usec(uint64_t duration_usec) {
+        return CLAMP(duration_usec / 5, 50 * USEC_PER_MSEC, 250 * USEC_PER_MSEC);
+}
+
+/* The longest the ramp of one direction takes. */
+static inline uint64_t tcp_ramp_max_usec(uint64_t duration_usec) {
+        return TCP_RAMP_STEPS_MAX * (tcp_ramp_step_usec(duration_usec) + TCP_PHASE_OVERHEAD_USEC);
+}
