@@ -11,9 +11,10 @@
 /* What ends each bulk phase beyond its granted time: the last frames and the result. */
 #define TCP_PHASE_OVERHEAD_USEC (150 * USEC_PER_MSEC)
 
-/* One step is a short test: a fifth of the duration, from 50 to 250 ms. */
+/* One step is a short test: a tenth of the duration, from 20 to 75 ms, so that the default probe
+ * (1 s each way) stays within 3 s with all four steps in both directions. */
 static inline uint64_t tcp_ramp_step_usec(uint64_t duration_usec) {
-        return CLAMP(duration_usec / 5, 50 * USEC_PER_MSEC, 250 * USEC_PER_MSEC);
+        return CLAMP(duration_usec / 10, 20 * USEC_PER_MSEC, 75 * USEC_PER_MSEC);
 }
 
 /* The longest the ramp of one direction takes. */
