@@ -32,6 +32,7 @@ struct UnitWatch {
         sd_bus_slot *owner_match;
         sd_bus_slot *subscribe;
         Inhibitor *hold;
+        bool systemd_away; /* systemd left the bus (a re-execution): the states stand, unconfirmed */
 };
 
 bool unit_active_state_is_running(const char *state) {
@@ -52,7 +53,7 @@ static void unit_watch_update(UnitWatch *w) {
                 known = known && w->units[i].active_state;
                 running += unit_active_state_is_running(w->units[i].active_state);
         }
-        daemon_status_set_degraded(w->status, DEGRADED_REASON, !known);
+        daemon_status_set_degraded(w->status, DEGRADED_REASON, !known || w->systemd_away);
         if (running == 0) {
                 w->hold = inhibitor_drop(w->hold, "no watched unit runs");
                 return;
@@ -262,8 +263,11 @@ static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret
 
         if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || !streq(name, SYSTEMD_NAME))
                 return 0;
-        if (isempty(new_owner)) {
-                /* A re-execution: the states stand until systemd answers again. */
+        /* A re-execution: the states (and the inhibitor) stand until systemd answers again, but
+         * nothing can be learnt meanwhile. */
+        w->systemd_away = isempty(new_owner);
+        unit_watch_update(w);
+        if (w->systemd_away) {
                 log_debug("systemd left the bus.");
                 return 0;
         }

@@ -105,11 +105,14 @@ def test_systemd_coming_back_is_asked_again(bus, client, daemon_factory):
     daemon_factory(config=config("inference.service"))
     assert wait_until(lambda: first.subscribed)
     first.stop()
+    # Away, systemd can say nothing: the promise cannot be checked.
+    assert wait_until(lambda: client.get_all("Manager")["DegradedReasons"] == ["inhibit-units-unknown"])
     # systemd re-executed, and the unit started meanwhile: the new instance is asked.
     second = FakeSystemd(bus, {"inference.service": "active"})
     try:
         assert wait_until(lambda: inhibited(client) == ["gpu", "rdma"])
         assert second.subscribed
+        assert wait_until(lambda: client.get_all("Manager")["State"] == "running")
     finally:
         second.stop()
 
