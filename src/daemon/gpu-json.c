@@ -245,15 +245,12 @@ static int read_figures(json_object *o, const char *best_name, const char *media
         return read_figure(o, median_name, true, ret_median);
 }
 
-/* An optional figure: the median when the document has it, else the best run, else 0. */
-static int read_optional_figures(json_object *o, const char *best_name, const char *median_name, double *ret) {
-        double best;
-
-        if (!json_object_object_get_ex(o, best_name, NULL)) {
-                *ret = 0;
-                return 0;
-        }
-        return read_figures(o, best_name, median_name, false, ret, &best);
+/* An optional figure: the median when the document has it, else the best run (a probe from before
+ * the medians), else 0. */
+static int read_optional_figure(json_object *o, const char *best_name, const char *median_name, double *ret) {
+        if (json_object_object_get_ex(o, median_name, NULL))
+                return read_figure(o, median_name, true, ret);
+        return read_figure(o, best_name, false, ret);
 }
 
 static int read_warnings(json_object *measurement, char ***ret) {
@@ -328,10 +325,10 @@ int gpu_measurement_from_json(json_object *o, GpuMeasurement *ret, char **ret_er
         /* Documents of probes before the transfer test have no transfer figures (0), and a failed
          * transfer test leaves them out. The median is the figure, as above. */
         if (r >= 0)
-                r = read_optional_figures(o, "host_to_device_gb_s", "host_to_device_median_gb_s",
+                r = read_optional_figure(o, "host_to_device_gb_s", "host_to_device_median_gb_s",
                                           &m.host_to_device_gb_s);
         if (r >= 0)
-                r = read_optional_figures(o, "device_to_host_gb_s", "device_to_host_median_gb_s",
+                r = read_optional_figure(o, "device_to_host_gb_s", "device_to_host_median_gb_s",
                                           &m.device_to_host_gb_s);
         if (r >= 0)
                 r = read_spread(o, "memory_bandwidth", &m.memory_bandwidth_spread);
@@ -382,9 +379,7 @@ json_object *gpu_measurement_to_json(const GpuMeasurement *m) {
         json_object_object_add(o, "memory_bandwidth_median_gb_s", figure_to_json(m->memory_bandwidth_gb_s));
         json_object_object_add(o, "fp32_median_gflops", figure_to_json(m->fp32_gflops));
         json_object_object_add(o, "fp16_median_gflops", figure_to_json(m->fp16_gflops));
-        /* Only the medians are kept of the copy rates: saved as both, they read back as the same. */
-        json_object_object_add(o, "host_to_device_gb_s", json_object_new_double(m->host_to_device_gb_s));
-        json_object_object_add(o, "device_to_host_gb_s", json_object_new_double(m->device_to_host_gb_s));
+        /* Of the copy rates only the medians are kept. */
         json_object_object_add(o, "host_to_device_median_gb_s", json_object_new_double(m->host_to_device_gb_s));
         json_object_object_add(o, "device_to_host_median_gb_s", json_object_new_double(m->device_to_host_gb_s));
         json_object_object_add(o, "memory_bandwidth", spread_object(m->memory_bandwidth_spread));

@@ -170,6 +170,8 @@ static void test_measurement_bad_input(void **state) {
                 MEASUREMENT("1", ",\"memory_bandwidth_median_gb_s\":-3"),
                 MEASUREMENT("1", ",\"fp16_median_gflops\":\"unsupported\""),
                 MEASUREMENT("1", ",\"fp32_median_gflops\":\"unsupported\""),
+                MEASUREMENT("1", ",\"host_to_device_median_gb_s\":\"fast\""),
+                MEASUREMENT("1", ",\"device_to_host_gb_s\":-1"),
         };
         for (size_t k = 0; k < ELEMENTSOF(bad); k++) {
                 json_object *o = json_tokener_parse(bad[k]);
