@@ -201,8 +201,11 @@ def test_uevents_reach_the_daemon(netns, client, signals, daemon_factory, testbe
     props = event[0][RDMA]
     for key, value in EXPECTED[("rocep59s0f0", 1)].items():
         assert props[key] == value, key
-    # The fixture's PCI function comes after the port; its cross-link follows in a later signal.
-    assert wait_until(lambda: port(client, "rocep59s0f0", 1)["PciDevice"] != "/")
+    # The fixture's PCI function comes after the port; its cross-link follows in a later signal. Wait
+    # for that signal itself (not only the property), so it cannot arrive after the clear below.
+    assert event[0][RDMA]["PciDevice"] != "/" or signals.wait(
+        lambda ev: [c for c in changed(ev, roce) if c.get("PciDevice", "/") != "/"])
+    assert port(client, "rocep59s0f0", 1)["PciDevice"] != "/"
 
     # A change: the cable was pulled and put back at a lower speed. One read, one signal.
     signals.clear()
