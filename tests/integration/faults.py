@@ -6,9 +6,11 @@ a place where every test writes down what it measured.
 Figures go to $LINKPROBE_BUILD/reliability-figures.jsonl, one JSON object per line
 ({"test": ..., "when": ..., figures...}), so a run of `make check` leaves the numbers behind."""
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -60,6 +62,17 @@ def daemon_pid(daemon):
         return pid
     children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
     return int(children[0]) if children else pid
+
+
+@contextlib.contextmanager
+def stopped(pid):
+    """Holds process pid stopped (SIGSTOP) for the block, so what the kernel queues for it meanwhile piles up
+    in its sockets exactly as it would behind a daemon too busy to read; SIGCONT on the way out."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
 
 
 def metrics(bus, netns=None):
