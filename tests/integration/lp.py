@@ -253,16 +253,17 @@ class NotifySocket:
 
 
 class Daemon:
-    """linkprobed on the private bus, optionally inside a network namespace, ready when it says so."""
+    """linkprobed on the private bus, optionally inside a network namespace, ready when it says so
+    (program: another linkprobed than the build's, such as an installed one)."""
 
     def __init__(self, bus, netns=None, args=(), env=None, config=None, wait=True, prefix=(), state_dir=None,
-                 gpu=False):
+                 gpu=False, program=None):
         self.dir = tempfile.mkdtemp(prefix="lp-daemon-")
         self.notify = NotifySocket(self.dir)
         self.stderr_path = os.path.join(self.dir, "stderr")
         # Results persist in a directory of the test's own (pass state_dir to share one across restarts).
         self.state_dir = state_dir or os.path.join(self.dir, "state")
-        cmd = [DAEMON, f"--bus-address={bus.address}", f"--state-directory={self.state_dir}", *args]
+        cmd = [program or DAEMON, f"--bus-address={bus.address}", f"--state-directory={self.state_dir}", *args]
         if not gpu and not any(a.startswith("--config") for a in args):
             # A GPU measurement at every start would load both CPUs for a second (PoCL) under tests that
             # have no use for it: off unless the test asks (test_gpu.py).
