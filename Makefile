@@ -2,11 +2,13 @@
 # linkprobe — build, test, install and run.
 #
 #   make [all]        build everything into $(BUILD)/
-#   make run          install missing Debian packages, build, start linkprobed, show this machine
-#   make check        install missing Debian packages, build, run every test layer
+#   make run          install the missing Debian packages for building and running, build, start
+#                     linkprobed, show this machine
+#   make check        install the missing Debian packages for the tests too, build, run every test layer
 #   make bench        side-by-side benchmarks against the anchor tools
 #   make install      DESTDIR=... PREFIX=/usr
-#   make deps         install missing Debian packages (as root) or say which are missing
+#   make deps         install missing Debian packages (as root) or say which are missing; deps-run:
+#                     only those for building and running
 #
 # Switches: V=1 shows commands; DEVELOPER=1 adds -Werror and more warnings; SANITIZE=1 builds with
 # clang's ASan+UBSan into build-sanitize/ (umockdev's preload does not mix with gcc's ASan runtime).
@@ -85,14 +87,17 @@ ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now,--as-needed $(SANITIZE_FLAGS) $(LDFLAGS)
 
 objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
-# Debian packages: what `make deps` installs. Components append to these lists. A container or
-# debootstrap minbase image lacks even "important" packages, so the tests' everyday tools are named:
-# procps (kill for the unit's ExecReload=, sysctl and pgrep), iputils-ping, and groff-base, which renders
-# the manual pages as man(1) does.
+# Debian packages. Components append to these lists. `make run` installs what building and running need
+# (BUILD and RUN: run-local is Python with GObject on a dbus-daemon of its own, and shows `busctl tree`);
+# `make check` and `make deps` add what the tests need (TEST), `make bench` the anchor tools (BENCH).
+# A container or debootstrap minbase image lacks even "important" packages, so the tests' everyday tools
+# are named: procps (kill for the unit's ExecReload=, sysctl and pgrep), iputils-ping, and groff-base,
+# which renders the manual pages as man(1) does.
 DEBIAN_BUILD_PACKAGES := gcc make pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev libudev-dev \
 	libjson-c-dev libinih-dev
-DEBIAN_TEST_PACKAGES := libcmocka-dev clang libclang-rt-14-dev dbus python3 python3-dbus python3-pytest \
-	python3-gi gir1.2-umockdev-1.0 umockdev iproute2 procps iputils-ping mandoc groff-base prometheus curl
+DEBIAN_RUN_PACKAGES := dbus python3 python3-gi systemd
+DEBIAN_TEST_PACKAGES := libcmocka-dev clang libclang-rt-14-dev python3-dbus python3-pytest \
+	gir1.2-umockdev-1.0 umockdev iproute2 procps iputils-ping mandoc groff-base prometheus curl
 DEBIAN_BENCH_PACKAGES := iproute2 hyperfine
 
 # Every component lists its pieces in its own fragment:
@@ -177,42 +182,53 @@ pkgs-present:
 # ---------------------------------------------------------------------------------------------------
 # Dependencies
 
-.PHONY: deps deps-bench
-# Installs only what dpkg says is missing; refreshes the package lists only if the first try fails
-# (a fresh machine or container has none). A temporary policy-rc.d keeps the packages we install
-# only for their tools (prometheus for promtool, bolt for boltd) from starting services.
+.PHONY: deps deps-run deps-bench
+# Installs only what dpkg says is missing ($(1); $(2) says what for), with apt's own progress on the
+# terminal. The package lists are refreshed first where there are none (a fresh machine or container),
+# and otherwise only when an install from them fails (they may be out of date). A temporary policy-rc.d
+# keeps the packages we install only for their tools (prometheus for promtool, bolt for boltd) from
+# starting services.
 define install_packages
 	$(Q)missing=''; for p in $(sort $(1)); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" != 0 ]; then \
-		echo "Missing Debian packages:$$missing"; \
-		echo "Run 'make deps' as root, or: apt-get install$$missing"; exit 1; \
+		echo "Missing Debian packages for $(2):$$missing"; \
+		echo "Run 'make $@' as root, or: apt-get install -y$$missing"; exit 1; \
 	fi; \
-	echo "Installing Debian packages:$$missing"; \
+	echo "Installing $$(echo $$missing | wc -w) Debian packages for $(2):$$missing"; \
 	export DEBIAN_FRONTEND=noninteractive; \
 	guard=''; if [ ! -e /usr/sbin/policy-rc.d ]; then \
 		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && guard=1; \
 	fi; \
 	status=0; \
-	apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1 || \
-	{ apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $$missing; } || status=$$?; \
+	if ! ls /var/lib/apt/lists/ 2>/dev/null | grep -q '_Packages'; then \
+		echo "No package lists yet: apt-get update first."; apt-get update || status=$$?; \
+	fi; \
+	if [ $$status = 0 ] && ! apt-get install -y --no-install-recommends $$missing; then \
+		echo "apt-get install failed; refreshing the package lists (apt-get update) and trying again."; \
+		{ apt-get update && apt-get install -y --no-install-recommends $$missing; } || status=$$?; \
+	fi; \
 	if [ -n "$$guard" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
 	exit $$status
 endef
 
+deps-run:
+	$(call install_packages,$(DEBIAN_BUILD_PACKAGES) $(DEBIAN_RUN_PACKAGES),building and running)
+
 deps:
-	$(call install_packages,$(DEBIAN_BUILD_PACKAGES) $(DEBIAN_TEST_PACKAGES))
+	$(call install_packages,$(DEBIAN_BUILD_PACKAGES) $(DEBIAN_RUN_PACKAGES) $(DEBIAN_TEST_PACKAGES),building and testing)
 
 deps-bench:
-	$(call install_packages,$(DEBIAN_BUILD_PACKAGES) $(DEBIAN_TEST_PACKAGES) $(DEBIAN_BENCH_PACKAGES))
+	$(call install_packages,$(DEBIAN_BUILD_PACKAGES) $(DEBIAN_RUN_PACKAGES) $(DEBIAN_TEST_PACKAGES) \
+		$(DEBIAN_BENCH_PACKAGES),benchmarking)
 
 # ---------------------------------------------------------------------------------------------------
 # Running and testing
 
 .PHONY: run run-now check check-now unit integration bench bench-now
-run: deps
+run: deps-run
 	$(Q)$(MAKE) --no-print-directory run-now
 
 run-now: all
