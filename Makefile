@@ -234,21 +234,32 @@ run: deps-run
 run-now: all
 	$(Q)/usr/bin/python3 tests/run-local --build $(BUILD)
 
-check: deps
-	$(Q)$(MAKE) --no-print-directory check-now
-
 # The unit tests and fuzz regressions always run under ASan+UBSan (a second build in
 # build-sanitize/); the integration layers use this build, or the sanitized one with SANITIZE=1.
 # The sub-makes name their build directory: a BUILD= given on the command line reaches them too.
-check-now: all $(addprefix $(BUILD)/,$(UNIT_TESTS))
-	$(Q)$(MAKE) --no-print-directory FUZZ=1 BUILD=build-fuzz fuzz-programs
+# SKIP= leaves layers out (make check SKIP=e2e). The tests run in this make, not a sub-make, so that a
+# failure adds one line of make's after the totals (.ci/run repeats the totals after it).
 ifeq ($(SANITIZE),1)
-	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build $(BUILD) \
-		--fuzz-build build-fuzz --fuzz-seconds $(CHECK_FUZZ_SECONDS)
+  SANITIZED_BUILD = $(BUILD)
 else
+  SANITIZED_BUILD = build-sanitize
+endif
+RUN_TESTS = /usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build $(SANITIZED_BUILD) \
+	--fuzz-build build-fuzz --fuzz-seconds $(CHECK_FUZZ_SECONDS) $(if $(SKIP),--skip '$(SKIP)')
+
+.PHONY: check-build
+check: deps
+	$(Q)rm -f $(BUILD)/test-totals
+	$(Q)$(MAKE) --no-print-directory check-build
+	$(Q)$(RUN_TESTS)
+
+check-now: check-build
+	$(Q)$(RUN_TESTS)
+
+check-build: all $(addprefix $(BUILD)/,$(UNIT_TESTS))
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 BUILD=build-fuzz fuzz-programs
+ifneq ($(SANITIZE),1)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 BUILD=build-sanitize sanitized-tests
-	$(Q)/usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build build-sanitize \
-		--fuzz-build build-fuzz --fuzz-seconds $(CHECK_FUZZ_SECONDS)
 endif
 
 # make check gives every fuzz target a few seconds; `make fuzz FUZZ_SECONDS=N` as long as you like.

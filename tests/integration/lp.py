@@ -8,6 +8,7 @@ helpers working at the same time) never collide, and everything is removed on ex
 import itertools
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -37,8 +38,27 @@ def unique(prefix):
     return f"{prefix}{os.getpid() % 100000}{next(_counter)}"
 
 
+class CommandError(subprocess.CalledProcessError):
+    """A command that failed, told as its own error: the command line, the exit status and what it wrote
+    to stderr (sysctl's "permission denied", ip's "File exists"), which is what a failing test must show."""
+
+    def __str__(self):
+        if self.returncode < 0:
+            status = f"was killed by signal {-self.returncode}"
+        else:
+            status = f"exited with status {self.returncode}"
+        err = (self.stderr or "").strip() or (self.stdout or "").strip() or "(no output)"
+        cmd = self.cmd if isinstance(self.cmd, str) else shlex.join(map(str, self.cmd))
+        return f"`{cmd}` {status}: {err}"
+
+
 def run(cmd, check=True, **kw):
-    return subprocess.run(cmd, check=check, capture_output=True, text=True, **kw)
+    """cmd's CompletedProcess (output as text); with check, a failure raises CommandError."""
+    __tracebackhide__ = True  # pytest's traceback ends at the caller's line, then the command's error
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if check and proc.returncode != 0:
+        raise CommandError(proc.returncode, proc.args, proc.stdout, proc.stderr)
+    return proc
 
 
 def stop_process(proc, timeout=5.0):
