@@ -5,6 +5,7 @@
 #   make run          install the missing Debian packages for building and running, build, start
 #                     linkprobed, show this machine
 #   make check        install the missing Debian packages for the tests too, build, run every test layer
+#                     (SKIP="e2e ..." leaves layers out: unit fuzz man integration e2e)
 #   make bench        side-by-side benchmarks against the anchor tools
 #   make install      DESTDIR=... PREFIX=/usr
 #   make deps         install missing Debian packages (as root) or say which are missing; deps-run:
