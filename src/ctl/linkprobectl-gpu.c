@@ -56,7 +56,7 @@ static void gpu_notes(json_object *gpus, FILE *f) {
 static char *gpu_footer(json_object *gpus) {
         static const char *const types[] = { "gpu", "cpu", "accelerator", "other" };
         size_t n = json_object_array_length(gpus), count[ELEMENTSOF(types)] = {}, len = 0;
-        char by_type[ELEMENTSOF(types) * 40] = "";
+        char by_type[ELEMENTSOF(types) * 40] = ""; /* four "N type, " of at most 35 bytes: never cut */
 
         for (size_t i = 0; i < n; i++) {
                 const char *type = json_string_or(json_object_array_get_idx(gpus, i), "DeviceType", "");
