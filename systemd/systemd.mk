@@ -19,17 +19,13 @@ DBUS_INTERFACES += $(wildcard systemd/interfaces/org.linkprobe.LinkProbe1*.xml)
 # zsh: test_completion_zsh.py drives the zsh completion.
 DEBIAN_TEST_PACKAGES += systemd-container debootstrap zsh
 
-# The unit names the daemon's path, so it is generated per PREFIX. $(BUILD)/systemd/paths changes only
-# when a substituted path does, which is what makes a `make install PREFIX=...` regenerate the unit.
-SYSTEMD_SUBST := LIBEXECDIR=$(LIBEXECDIR) BINDIR=$(BINDIR) SYSCONFDIR=$(SYSCONFDIR)
+# The unit names the daemon's path, so it is generated per PREFIX: $(BUILD)/build-paths.h (see the
+# Makefile) changes only when a directory does, which is what makes a `make install PREFIX=...`
+# regenerate the unit.
 INSTALL_EXTRA += $(BUILD)/systemd/linkprobed.service
 
-.PHONY: systemd-paths-check
-$(BUILD)/systemd/paths: systemd-paths-check
+$(BUILD)/systemd/linkprobed.service: systemd/linkprobed.service.in $(BUILD)/build-paths.h
 	@mkdir -p $(@D)
-	@echo '$(SYSTEMD_SUBST)' | cmp -s - $@ || echo '$(SYSTEMD_SUBST)' > $@
-
-$(BUILD)/systemd/linkprobed.service: systemd/linkprobed.service.in $(BUILD)/systemd/paths
 	$(call msg,GEN,$@)sed -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
 		-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< > $@.tmp && \
 	if grep -q '@[A-Z]*@' $@.tmp; then echo "$@: unsubstituted variable" >&2; rm -f $@.tmp; exit 1; fi && \

@@ -51,12 +51,36 @@ static void gpu_notes(json_object *gpus, FILE *f) {
         }
 }
 
+/* An OpenCL runtime for the CPU (PoCL) lists the CPU as a device: where any device is not a GPU, they
+ * are compute devices, counted by their TYPE. */
+static char *gpu_footer(json_object *gpus) {
+        static const char *const types[] = { "gpu", "cpu", "accelerator", "other" };
+        size_t n = json_object_array_length(gpus), count[ELEMENTSOF(types)] = {}, len = 0;
+        char by_type[ELEMENTSOF(types) * 40] = ""; /* four "N type, " of at most 35 bytes: never cut */
+
+        for (size_t i = 0; i < n; i++) {
+                const char *type = json_string_or(json_object_array_get_idx(gpus, i), "DeviceType", "");
+                size_t t = 0;
+                while (t < ELEMENTSOF(types) - 1 && !streq(type, types[t]))
+                        t++;
+                count[t]++;
+        }
+        if (count[0] == n)
+                return NULL; /* "N GPUs listed." */
+        for (size_t t = 0; t < ELEMENTSOF(types); t++)
+                if (count[t] > 0)
+                        len += snprintf(by_type + len, sizeof(by_type) - len, "%s%zu %s", len > 0 ? ", " : "",
+                                        count[t], types[t]);
+        return ctl_strdupf("%zu compute device%s listed (%s)", n, n == 1 ? "" : "s", by_type);
+}
+
 static const CtlTableView gpu_table = {
         .columns = gpu_columns,
         .n_columns = ELEMENTSOF(gpu_columns),
         .noun = "GPU",
         .nouns = "GPUs",
         .empty = "No GPUs (no OpenCL device found, or GPU probing is off).",
+        .footer = gpu_footer,
         .notes = gpu_notes,
 };
 

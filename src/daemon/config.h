@@ -6,8 +6,6 @@
 #include "config-peers.h"
 #include "shared/macros.h"
 
-#define CONFIG_DEFAULT_PATH SYSCONFDIR "/linkprobe/linkprobed.conf"
-
 typedef struct Config {
         /* [Daemon] */
         int log_level;                  /* LogLevel=, -1 = not set */

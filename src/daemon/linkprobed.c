@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <sys/stat.h>
 
+#include "build-paths.h"
 #include "config.h"
 #include "manager-bus.h"
 #include "manager.h"
@@ -12,6 +13,10 @@
 /* Exit codes: 1 runtime failure, 2 bad usage (as getopt tools do), 78 bad configuration (EXIT_CONFIG). */
 #define EXIT_USAGE 2
 #define EXIT_CONFIG 78
+
+/* From the build's directories (build-paths.h): only this file and those that embed a path are
+ * recompiled when PREFIX changes. */
+#define CONFIG_DEFAULT_PATH SYSCONFDIR "/linkprobe/linkprobed.conf"
 
 static void help(void) {
         printf("Usage: linkprobed [OPTIONS]\n\n"

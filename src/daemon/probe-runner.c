@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include "build-paths.h"
 #include "probe-runner.h"
 #include "shared/json-util.h"
 #include "shared/log.h"

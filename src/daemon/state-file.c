@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "build-paths.h"
 #include "shared/fileio.h"
 #include "shared/log.h"
 #include "shared/string-util.h"

@@ -18,6 +18,11 @@ def pytest_configure(config):
     for binary in (lp.DAEMON, lp.CTL):
         if not os.access(binary, os.X_OK):
             pytest.exit(f"{binary} is not built: run make", returncode=1)
+    reason = lp.network_namespaces_refused()
+    if reason:
+        pytest.exit(f"the integration tests need network namespaces, which this machine refuses ({reason}); "
+                    "in a container that takes CAP_SYS_ADMIN and CAP_NET_ADMIN: systemd-nspawn "
+                    "--private-network, or docker run --privileged", returncode=1)
 
 
 @pytest.fixture(scope="session")

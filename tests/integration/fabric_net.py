@@ -27,9 +27,11 @@ HOST = DOMAIN + "/0-0"
 
 # Inside the node's namespaces: its own UTS namespace (hostname) and mount namespace, where its
 # machine ID is bind-mounted over /etc/machine-id, so sd_id128_get_machine() and with it NodeId are
-# the node's own. The hostname is written to /proc: hostname(1) would refuse odd names.
-_NODE_SHELL = ('printf %s "$LP_NODE_HOSTNAME" > /proc/sys/kernel/hostname && '
-               'mount --bind "$LP_NODE_MACHINE_ID" /etc/machine-id && exec "$@"')
+# the node's own. The hostname is written to /proc: hostname(1) would refuse odd names. In a container
+# that mounts /proc/sys read-only, remount (lp.proc_sys_remount) comes first.
+def _node_shell(remount):
+    return ((f"{remount} && " if remount else "") + 'printf %s "$LP_NODE_HOSTNAME" > /proc/sys/kernel/hostname && '
+            'mount --bind "$LP_NODE_MACHINE_ID" /etc/machine-id && exec "$@"')
 
 
 def _record(path, env=(), attrs=(), links=()):
@@ -87,17 +89,18 @@ class NodeNS(lp.NetNS):
     """A node's network namespace; commands run in it get the node's hostname and machine ID."""
 
     def __init__(self, role, hostname):
-        super().__init__(name=f"lpf{role}{os.getpid() % 100000}")
+        self.shell = _node_shell(lp.proc_sys_remount("/proc/sys/kernel"))  # may skip the test: first
+        # Before the namespace: delete() (also on a failure in NetNS.__init__) removes the directory.
         self.dir = tempfile.mkdtemp(prefix=f"lp-node-{role}-")
+        super().__init__(name=f"lpf{role}{os.getpid() % 100000}")
         self.hostname = hostname
         self.machine_id = os.path.join(self.dir, "machine-id")
         with open(self.machine_id, "w") as f:
             f.write(secrets.token_hex(16) + "\n")
-        lp.run(["ip", "netns", "exec", self.name, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0",
-                "net.ipv6.conf.default.accept_dad=0"])
+        lp.sysctl(self.name, "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0")
 
     def node_exec_cmd(self, cmd):
-        return ["ip", "netns", "exec", self.name, "unshare", "--mount", "--uts", "sh", "-c", _NODE_SHELL, "sh", *cmd]
+        return ["ip", "netns", "exec", self.name, "unshare", "--mount", "--uts", "sh", "-c", self.shell, "sh", *cmd]
 
     def env(self):
         return {"LP_NODE_HOSTNAME": self.hostname, "LP_NODE_MACHINE_ID": self.machine_id}
@@ -240,7 +243,7 @@ class Cluster:
             lp.run(["ip", "link", "add", mine, "netns", node.name, "type", "veth", "peer", "name", theirs, "netns",
                     self.monitor.name])
             for ns, ifname, address in ((node.ns, mine, f"10.99.{i}.1/24"), (self.monitor, theirs, f"10.99.{i}.2/24")):
-                lp.run(ns.exec_cmd(["sysctl", "-qw", f"net.ipv6.conf.{ifname}.disable_ipv6=1"]))
+                lp.sysctl(ns.name, f"net.ipv6.conf.{ifname}.disable_ipv6=1")
                 ns.ip("addr", "add", address, "dev", ifname)
                 ns.ip("link", "set", ifname, "up")
             node.metrics_address = f"10.99.{i}.1:9479"

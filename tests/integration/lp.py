@@ -8,6 +8,7 @@ helpers working at the same time) never collide, and everything is removed on ex
 import itertools
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -37,8 +38,27 @@ def unique(prefix):
     return f"{prefix}{os.getpid() % 100000}{next(_counter)}"
 
 
+class CommandError(subprocess.CalledProcessError):
+    """A command that failed, told as its own error: the command line, the exit status and what it wrote
+    to stderr (sysctl's "permission denied", ip's "File exists"), which is what a failing test must show."""
+
+    def __str__(self):
+        if self.returncode < 0:
+            status = f"was killed by signal {-self.returncode}"
+        else:
+            status = f"exited with status {self.returncode}"
+        err = (self.stderr or "").strip() or (self.stdout or "").strip() or "(no output)"
+        cmd = self.cmd if isinstance(self.cmd, str) else shlex.join(map(str, self.cmd))
+        return f"`{cmd}` {status}: {err}"
+
+
 def run(cmd, check=True, **kw):
-    return subprocess.run(cmd, check=check, capture_output=True, text=True, **kw)
+    """cmd's CompletedProcess (output as text); with check, a failure raises CommandError."""
+    __tracebackhide__ = True  # pytest's traceback ends at the caller's line, then the command's error
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if check and proc.returncode != 0:
+        raise CommandError(proc.returncode, proc.args, proc.stdout, proc.stderr)
+    return proc
 
 
 def stop_process(proc, timeout=5.0):
@@ -169,6 +189,67 @@ def netns_exec_cmd(name, cmd):
     return ["ip", "netns", "exec", name, *cmd]
 
 
+def network_namespaces_refused():
+    """None where a network namespace can be made and configured (root with CAP_SYS_ADMIN and
+    CAP_NET_ADMIN), else the error that says why not (a container that does not grant them)."""
+    name = unique("lpcheck")
+    made = run(["ip", "netns", "add", name], check=False)
+    if made.returncode != 0:
+        return made.stderr.strip()
+    try:
+        up = run(["ip", "-n", name, "link", "set", "lo", "up"], check=False)
+        return up.stderr.strip() if up.returncode else None
+    finally:
+        run(["ip", "netns", "delete", name], check=False)
+
+
+# --- /proc/sys in a container ------------------------------------------------------------------------
+# Docker and systemd-nspawn mount /proc/sys read-only (nspawn leaves /proc/sys/net writable only with a
+# private network). What the tests write there (a namespace's sysctls, a node's hostname) is their own
+# namespace's, so where the container grants CAP_SYS_ADMIN (nspawn does) the command remounts the mount
+# read-write in a private mount namespace first; where it does not (Docker without --privileged), the
+# test is skipped, with why and how to run it.
+
+def _mount_point(path):
+    """The mount point path lies on, from /proc/self/mountinfo (bind mounts of a subdirectory included,
+    which os.path.ismount() cannot tell)."""
+    with open("/proc/self/mountinfo") as f:
+        targets = [line.split()[4].replace("\\040", " ") for line in f]
+    return max((t for t in targets if path == t or path.startswith(t.rstrip("/") + "/")), key=len)
+
+
+_remount_refused = {}
+
+
+def proc_sys_remount(path):
+    """"" where path (below /proc/sys) is writable as mounted; else the shell command that makes it
+    writable, to run first in a private mount namespace (`ip netns exec` and `unshare --mount` give one).
+    Skips the calling test where the container does not allow that."""
+    if not os.statvfs(path).f_flag & os.ST_RDONLY:
+        return ""
+    mount_point = _mount_point(path)
+    remount = f"mount -o remount,bind,rw {shlex.quote(mount_point)}"
+    if mount_point not in _remount_refused:
+        proc = run(["unshare", "--mount", "sh", "-c", remount], check=False)
+        _remount_refused[mount_point] = (proc.stderr or proc.stdout).strip() if proc.returncode else None
+    if _remount_refused[mount_point] is not None:
+        import pytest
+        pytest.skip(f"{mount_point} is mounted read-only (a container) and cannot be made writable in a private "
+                    f"mount namespace ({_remount_refused[mount_point]}): run the container with a writable "
+                    f"/proc/sys (SYSTEMD_NSPAWN_API_VFS_WRITABLE=yes systemd-nspawn, docker run --privileged)")
+    return remount
+
+
+def sysctl(netns_name, *assignments):
+    """sysctl -qw assignments ("key=value") inside network namespace netns_name, whose net.* keys are its
+    own; works where /proc/sys is mounted read-only if it can be remounted (see proc_sys_remount)."""
+    cmd = ["sysctl", "-qw", *assignments]
+    remount = proc_sys_remount("/proc/sys/net")
+    if remount:
+        cmd = ["sh", "-c", f'{remount} && exec "$@"', "sh", *cmd]
+    return run(netns_exec_cmd(netns_name, cmd))
+
+
 class NetNS:
     """A network namespace made for one test (named uniquely unless name is given), or with create=False
     one made elsewhere; `ip` runs inside it with .ip(...), other commands with .exec_cmd(...)."""
@@ -253,16 +334,17 @@ class NotifySocket:
 
 
 class Daemon:
-    """linkprobed on the private bus, optionally inside a network namespace, ready when it says so."""
+    """linkprobed on the private bus, optionally inside a network namespace, ready when it says so
+    (program: another linkprobed than the build's, such as an installed one)."""
 
     def __init__(self, bus, netns=None, args=(), env=None, config=None, wait=True, prefix=(), state_dir=None,
-                 gpu=False):
+                 gpu=False, program=None):
         self.dir = tempfile.mkdtemp(prefix="lp-daemon-")
         self.notify = NotifySocket(self.dir)
         self.stderr_path = os.path.join(self.dir, "stderr")
         # Results persist in a directory of the test's own (pass state_dir to share one across restarts).
         self.state_dir = state_dir or os.path.join(self.dir, "state")
-        cmd = [DAEMON, f"--bus-address={bus.address}", f"--state-directory={self.state_dir}", *args]
+        cmd = [program or DAEMON, f"--bus-address={bus.address}", f"--state-directory={self.state_dir}", *args]
         if not gpu and not any(a.startswith("--config") for a in args):
             # A GPU measurement at every start would load both CPUs for a second (PoCL) under tests that
             # have no use for it: off unless the test asks (test_gpu.py).

@@ -171,8 +171,7 @@ class Stranger:
     def __init__(self, node, ifname):
         self.ns = lp.NetNS()
         self.node, self.ifname = node, ifname
-        lp.run(self.ns.exec_cmd(["sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0",
-                                 "net.ipv6.conf.default.accept_dad=0"]))
+        lp.sysctl(self.ns.name, "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0")
         lp.run(["ip", "link", "add", ifname, "netns", node.name, "type", "veth", "peer", "name", "x0", "netns",
                 self.ns.name])
         self.ns.ip("link", "set", "x0", "up")

@@ -552,6 +552,21 @@ def test_linkprobectl_gpu_and_probe_gpu(fake, client, daemon_factory):
     assert lp.ctl(client.bus, "probe", "gpu", "--timeout=soon").returncode == 2
 
 
+def test_a_cpu_device_is_a_compute_device_not_a_gpu(fake, client, daemon_factory):
+    """PoCL lists the CPU as an OpenCL device: the table says compute devices, counted by type."""
+    cpu = device("pocl:cpu@Fake platform", "pthread-Fake CPU", type="cpu")
+    fake.set(devices=[cpu], measurements={cpu["key"]: measurement(40.0, 300.0)})
+    start(daemon_factory, fake)
+    wait_states(client, {0: "ok"})
+    table = lp.ctl(client.bus, "gpu")
+    assert table.returncode == 0 and table.stdout.rstrip().endswith("\n1 compute device listed (1 cpu)."), table.stdout
+
+    fake.set(devices=[A100, cpu], measurements={A100["key"]: measurement(), cpu["key"]: measurement(40.0, 300.0)})
+    lp.ctl(client.bus, "probe", "gpu", check=True)
+    table = lp.ctl(client.bus, "gpu")
+    assert table.stdout.rstrip().endswith("\n2 compute devices listed (1 gpu, 1 cpu)."), table.stdout
+
+
 # --- Inhibit() -------------------------------------------------------------------------------------------
 
 def test_inhibitor_holds_probes_off_until_closed(fake, client, signals, daemon_factory):

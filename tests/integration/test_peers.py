@@ -39,8 +39,7 @@ def net():
     try:
         a, b, c = ns["PA"], ns["PB"], ns["PC"]
         for name in (a, b, c):
-            run("ip", "netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0",
-                "net.ipv6.conf.default.accept_dad=0")
+            lp.sysctl(name, "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0")
         ns.veth(a, "a0", b, "b0")
         ns.addr(a, "a0", "10.212.1.1/24")
         ns.addr(b, "b0", "10.212.1.2/24")

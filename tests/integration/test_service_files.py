@@ -70,7 +70,9 @@ def files_under(root):
 
 @pytest.fixture(scope="module")
 def installed():
+    """The README's sequence: a plain `make` (for /usr/local), then `make install PREFIX=/usr`."""
     root = tempfile.mkdtemp(prefix=f"lp-install-{os.getpid()}-")
+    make("all")
     make(f"DESTDIR={root}", "PREFIX=/usr", "install")
     yield root
     shutil.rmtree(root, ignore_errors=True)
@@ -138,6 +140,50 @@ def test_install_keeps_config_and_uninstall_reverses(tmp_path):
     make(f"DESTDIR={tmp_path}", "PREFIX=/usr", "uninstall")
     assert files_under(tmp_path) == set(), "uninstall left files behind"
     assert not (tmp_path / "etc/linkprobe").exists()
+
+
+COMPILED = re.compile(r"^\s*(CC|CCLD|AR)\s", re.M)
+
+
+def test_install_rebuilds_what_embeds_a_directory(installed, client, daemon_factory):
+    """make && make install PREFIX=/usr: the staged programs are built for /usr, not for /usr/local."""
+    daemon = os.path.join(installed, "usr/libexec/linkprobed")
+    probes = os.path.join(installed, "usr/libexec/linkprobe")
+    help_text = subprocess.run([daemon, "--help"], capture_output=True, text=True, check=True).stdout
+    assert "Read FILE instead of /etc/linkprobe/linkprobed.conf" in help_text, help_text
+    assert "/var/lib/linkprobe" in help_text, help_text
+    for program in [daemon, os.path.join(installed, "usr/bin/linkprobectl")] + \
+            [os.path.join(probes, p) for p in os.listdir(probes)]:
+        with open(program, "rb") as f:
+            data = f.read()
+        for stale in (b"/usr/local/etc", b"/usr/local/libexec", b"/usr/local/bin", b"/usr/local/var"):
+            assert stale not in data, f"{program} embeds {stale.decode()} (built for the wrong PREFIX)"
+
+    # Run with the staged tree's probe directory, the daemon finds and runs its probes there; without
+    # it, it looks where a PREFIX=/usr build installs them.
+    no_icd = tempfile.mkdtemp(prefix=f"lp-no-icd-{os.getpid()}-")
+    try:
+        daemon_factory(program=daemon, gpu=True, env={"OCL_ICD_VENDORS": no_icd, "LINKPROBE_PROBE_DIR": probes})
+        (paths,) = client.call(ROOT, MANAGER, "ProbeGpus", timeout_ms=30000)
+        assert paths == []  # the probe ran and found no OpenCL device (none offered)
+        manager = client.get_all("Manager")
+        assert manager["GpuProbeError"] == "" and "gpu-probe-failed" not in manager["DegradedReasons"], manager
+    finally:
+        shutil.rmtree(no_icd, ignore_errors=True)
+
+    # The same tree again compiles nothing: the directories are remembered only when they change.
+    proc = make(f"DESTDIR={installed}", "PREFIX=/usr", "install")
+    assert not COMPILED.search(proc.stdout), f"a second make install PREFIX=/usr recompiled:\n{proc.stdout}"
+
+
+def test_installed_daemon_looks_for_probes_under_its_prefix(installed, client, daemon_factory):
+    daemon = os.path.join(installed, "usr/libexec/linkprobed")
+    if os.path.exists("/usr/libexec/linkprobe/linkprobe-probe-gpu"):
+        pytest.skip("linkprobe is installed on this machine for PREFIX=/usr: its probes would be found")
+    daemon_factory(program=daemon, gpu=True, env={"LINKPROBE_PROBE_DIR": ""})
+    assert lp.wait_until(lambda: "gpu-probe-failed" in client.get_all("Manager")["DegradedReasons"])
+    why = client.get_all("Manager")["GpuProbeError"]
+    assert why.startswith("cannot-run: ") and "/usr/libexec/linkprobe/linkprobe-probe-gpu" in why, why
 
 
 # --- systemd-analyze -------------------------------------------------------------------------------------
