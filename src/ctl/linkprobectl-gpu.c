@@ -25,18 +25,20 @@ static char *format_state(json_object *g, const char *key, json_object *v) {
         return ctl_strdupf("%s%s", json_string_or(g, "ProbeState", "?"), json_bool_or(g, "Stale", false) ? " (stale)" : "");
 }
 
+/* At 80 columns the figures, the name and the state stay; clock, compute units and memory (what the
+ * device is rather than what it did) give way first. */
 static const CtlColumn gpu_columns[] = {
         { ">N", "Index", NULL, NULL },
-        { "NAME", "Name", NULL, NULL },
-        { "TYPE", "DeviceType", NULL, NULL },
-        { ">CU", "ComputeUnits", NULL, NULL },
-        { ">CLOCK", "ClockMHz", NULL, NULL },
-        { ">MEMORY", "GlobalMemoryBytes", NULL, NULL },
+        { "NAME", "Name", NULL, NULL, { .min_width = 12 } },
+        { "TYPE", "DeviceType", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 2 } },
+        { ">CU", "ComputeUnits", NULL, NULL, { .optional = 4 } },
+        { ">CLOCK", "ClockMHz", NULL, NULL, { .optional = 5 } },
+        { ">MEMORY", "GlobalMemoryBytes", NULL, NULL, { .optional = 3 } },
         { ">FP32", "Fp32Tflops", format_tflops, NULL },
-        { ">FP16", "Fp16Tflops", format_tflops, NULL },
+        { ">FP16", "Fp16Tflops", format_tflops, NULL, { .optional = 1 } },
         { ">BANDWIDTH", "MemoryBandwidthGBps", format_measured_value, NULL },
-        { "STATE", "ProbeState", format_state, ctl_colour_state },
-        { "MEASURED", "MeasuredAt", ctl_format_age, ctl_colour_stale },
+        { "STATE", "ProbeState", format_state, ctl_colour_state, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "MEASURED", "MeasuredAt", ctl_format_age, ctl_colour_stale, { .min_width = TEXT_WIDTH_WHOLE } },
 };
 
 /* Each device's last error under the table. */

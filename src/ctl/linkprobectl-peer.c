@@ -31,18 +31,20 @@ static char *format_measured(json_object *p, const char *key, json_object *v) {
         return ctl_strdupf("%s%s", age ?: "never", age && json_bool_or(p, "Stale", false) ? " (stale)" : "");
 }
 
+/* The address (a cut one names nothing), the figures and how fresh they are stay; what the path
+ * runs over gives way first. */
 static const CtlColumn peer_columns[] = {
-        { "ADDRESS", "Address", NULL, NULL },
-        { "TRANSPORT", "Transport", NULL, NULL },
-        { "VIA", "SourceInterfaceName", format_via, NULL },
-        { "TYPE", "ConnectionType", NULL, NULL },
+        { "ADDRESS", "Address", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "TRANSPORT", "Transport", NULL, NULL, { .optional = 5 } },
+        { "VIA", "SourceInterfaceName", format_via, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 3 } },
+        { "TYPE", "ConnectionType", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 4 } },
         { ">UPLOAD", "UploadGbps", format_gbps, NULL },
         { ">DOWNLOAD", "DownloadGbps", format_gbps, NULL },
         { ">RTT", "RttUsec", format_usec, NULL },
-        { ">JITTER", "JitterUsec", format_usec, NULL },
-        { "MEASURED", "MeasuredAt", format_measured, ctl_colour_stale },
-        { "STATE", "ProbeState", NULL, ctl_colour_state },
-        { "LAST ERROR", "LastError", NULL, NULL },
+        { ">JITTER", "JitterUsec", format_usec, NULL, { .optional = 2 } },
+        { "MEASURED", "MeasuredAt", format_measured, ctl_colour_stale, { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } },
+        { "STATE", "ProbeState", NULL, ctl_colour_state, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "LAST ERROR", "LastError", NULL, NULL, { .weight = 200, .min_width = 10 } },
 };
 
 static const CtlTableView peer_table = {
