@@ -305,8 +305,14 @@ int verb_probe_peer(sd_bus *bus, int argc, char **argv) {
         const char *state = json_string_or(props, "ProbeState", "");
         if (!streq(state, "ok")) {
                 _cleanup_(freep) char *message = escape_for_terminal(json_string_or(props, "LastErrorMessage", ""));
-                fprintf(stderr, "%s %s: %s: %s\n", streq(state, "unsupported") ? "Cannot measure" : "Probe failed for",
-                        argv[1], json_string_or(props, "LastError", "error"), strempty(message));
+                const char *error = json_string_or(props, "LastError", "error");
+                /* Refused: the far node is there but nothing accepts probes, which is the responder's
+                 * job, off by default. */
+                fprintf(stderr, "%s %s: %s: %s%s\n", streq(state, "unsupported") ? "Cannot measure" : "Probe failed for",
+                        argv[1], error, strempty(message),
+                        streq(error, "ECONNREFUSED") ? " (nothing there accepts probes: the far node needs linkprobed's "
+                                                       "responder, [Responder] Listen= in its linkprobed.conf)"
+                                                     : "");
                 return CTL_EXIT_FAILURE;
         }
         return r;

@@ -199,8 +199,25 @@ def test_daemon_not_running(bus):
 
 
 def test_no_bus():
-    out = lp.run([lp.CTL, "--bus-address=unix:path=/nonexistent/bus", "status"], check=False)
-    assert out.returncode == 1 and out.stderr.startswith("Cannot connect to the given bus")
+    """No bus where linkprobectl looks: one sentence that names the bus, why, and what to do instead."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DBUS_", "XDG_RUNTIME_DIR"))}
+    missing = "unix:path=/nonexistent/system_bus_socket"
+    cases = (
+        (["--bus-address=unix:path=/nonexistent/bus"], {},
+         "Cannot connect to the given bus at unix:path=/nonexistent/bus (No such file or directory): ",
+         ["linkprobed --bus-address=", "--system or --user"]),
+        ([], {"DBUS_SYSTEM_BUS_ADDRESS": missing},
+         f"Cannot connect to the system bus at {missing} (No such file or directory): ",
+         ["systemctl start linkprobed", "--bus-address=ADDRESS or --user"]),
+        (["--user"], {"XDG_RUNTIME_DIR": "/nonexistent"},
+         "Cannot connect to your session bus (No such file or directory): ",
+         ["linkprobed --user", "--bus-address=ADDRESS or --system"]),
+    )
+    for args, extra, start, advice in cases:
+        out = lp.run([lp.CTL, *args, "status"], check=False, env={**env, **extra})
+        assert out.returncode == 1 and out.stdout == "", (args, out)
+        assert out.stderr.startswith(start) and out.stderr.count("\n") == 1, (args, out.stderr)
+        assert all(a in out.stderr for a in advice) and out.stderr.endswith(".\n"), (args, out.stderr)
 
 
 def test_usage_errors(bus):
