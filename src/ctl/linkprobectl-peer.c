@@ -47,12 +47,39 @@ static const CtlColumn peer_columns[] = {
         { "LAST ERROR", "LastError", NULL, NULL, { .weight = 200, .min_width = 10 } },
 };
 
+/* Measured by ProbePeer() alone ("probed" and no other origin): nothing measures it again. */
+static bool one_off(json_object *p) {
+        json_object *origins = ctl_member(p, "Origins");
+        return origins && json_object_is_type(origins, json_type_array) && json_object_array_length(origins) == 1 &&
+               streq(strempty(json_object_get_string(json_object_array_get_idx(origins, 0))), "probed");
+}
+
+/* Under the table: which stale results stay so, because nothing measures them again, and how to have
+ * them measured (StaleReason says the same per path). */
+static void peer_notes(json_object *rows, FILE *f) {
+        const char *sep = "";
+
+        if (!arg_legend)
+                return;
+        for (size_t i = 0; i < json_object_array_length(rows); i++) {
+                json_object *p = json_object_array_get_idx(rows, i);
+                if (!one_off(p) || !json_bool_or(p, "Stale", false))
+                        continue;
+                _cleanup_(freep) char *address = escape_for_terminal(json_string_or(p, "Address", "?"));
+                fprintf(f, "%s%s", *sep ? sep : "\nOne-off results (linkprobectl probe), not kept fresh: ", strna(address));
+                sep = ", ";
+        }
+        if (*sep)
+                fputs(".\n[Peers] Address= (linkprobed.conf) or AddPeer() keeps a path measured.\n", f);
+}
+
 static const CtlTableView peer_table = {
         .columns = peer_columns,
         .n_columns = ELEMENTSOF(peer_columns),
         .noun = "peer path",
         .nouns = "peer paths",
         .empty = "No peer paths.",
+        .notes = peer_notes,
 };
 
 int verb_peers(sd_bus *bus, int argc, char **argv) {
