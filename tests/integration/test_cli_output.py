@@ -4,11 +4,7 @@ and plurals, and the JSON schema (linkprobectl(1), JSON OUTPUT)."""
 
 import json
 import os
-import pty
 import re
-import select
-import subprocess
-import time
 
 import lp
 
@@ -25,27 +21,10 @@ def setup_links(ns):
 
 def on_a_tty(bus, *args, env=None, columns=100):
     """linkprobectl with stdout (and stderr) on a pseudo-terminal; what the terminal showed."""
-    master, slave = pty.openpty()
     full_env = {**os.environ, "TERM": "xterm", "COLUMNS": str(columns), **(env or {})}
-    proc = subprocess.Popen([lp.CTL, f"--bus-address={bus.address}", *args], stdin=subprocess.DEVNULL,
-                            stdout=slave, stderr=slave, env=full_env)
-    os.close(slave)
-    out = b""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if select.select([master], [], [], 0.2)[0]:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: every writer is gone
-                break
-            if not chunk:
-                break
-            out += chunk
-        elif proc.poll() is not None:
-            break
-    os.close(master)
-    assert proc.wait(10) == 0
-    return out.decode().replace("\r\n", "\n")
+    status, shown = lp.on_a_terminal([lp.CTL, f"--bus-address={bus.address}", *args], full_env)
+    assert status == 0, shown
+    return shown
 
 
 def test_pager_only_on_a_terminal(netns, bus, daemon_factory):
