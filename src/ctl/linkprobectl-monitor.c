@@ -111,7 +111,8 @@ static void print_sentences(json_object *props) {
         json_object_object_foreach(props, key, value) {
                 const char *one = sentence_list(key, value);
                 for (size_t i = 0; one && i < json_object_array_length(value); i++) {
-                        _cleanup_(freep) char *text = ctl_format_value(value, key, json_object_array_get_idx(value, i)),
+                        json_object *sentence = json_object_array_get_idx(value, i);
+                        _cleanup_(freep) char *text = ctl_format_value(value, key, sentence),
                                               *escaped = escape_for_terminal(strna(text));
                         printf("    %s: %s\n", one, strna(escaped));
                 }

@@ -42,7 +42,8 @@ static const CtlColumn peer_columns[] = {
         { ">DOWNLOAD", "DownloadGbps", format_gbps, NULL },
         { ">RTT", "RttUsec", format_usec, NULL },
         { ">JITTER", "JitterUsec", format_usec, NULL, { .optional = 2 } },
-        { "MEASURED", "MeasuredAt", format_measured, ctl_colour_stale, { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } },
+        { "MEASURED", "MeasuredAt", format_measured, ctl_colour_stale,
+          { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } },
         { "STATE", "ProbeState", NULL, ctl_colour_state, { .min_width = TEXT_WIDTH_WHOLE } },
         { "LAST ERROR", "LastError", NULL, NULL, { .weight = 200, .min_width = 10 } },
 };
@@ -50,8 +51,10 @@ static const CtlColumn peer_columns[] = {
 /* Measured by ProbePeer() alone ("probed" and no other origin): nothing measures it again. */
 static bool one_off(json_object *p) {
         json_object *origins = ctl_member(p, "Origins");
-        return origins && json_object_is_type(origins, json_type_array) && json_object_array_length(origins) == 1 &&
-               streq(strempty(json_object_get_string(json_object_array_get_idx(origins, 0))), "probed");
+
+        if (!origins || !json_object_is_type(origins, json_type_array) || json_object_array_length(origins) != 1)
+                return false;
+        return streq(strempty(json_object_get_string(json_object_array_get_idx(origins, 0))), "probed");
 }
 
 /* Under the table: which stale results stay so, because nothing measures them again, and how to have
@@ -66,7 +69,8 @@ static void peer_notes(json_object *rows, FILE *f) {
                 if (!one_off(p) || !json_bool_or(p, "Stale", false))
                         continue;
                 _cleanup_(freep) char *address = escape_for_terminal(json_string_or(p, "Address", "?"));
-                fprintf(f, "%s%s", *sep ? sep : "\nOne-off results (linkprobectl probe), not kept fresh: ", strna(address));
+                fprintf(f, "%s%s", *sep ? sep : "\nOne-off results (linkprobectl probe), not kept fresh: ",
+                        strna(address));
                 sep = ", ";
         }
         if (*sep)
@@ -335,10 +339,12 @@ int verb_probe_peer(sd_bus *bus, int argc, char **argv) {
                 const char *error = json_string_or(props, "LastError", "error");
                 /* Refused: the far node is there but nothing accepts probes, which is the responder's
                  * job, off by default. */
-                fprintf(stderr, "%s %s: %s: %s%s\n", streq(state, "unsupported") ? "Cannot measure" : "Probe failed for",
-                        argv[1], error, strempty(message),
-                        streq(error, "ECONNREFUSED") ? " (nothing there accepts probes: the far node needs linkprobed's "
-                                                       "responder, [Responder] Listen= in its linkprobed.conf)"
+                fprintf(stderr, "%s %s: %s: %s%s\n",
+                        streq(state, "unsupported") ? "Cannot measure" : "Probe failed for", argv[1], error,
+                        strempty(message),
+                        streq(error, "ECONNREFUSED") ? " (nothing there accepts probes: the far node needs "
+                                                       "linkprobed's responder, [Responder] Listen= in its "
+                                                       "linkprobed.conf)"
                                                      : "");
                 return CTL_EXIT_FAILURE;
         }

@@ -237,7 +237,8 @@ int verb_topo(sd_bus *bus, int argc, char **argv) {
         if (r == 0) {
                 /* The matrix is the point: the device names and relations stay whole; a cut CPU list
                  * would name other CPUs, so it goes as a whole when the matrix needs the room. */
-                columns[0] = (CtlColumn) { "DEVICE", "Device", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE } };
+                columns[0] = (CtlColumn) { "DEVICE", "Device", NULL, NULL,
+                                           { .min_width = TEXT_WIDTH_WHOLE } };
                 for (size_t i = 0; i < n; i++)
                         columns[i + 1] = (CtlColumn) { d[i].label, NULL, NULL, NULL,
                                                        { .min_width = TEXT_WIDTH_WHOLE } };

@@ -294,8 +294,10 @@ static char *stale_reason(const Peer *p, uint64_t now) {
 
         if (!cause || !p->adhoc || p->wanted)
                 return TAKE_PTR(cause);
-        if (asprintf(&s, "%s; a one-off result (ProbePeer) that is not kept fresh: AddPeer() or [Peers] Address= "
-                         "keeps a path measured", cause) < 0)
+        if (asprintf(&s,
+                     "%s; a one-off result (ProbePeer) that is not kept fresh: "
+                     "AddPeer() or [Peers] Address= keeps a path measured",
+                     cause) < 0)
                 return NULL;
         return s;
 }

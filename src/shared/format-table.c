@@ -212,7 +212,7 @@ static void share_room(const TextTable *t, Layout *l) {
                         size_t share = (size_t) ((uint64_t) room * weight_of(t, c) / weights);
                         if (settled[c] || l->floor[c] + share < l->requested[c])
                                 continue;
-                        /* Each grant is at most its share, so the grants of one round never exceed the room. */
+                        /* Each grant is at most its share: one round's grants never exceed the room. */
                         room -= l->requested[c] - l->floor[c];
                         l->width[c] = l->requested[c];
                         settled[c] = again = true;
@@ -256,8 +256,10 @@ static int layout(const TextTable *t, bool legend, Layout *l) {
                 return -ENOMEM;
         for (size_t c = 0; c < t->n_columns; c++) {
                 l->requested[c] = legend ? text_display_width(t->headers[c]) : 0;
-                for (size_t r = 0; r < n_rows; r++)
-                        l->requested[c] = MAX(l->requested[c], text_display_width(t->cells[r * t->n_columns + c].text));
+                for (size_t r = 0; r < n_rows; r++) {
+                        size_t w = text_display_width(t->cells[r * t->n_columns + c].text);
+                        l->requested[c] = MAX(l->requested[c], w);
+                }
                 l->floor[c] = column_floor(t, c, l->requested[c]);
                 l->width[c] = l->requested[c];
                 l->shown[c] = true;
