@@ -247,16 +247,17 @@ static const char *colour_notes(json_object *e, const char *key, json_object *v)
         return json_bool_or(e, "Stale", false) ? ANSI_YELLOW : NULL;
 }
 
+/* Both ends, the rates and the notes (where the ends disagree) stay; how the edge was seen gives way. */
 static const CtlColumn edge_columns[] = {
-        { "FROM", "FromHostname", NULL, NULL },
-        { "TO", "ToHostname", NULL, NULL },
-        { "TRANSPORT", "Transport", NULL, NULL },
-        { "VIA", "FromInterface", format_via, NULL },
+        { "FROM", "FromHostname", NULL, NULL, { .min_width = 10 } },
+        { "TO", "ToHostname", NULL, NULL, { .min_width = 10 } },
+        { "TRANSPORT", "Transport", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 3 } },
+        { "VIA", "FromInterface", format_via, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 2 } },
         { ">UP GB/S", "UploadGbps", format_rate, NULL },
         { ">DOWN GB/S", "DownloadGbps", format_rate, NULL },
-        { ">RTT", "RttUsec", format_rtt, NULL },
-        { "SEEN FROM", "SeenFrom", format_seen, NULL },
-        { "NOTES", "Disagreement", format_notes, colour_notes },
+        { ">RTT", "RttUsec", format_rtt, NULL, { .optional = 1 } },
+        { "SEEN FROM", "SeenFrom", format_seen, NULL, { .optional = 4 } },
+        { "NOTES", "Disagreement", format_notes, colour_notes, { .weight = 300, .min_width = 10 } },
 };
 
 static char *edge_footer(json_object *rows) {

@@ -169,11 +169,11 @@ int verb_inhibit(sd_bus *bus, int argc, char **argv) {
 }
 
 static const CtlColumn inhibitor_columns[] = {
-        { "WHAT", "What", NULL, NULL },
-        { "WHO", "Who", NULL, NULL },
-        { "WHY", "Why", NULL, NULL },
-        { ">UID", "Uid", NULL, NULL },
-        { ">PID", "Pid", NULL, NULL },
+        { "WHAT", "What", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "WHO", "Who", NULL, NULL, { .min_width = 10 } },
+        { "WHY", "Why", NULL, NULL, { .weight = 300, .min_width = 10 } },
+        { ">UID", "Uid", NULL, NULL, { .optional = 2 } },
+        { ">PID", "Pid", NULL, NULL, { .optional = 1 } },
 };
 
 static const CtlTableView inhibitor_table = {

@@ -29,16 +29,19 @@ static char *format_address_list(json_object *row, const char *key, json_object 
         return s;
 }
 
+/* The name, its state and speed stay; the addresses (the first two and a count) shrink first. Names
+ * (at most 15 characters) and words from a short list (kind, type) are never cut: "Thunder…" would
+ * not say which. */
 static const CtlColumn link_columns[] = {
         { ">IDX", "Index", NULL, NULL },
-        { "NAME", "Name", NULL, NULL },
-        { "KIND", "Kind", NULL, NULL },
-        { "TYPE", "ConnectionType", NULL, NULL },
-        { "STATE", "OperState", NULL, ctl_colour_state },
-        { "CARRIER", "Carrier", ctl_format_yes_no, NULL },
+        { "NAME", "Name", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "KIND", "Kind", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 3 } },
+        { "TYPE", "ConnectionType", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } },
+        { "STATE", "OperState", NULL, ctl_colour_state, { .min_width = 7 } },
+        { "CARRIER", "Carrier", ctl_format_yes_no, NULL, { .optional = 2 } },
         { ">SPEED", "SpeedMbps", NULL, NULL },
-        { ">MTU", "Mtu", NULL, NULL },
-        { "ADDRESSES", "Addresses", format_address_list, NULL },
+        { ">MTU", "Mtu", NULL, NULL, { .optional = 4 } },
+        { "ADDRESSES", "Addresses", format_address_list, NULL, { .weight = 300, .min_width = 12 } },
 };
 
 static const CtlTableView link_table = {

@@ -104,6 +104,41 @@ static void help(void) {
                "refused call), 2 on bad usage. See linkprobectl(1).\n");
 }
 
+#define SYSTEM_BUS_ADDRESS_DEFAULT "unix:path=/run/dbus/system_bus_socket"
+
+/* One sentence: which bus could not be reached, why, and what to do. Without a system bus (a container,
+ * a machine where only `make run` ran the daemon, on a bus of its own) the way out is to start one, or
+ * to say where the daemon is. */
+static void log_connect_error(int r) {
+        _cleanup_(freep) char *address = NULL;
+
+        switch (arg_bus) {
+        case BUS_SYSTEM:
+                /* sd-bus's own default when $DBUS_SYSTEM_BUS_ADDRESS is unset. */
+                address = escape_for_terminal(getenv("DBUS_SYSTEM_BUS_ADDRESS") ?: SYSTEM_BUS_ADDRESS_DEFAULT);
+                fprintf(stderr,
+                        "Cannot connect to the system bus at %s (%s): start D-Bus and linkprobed "
+                        "(systemctl start linkprobed), or point linkprobectl at the bus linkprobed runs on "
+                        "with --bus-address=ADDRESS or --user.\n",
+                        strna(address), strerror(-r));
+                return;
+        case BUS_USER:
+                fprintf(stderr,
+                        "Cannot connect to your session bus (%s): run linkprobed --user in your session, "
+                        "or point linkprobectl at the bus linkprobed runs on with --bus-address=ADDRESS "
+                        "or --system.\n",
+                        strerror(-r));
+                return;
+        case BUS_ADDRESS:
+                address = escape_for_terminal(arg_bus_address);
+                fprintf(stderr,
+                        "Cannot connect to the given bus at %s (%s): give the address linkprobed was "
+                        "started with (linkprobed --bus-address=), or use --system or --user.\n",
+                        strna(address), strerror(-r));
+                return;
+        }
+}
+
 static int connect_bus(sd_bus **ret) {
         sd_bus *bus = NULL;
         int r;
@@ -128,8 +163,7 @@ static int connect_bus(sd_bus **ret) {
                 r = -EINVAL;
         }
         if (r < 0) {
-                fprintf(stderr, "Cannot connect to the %s bus: %s\n",
-                        arg_bus == BUS_USER ? "user" : arg_bus == BUS_SYSTEM ? "system" : "given", strerror(-r));
+                log_connect_error(r);
                 sd_bus_unref(bus);
                 return r;
         }

@@ -53,8 +53,30 @@ static const char *object_namer(const char *path) {
         return current ? json_string_or(current->labels, path, NULL) : NULL;
 }
 
+/* Properties that hold sentences, one per element (Gpu and Peer Warnings; Neighbor, Thunderbolt and Pci
+ * Problems): run together on the event's line, four GPU warnings made one unreadable line. Each goes on
+ * a line of its own below the event instead, as what it is. */
+static const struct {
+        const char *key;
+        const char *one; /* "warning: FP32 throughput varied by ..." */
+} sentence_lists[] = {
+        { "Warnings", "warning" },
+        { "Problems", "problem" },
+};
+
+/* The word for one of key's sentences, when value holds any; else NULL (and an empty list stays on the
+ * event's line, as "Warnings=-": that they are gone is news too). */
+static const char *sentence_list(const char *key, json_object *value) {
+        if (!value || !json_object_is_type(value, json_type_array) || json_object_array_length(value) == 0)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(sentence_lists); i++)
+                if (streq(key, sentence_lists[i].key))
+                        return sentence_lists[i].one;
+        return NULL;
+}
+
 /* "Mtu=1400; Speed=10 Gb/s; Measured=Sat 2026-11-21 13:05:09 CET": every value formatted by its name,
- * a timestamp's "…Usec" twin left out. */
+ * a timestamp's "…Usec" twin left out, lists of sentences left to print_sentences(). */
 static char *format_properties(json_object *props, json_object *invalidated) {
         char *s = NULL;
         size_t len = 0;
@@ -70,6 +92,8 @@ static char *format_properties(json_object *props, json_object *invalidated) {
                         if (base && json_object_object_get_ex(props, base, NULL))
                                 continue;
                 }
+                if (sentence_list(key, value))
+                        continue;
                 _cleanup_(freep) char *label = ctl_property_label(key), *text = ctl_format_value(props, key, value);
                 fprintf(f, "%s%s=%s", sep, label ?: key, text ?: "-");
                 sep = "; ";
@@ -80,6 +104,19 @@ static char *format_properties(json_object *props, json_object *invalidated) {
         }
         fclose(f);
         return s;
+}
+
+/* Each sentence of props' lists on a line of its own, indented under the event. */
+static void print_sentences(json_object *props) {
+        json_object_object_foreach(props, key, value) {
+                const char *one = sentence_list(key, value);
+                for (size_t i = 0; one && i < json_object_array_length(value); i++) {
+                        json_object *sentence = json_object_array_get_idx(value, i);
+                        _cleanup_(freep) char *text = ctl_format_value(value, key, sentence),
+                                              *escaped = escape_for_terminal(strna(text));
+                        printf("    %s: %s\n", one, strna(escaped));
+                }
+        }
 }
 
 /* What a person wants to know first about an object that appeared. */
@@ -169,6 +206,8 @@ static void emit(Monitor *mon, const char *event, const char *path, const char *
                 return;
         escaped = escape_for_terminal(line);
         printf("%s\n", strna(escaped));
+        if (streq(event, "changed"))
+                print_sentences(props);
         fflush(stdout);
 }
 

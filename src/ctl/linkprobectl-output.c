@@ -112,6 +112,8 @@ int ctl_output_table(json_object *rows, const CtlTableView *view) {
         t = text_table_new(headers, view->n_columns);
         if (!t)
                 return log_oom_ctl();
+        for (size_t c = 0; c < view->n_columns; c++)
+                text_table_set_fit(t, c, view->columns[c].fit);
         text_table_set_width(t, ctl_table_width());
         text_table_set_colour(t, ctl_colour());
 

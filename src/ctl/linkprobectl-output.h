@@ -7,13 +7,29 @@
 #include <stdio.h>
 
 #include "linkprobectl-format.h"
+#include "shared/format-table.h"
 #include "shared/macros.h"
 
+/* A table column. The first four members are all most columns need; `fit` says how the column gives
+ * way when the table is wider than the terminal ($COLUMNS, else the terminal's width; never with
+ * -l/--full or on a pipe), and may be left out (zero: the defaults of shared/format-table.h):
+ *
+ *   { "NAME", "Name", NULL, NULL, { .weight = 300, .min_width = 16 } }
+ *           shrinks three times as fast as a column of the default weight (100), never below 16;
+ *   { "STATE", "ProbeState", NULL, ctl_colour_state, { .min_width = TEXT_WIDTH_WHOLE } }
+ *           never cut ("fail…" would say nothing);
+ *   { ">JITTER", "JitterUsec", format_usec, NULL, { .optional = 2 } }
+ *           left out, before the columns ranked 1, when the columns' minimum widths do not fit.
+ *
+ * Columns are essential unless ranked optional; right-aligned columns (numbers) are never cut. Give
+ * the first column (which holds a tree's indentation) and whatever identifies a row no `optional`,
+ * and a column whose text is long and of least use when cut the highest weight. */
 typedef struct CtlColumn {
         const char *header; /* '>' first: right-aligned */
         const char *key;    /* member of the row; "A.B" reaches into member A */
         CtlFormat format;   /* NULL: ctl_format_value() */
         CtlColour colour;
+        TextColumnFit fit;
 } CtlColumn;
 
 typedef struct CtlTableView {

@@ -31,19 +31,51 @@ static char *format_measured(json_object *p, const char *key, json_object *v) {
         return ctl_strdupf("%s%s", age ?: "never", age && json_bool_or(p, "Stale", false) ? " (stale)" : "");
 }
 
+/* The address (a cut one names nothing), the figures and how fresh they are stay; what the path
+ * runs over gives way first. */
 static const CtlColumn peer_columns[] = {
-        { "ADDRESS", "Address", NULL, NULL },
-        { "TRANSPORT", "Transport", NULL, NULL },
-        { "VIA", "SourceInterfaceName", format_via, NULL },
-        { "TYPE", "ConnectionType", NULL, NULL },
+        { "ADDRESS", "Address", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "TRANSPORT", "Transport", NULL, NULL, { .optional = 5 } },
+        { "VIA", "SourceInterfaceName", format_via, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 3 } },
+        { "TYPE", "ConnectionType", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 4 } },
         { ">UPLOAD", "UploadGbps", format_gbps, NULL },
         { ">DOWNLOAD", "DownloadGbps", format_gbps, NULL },
         { ">RTT", "RttUsec", format_usec, NULL },
-        { ">JITTER", "JitterUsec", format_usec, NULL },
-        { "MEASURED", "MeasuredAt", format_measured, ctl_colour_stale },
-        { "STATE", "ProbeState", NULL, ctl_colour_state },
-        { "LAST ERROR", "LastError", NULL, NULL },
+        { ">JITTER", "JitterUsec", format_usec, NULL, { .optional = 2 } },
+        { "MEASURED", "MeasuredAt", format_measured, ctl_colour_stale,
+          { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } },
+        { "STATE", "ProbeState", NULL, ctl_colour_state, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "LAST ERROR", "LastError", NULL, NULL, { .weight = 200, .min_width = 10 } },
 };
+
+/* Measured by ProbePeer() alone ("probed" and no other origin): nothing measures it again. */
+static bool one_off(json_object *p) {
+        json_object *origins = ctl_member(p, "Origins");
+
+        if (!origins || !json_object_is_type(origins, json_type_array) || json_object_array_length(origins) != 1)
+                return false;
+        return streq(strempty(json_object_get_string(json_object_array_get_idx(origins, 0))), "probed");
+}
+
+/* Under the table: which stale results stay so, because nothing measures them again, and how to have
+ * them measured (StaleReason says the same per path). */
+static void peer_notes(json_object *rows, FILE *f) {
+        const char *sep = "";
+
+        if (!arg_legend)
+                return;
+        for (size_t i = 0; i < json_object_array_length(rows); i++) {
+                json_object *p = json_object_array_get_idx(rows, i);
+                if (!one_off(p) || !json_bool_or(p, "Stale", false))
+                        continue;
+                _cleanup_(freep) char *address = escape_for_terminal(json_string_or(p, "Address", "?"));
+                fprintf(f, "%s%s", *sep ? sep : "\nOne-off results (linkprobectl probe), not kept fresh: ",
+                        strna(address));
+                sep = ", ";
+        }
+        if (*sep)
+                fputs(".\n[Peers] Address= (linkprobed.conf) or AddPeer() keeps a path measured.\n", f);
+}
 
 static const CtlTableView peer_table = {
         .columns = peer_columns,
@@ -51,6 +83,7 @@ static const CtlTableView peer_table = {
         .noun = "peer path",
         .nouns = "peer paths",
         .empty = "No peer paths.",
+        .notes = peer_notes,
 };
 
 int verb_peers(sd_bus *bus, int argc, char **argv) {
@@ -303,8 +336,16 @@ int verb_probe_peer(sd_bus *bus, int argc, char **argv) {
         const char *state = json_string_or(props, "ProbeState", "");
         if (!streq(state, "ok")) {
                 _cleanup_(freep) char *message = escape_for_terminal(json_string_or(props, "LastErrorMessage", ""));
-                fprintf(stderr, "%s %s: %s: %s\n", streq(state, "unsupported") ? "Cannot measure" : "Probe failed for",
-                        argv[1], json_string_or(props, "LastError", "error"), strempty(message));
+                const char *error = json_string_or(props, "LastError", "error");
+                /* Refused: the far node is there but nothing accepts probes, which is the responder's
+                 * job, off by default. */
+                fprintf(stderr, "%s %s: %s: %s%s\n",
+                        streq(state, "unsupported") ? "Cannot measure" : "Probe failed for", argv[1], error,
+                        strempty(message),
+                        streq(error, "ECONNREFUSED") ? " (nothing there accepts probes: the far node needs "
+                                                       "linkprobed's responder, [Responder] Listen= in its "
+                                                       "linkprobed.conf)"
+                                                     : "");
                 return CTL_EXIT_FAILURE;
         }
         return r;

@@ -66,16 +66,19 @@ static char *format_netdev(json_object *port, const char *key, json_object *netd
         return ctl_format_string(port, key, json_object_array_get_idx(netdevs, 0));
 }
 
+/* Which port (names whole), whether it is up, how fast and its interface stay; the GIDs give way
+ * first. */
 static const CtlColumn rdma_columns[] = {
-        { "DEVICE", "Device", NULL, NULL },
+        { "DEVICE", "Device", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
         { ">PORT", "Port", NULL, NULL },
-        { "STATE", "State", NULL, ctl_colour_state },
-        { "PHYS STATE", "PhysState", NULL, ctl_colour_state },
-        { "TRANSPORT", "Transport", NULL, NULL },
+        { "STATE", "State", NULL, ctl_colour_state, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "PHYS STATE", "PhysState", NULL, ctl_colour_state,
+          { .min_width = TEXT_WIDTH_WHOLE, .optional = 2 } },
+        { "TRANSPORT", "Transport", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 3 } },
         { ">RATE", "RateGbps", NULL, NULL },
-        { "LINK", "Width", format_link, NULL },
-        { "NETDEV", "NetDevices", format_netdev, NULL },
-        { "GIDS", "Gids", format_gids, NULL },
+        { "LINK", "Width", format_link, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } },
+        { "NETDEV", "NetDevices", format_netdev, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "GIDS", "Gids", format_gids, NULL, { .weight = 300, .min_width = 12, .optional = 4 } },
 };
 
 static const CtlTableView rdma_table = {

@@ -225,14 +225,17 @@ static const char *colour_degraded(json_object *d, const char *key, json_object 
         return json_bool_or(d, "Degraded", false) ? ANSI_YELLOW : NULL;
 }
 
+/* The tree (its first column holds the indentation, never cut), each device's name, its link's rate and
+ * its problems stay; the router type, the path's rate and then the link class (whole or not at all:
+ * "Thunderbolt …" would not say which) give way. */
 static const CtlColumn tree_columns[] = {
-        { "DEVICE", "SysfsName", NULL, NULL },
-        { "TYPE", "Type", NULL, NULL },
-        { "NAME", "Name", format_name, NULL },
-        { "CLASS", "LinkClass", NULL, NULL },
+        { "DEVICE", "SysfsName", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "TYPE", "Type", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 2 } },
+        { "NAME", "Name", format_name, NULL, { .weight = 200, .min_width = 10 } },
+        { "CLASS", "LinkClass", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } },
         { ">LINK RX/TX", "RxGbps", format_link_rates, NULL },
-        { ">PATH RX/TX", "PathRxGbps", format_path_rates, NULL },
-        { "NOTES", "Problems", format_notes, colour_degraded },
+        { ">PATH RX/TX", "PathRxGbps", format_path_rates, NULL, { .optional = 1 } },
+        { "NOTES", "Problems", format_notes, colour_degraded, { .weight = 300, .min_width = 10 } },
 };
 
 static const CtlTableView tree_table = {

@@ -235,10 +235,15 @@ int verb_topo(sd_bus *bus, int argc, char **argv) {
         if (!rows || !columns)
                 r = log_oom_ctl();
         if (r == 0) {
-                columns[0] = (CtlColumn) { "DEVICE", "Device", NULL, NULL };
+                /* The matrix is the point: the device names and relations stay whole; a cut CPU list
+                 * would name other CPUs, so it goes as a whole when the matrix needs the room. */
+                columns[0] = (CtlColumn) { "DEVICE", "Device", NULL, NULL,
+                                           { .min_width = TEXT_WIDTH_WHOLE } };
                 for (size_t i = 0; i < n; i++)
-                        columns[i + 1] = (CtlColumn) { d[i].label, NULL, NULL, NULL };
-                columns[n + 1] = (CtlColumn) { "CPU AFFINITY", "LocalCpus", NULL, NULL };
+                        columns[i + 1] = (CtlColumn) { d[i].label, NULL, NULL, NULL,
+                                                       { .min_width = TEXT_WIDTH_WHOLE } };
+                columns[n + 1] = (CtlColumn) { "CPU AFFINITY", "LocalCpus", NULL, NULL,
+                                               { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } };
                 columns[n + 2] = (CtlColumn) { ">NUMA", "NumaNode", format_numa, NULL };
                 /* "Relations.<label>": the labels have no dots. */
                 for (size_t i = 0; i < n && r == 0; i++)

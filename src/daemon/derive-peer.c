@@ -126,7 +126,13 @@ static bool expand(DerivePeers *d) {
                         changed = true;
                         continue;
                 }
+                /* A one-off result now wanted (AddPeer() of what ProbePeer() measured): one made stale
+                 * by a change under it is measured again once the path is quiet, as any wanted path's
+                 * would have been, not only when its TTL runs out. Origins still says what was. */
+                bool now_wanted = p->wanted && !(p->origins & PEER_ORIGINS_WANTED);
                 peer_update_origins(p);
+                if (now_wanted && p->derived.disturbed)
+                        reconcile_path_disturbed(d->reconciler, p);
         }
         return changed;
 }
@@ -265,8 +271,8 @@ bool peer_is_stale(const Peer *p, uint64_t now) {
         return p->m.measured_at == 0 || now >= peer_expires_at(p) || p->derived.disturbed;
 }
 
-/* StaleReason: why Stale is true, the most telling reason first; NULL when fresh. */
-static char *stale_reason(const Peer *p, uint64_t now) {
+/* Why Stale is true, the most telling reason first; NULL when fresh. */
+static char *stale_cause(const Peer *p, uint64_t now) {
         char *s = NULL;
 
         if (p->derived.disturbed)
@@ -275,6 +281,23 @@ static char *stale_reason(const Peer *p, uint64_t now) {
                 return strdup("never measured");
         if (now >= peer_expires_at(p) &&
             asprintf(&s, "measured longer ago than its TTL of %" PRIu64 " s", peer_ttl_usec(p) / USEC_PER_SEC) < 0)
+                return NULL;
+        return s;
+}
+
+/* StaleReason: the cause, and for a path that ProbePeer() measured once and nobody wants, that it
+ * stays so: "carrier lost on eth0" would otherwise read as if it were still true long after the
+ * carrier came back. */
+static char *stale_reason(const Peer *p, uint64_t now) {
+        _cleanup_(freep) char *cause = stale_cause(p, now);
+        char *s = NULL;
+
+        if (!cause || !p->adhoc || p->wanted)
+                return TAKE_PTR(cause);
+        if (asprintf(&s,
+                     "%s; a one-off result (ProbePeer) that is not kept fresh: "
+                     "AddPeer() or [Peers] Address= keeps a path measured",
+                     cause) < 0)
                 return NULL;
         return s;
 }

@@ -5,6 +5,8 @@
 #define ANSI_NORMAL "\033[0m"
 /* Never ellipsize a column narrower than this (or its header), or nothing readable is left. */
 #define COLUMN_WIDTH_MIN 4
+#define COLUMN_WEIGHT_DEFAULT 100
+#define SEPARATOR_WIDTH 2
 
 typedef struct Cell {
         char *text;
@@ -15,6 +17,7 @@ struct TextTable {
         size_t n_columns;
         char **headers;
         bool *right;
+        TextColumnFit *fit;
         Cell *cells; /* n_cells, row by row */
         size_t n_cells;
         size_t width; /* 0: no limit */
@@ -29,7 +32,8 @@ TextTable *text_table_new(const char *const *headers, size_t n_columns) {
         t->n_columns = n_columns;
         t->headers = new0(char *, n_columns);
         t->right = new0(bool, n_columns);
-        if (!t->headers || !t->right)
+        t->fit = new0(TextColumnFit, n_columns);
+        if (!t->headers || !t->right || !t->fit)
                 return text_table_free(t);
         for (size_t i = 0; i < n_columns; i++) {
                 t->right[i] = headers[i][0] == '>';
@@ -49,6 +53,7 @@ TextTable *text_table_free(TextTable *t) {
                 free(t->cells[i].text);
         free(t->headers);
         free(t->right);
+        free(t->fit);
         free(t->cells);
         return mfree(t);
 }
@@ -63,6 +68,11 @@ int text_table_add(TextTable *t, const char *text, const char *colour) {
                 return -ENOMEM;
         t->n_cells++;
         return 0;
+}
+
+void text_table_set_fit(TextTable *t, size_t column, TextColumnFit fit) {
+        if (column < t->n_columns)
+                t->fit[column] = fit;
 }
 
 void text_table_set_width(TextTable *t, size_t width) {
@@ -128,50 +138,168 @@ static void print_cell(TextTable *t, FILE *f, const Cell *cell, const char *text
                 fputs("  ", f);
 }
 
-/* Shrinks the widest column by one until the table fits, none below its floor. */
-static void fit(TextTable *t, size_t *width, const size_t *floor) {
-        size_t total = 2 * (t->n_columns - 1);
+/* What fitting needs to know of each column, and what it decides. */
+typedef struct Layout {
+        size_t *requested; /* the widest cell (and the header, with the legend) */
+        size_t *floor;     /* never narrower than this */
+        size_t *width;     /* what it gets */
+        bool *shown;
+} Layout;
+
+static void layout_done(Layout *l) {
+        free(l->requested);
+        free(l->floor);
+        free(l->width);
+        free(l->shown);
+}
+
+static size_t sum_shown(const TextTable *t, const Layout *l, const size_t *widths) {
+        size_t total = 0, n = 0;
 
         for (size_t c = 0; c < t->n_columns; c++)
-                total += width[c];
-        while (total > t->width) {
-                size_t widest = SIZE_MAX;
+                if (l->shown[c]) {
+                        total += widths[c];
+                        n++;
+                }
+        return total + (n > 0 ? SEPARATOR_WIDTH * (n - 1) : 0);
+}
+
+/* Leaves out optional columns, highest rank first and the rightmost first among equals, until the
+ * minimum widths of what is shown fit (or only essential columns are left). */
+static void drop_optional(const TextTable *t, Layout *l) {
+        while (sum_shown(t, l, l->floor) > t->width) {
+                size_t victim = SIZE_MAX;
                 for (size_t c = 0; c < t->n_columns; c++)
-                        if (width[c] > floor[c] && (widest == SIZE_MAX || width[c] > width[widest]))
-                                widest = c;
-                if (widest == SIZE_MAX)
-                        return; /* as narrow as it gets */
-                width[widest]--;
-                total--;
+                        if (l->shown[c] && t->fit[c].optional > 0 &&
+                            (victim == SIZE_MAX || t->fit[c].optional >= t->fit[victim].optional))
+                                victim = c;
+                if (victim == SIZE_MAX)
+                        return;
+                l->shown[victim] = false;
         }
 }
 
-int text_table_print(TextTable *t, FILE *f, bool legend) {
-        _cleanup_(freep) size_t *width = new0(size_t, t->n_columns), *floor = new0(size_t, t->n_columns);
+static unsigned weight_of(const TextTable *t, size_t c) {
+        return t->fit[c].weight ?: COLUMN_WEIGHT_DEFAULT;
+}
+
+/* Every shown column starts at its floor; the room left is shared by weight. A column whose share
+ * would take it to what it asked for gets exactly that, and the sharing starts again without it, so
+ * no room goes to a column that cannot use it. What integer division leaves goes one by one from the
+ * left. */
+static void share_room(const TextTable *t, Layout *l) {
+        _cleanup_(freep) bool *settled = new0(bool, t->n_columns);
+        size_t room = t->width - MIN(t->width, sum_shown(t, l, l->floor));
+
+        if (!settled) { /* no memory: every column at its floor still fits */
+                memcpy(l->width, l->floor, t->n_columns * sizeof(size_t));
+                return;
+        }
+        for (size_t c = 0; c < t->n_columns; c++) {
+                l->width[c] = l->floor[c];
+                settled[c] = !l->shown[c] || l->floor[c] >= l->requested[c];
+        }
+        for (bool again = true; again;) {
+                uint64_t weights = 0;
+
+                again = false;
+                for (size_t c = 0; c < t->n_columns; c++)
+                        if (!settled[c])
+                                weights += weight_of(t, c);
+                if (weights == 0)
+                        return;
+                for (size_t c = 0; c < t->n_columns; c++) {
+                        size_t share = (size_t) ((uint64_t) room * weight_of(t, c) / weights);
+                        if (settled[c] || l->floor[c] + share < l->requested[c])
+                                continue;
+                        /* Each grant is at most its share: one round's grants never exceed the room. */
+                        room -= l->requested[c] - l->floor[c];
+                        l->width[c] = l->requested[c];
+                        settled[c] = again = true;
+                }
+        }
+        uint64_t weights = 0;
+        size_t given = 0;
+        for (size_t c = 0; c < t->n_columns; c++)
+                if (!settled[c])
+                        weights += weight_of(t, c);
+        for (size_t c = 0; c < t->n_columns; c++)
+                if (!settled[c]) {
+                        l->width[c] = l->floor[c] + (size_t) ((uint64_t) room * weight_of(t, c) / weights);
+                        given += l->width[c] - l->floor[c];
+                }
+        for (size_t c = 0; c < t->n_columns && given < room; c++)
+                if (!settled[c] && l->width[c] < l->requested[c]) {
+                        l->width[c]++;
+                        given++;
+                }
+}
+
+static size_t column_floor(const TextTable *t, size_t c, size_t requested) {
+        size_t header = text_display_width(t->headers[c]);
+        unsigned min = t->fit[c].min_width ?: COLUMN_WIDTH_MIN;
+
+        /* Right-aligned columns hold numbers: a cut number would be a wrong one. */
+        if (t->right[c] || min == TEXT_WIDTH_WHOLE)
+                return requested;
+        return MIN(requested, MAX(header, (size_t) min));
+}
+
+static int layout(const TextTable *t, bool legend, Layout *l) {
         size_t n_rows = text_table_rows(t);
 
-        if (!width || !floor)
+        l->requested = new0(size_t, t->n_columns);
+        l->floor = new0(size_t, t->n_columns);
+        l->width = new0(size_t, t->n_columns);
+        l->shown = new0(bool, t->n_columns);
+        if (!l->requested || !l->floor || !l->width || !l->shown)
                 return -ENOMEM;
         for (size_t c = 0; c < t->n_columns; c++) {
-                size_t header = text_display_width(t->headers[c]);
-                width[c] = legend ? header : 0;
-                for (size_t r = 0; r < n_rows; r++)
-                        width[c] = MAX(width[c], text_display_width(t->cells[r * t->n_columns + c].text));
-                /* Right-aligned columns hold numbers: a cut number would be a wrong one. */
-                floor[c] = t->right[c] ? width[c] : MIN(width[c], MAX(header, (size_t) COLUMN_WIDTH_MIN));
+                l->requested[c] = legend ? text_display_width(t->headers[c]) : 0;
+                for (size_t r = 0; r < n_rows; r++) {
+                        size_t w = text_display_width(t->cells[r * t->n_columns + c].text);
+                        l->requested[c] = MAX(l->requested[c], w);
+                }
+                l->floor[c] = column_floor(t, c, l->requested[c]);
+                l->width[c] = l->requested[c];
+                l->shown[c] = true;
         }
-        if (t->width > 0 && t->n_columns > 0)
-                fit(t, width, floor);
+        if (t->width == 0 || sum_shown(t, l, l->requested) <= t->width)
+                return 0;
+        drop_optional(t, l);
+        share_room(t, l);
+        return 0;
+}
 
+/* The last column shown is not padded: no trailing blanks. */
+static size_t last_shown(const TextTable *t, const Layout *l) {
+        size_t last = 0;
+        for (size_t c = 0; c < t->n_columns; c++)
+                if (l->shown[c])
+                        last = c;
+        return last;
+}
+
+int text_table_print(TextTable *t, FILE *f, bool legend) {
+        _cleanup_(layout_done) Layout l = {};
+        size_t n_rows = text_table_rows(t), last;
+        int r;
+
+        r = layout(t, legend, &l);
+        if (r < 0)
+                return r;
+        last = last_shown(t, &l);
         if (legend) {
                 for (size_t c = 0; c < t->n_columns; c++)
-                        print_cell(t, f, NULL, t->headers[c], width[c], t->right[c], c + 1 == t->n_columns);
+                        if (l.shown[c])
+                                print_cell(t, f, NULL, t->headers[c], l.width[c], t->right[c], c == last);
                 fputc('\n', f);
         }
-        for (size_t r = 0; r < n_rows; r++) {
+        for (size_t row = 0; row < n_rows; row++) {
                 for (size_t c = 0; c < t->n_columns; c++) {
-                        const Cell *cell = &t->cells[r * t->n_columns + c];
-                        print_cell(t, f, cell, cell->text, width[c], t->right[c], c + 1 == t->n_columns);
+                        const Cell *cell = &t->cells[row * t->n_columns + c];
+                        if (l.shown[c])
+                                print_cell(t, f, cell, cell->text, l.width[c], t->right[c], c == last);
                 }
                 fputc('\n', f);
         }

@@ -2,6 +2,8 @@
 /* format-table.h — aligned text tables for humans: optional colour per cell, fitted to a width */
 #pragma once
 
+#include <limits.h>
+
 #include "macros.h"
 
 typedef struct TextTable TextTable;
@@ -15,8 +17,30 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(TextTable *, text_table_free);
  * (an ANSI SGR sequence such as "\033[0;31m", or NULL) wraps the text, never the padding. */
 int text_table_add(TextTable *t, const char *text, const char *colour);
 
-/* Fit the table into width columns (0: no limit) by ellipsizing the widest column, again and again,
- * down to the width of its header; right-aligned (numeric) columns are never cut. */
+/* How a column gives way when the table is wider than the width it must fit. All zero: the defaults.
+ *
+ *   weight     its share, against the other columns', of the room left above every column's minimum
+ *              (0: 100). A column whose share reaches its widest cell gets that, and the rest is shared
+ *              again among the others, as systemd's format-table.c does.
+ *   min_width  never cut narrower than this, nor narrower than its header (0: 4; TEXT_WIDTH_WHOLE: never
+ *              cut). A column whose cells are all narrower is simply as wide as they are.
+ *   optional   0: essential, always shown. N > 0: left out of the table, highest N first (the rightmost
+ *              first among equals), while the minimum widths of the columns shown still do not fit.
+ *
+ * Right-aligned columns hold numbers and are never cut, whatever min_width says: a cut number is a wrong
+ * one. So the table is never wider than the width unless its essential columns at their minimum are. */
+typedef struct TextColumnFit {
+        unsigned weight;
+        unsigned min_width;
+        unsigned optional;
+} TextColumnFit;
+
+#define TEXT_WIDTH_WHOLE UINT_MAX
+
+/* Sets how column gives way (see TextColumnFit); without it every column has the defaults. */
+void text_table_set_fit(TextTable *t, size_t column, TextColumnFit fit);
+
+/* The width the table must fit (0: no limit, every column as wide as its widest cell). */
 void text_table_set_width(TextTable *t, size_t width);
 /* Whether the colours given to text_table_add() are printed (off by default). */
 void text_table_set_colour(TextTable *t, bool colour);

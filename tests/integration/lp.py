@@ -531,3 +531,34 @@ def ctl(bus, *args, netns=None, check=False, env=None, timeout=120):
     if netns:
         cmd = netns.exec_cmd(cmd)
     return run(cmd, check=check, timeout=timeout, env=dict(os.environ, **env) if env else None)
+
+
+def on_a_terminal(cmd, env=None, timeout=20.0):
+    """cmd with stdin, stdout and stderr on a pseudo-terminal: (exit status, what the terminal showed).
+    A program that waits there (a pager waiting for a key) is stopped at the timeout: status None."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
+    os.close(slave)
+    out = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if select.select([master], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every writer is gone
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    try:
+        status = proc.wait(10)
+    except subprocess.TimeoutExpired:
+        stop_process(proc)
+        status = None
+    return status, out.decode(errors="replace").replace("\r\n", "\n")

@@ -167,6 +167,45 @@ def test_monitor_human(netns, bus, daemon_factory):
         assert proc.wait(5) == 0
 
 
+def test_monitor_prints_warnings_on_their_own_lines(bus, client, daemon_factory):
+    """A GPU measured with four warnings: the change on one line, each warning indented on its own below
+    it, not run together into the line; the JSON form keeps them as the list they are."""
+    from test_gpu import A100, FakeProbe, config, device, measurement
+
+    warnings = ["FP32 throughput varied by 14% between runs (9.1 to 10.4 TFLOPS)",
+                "memory bandwidth varied by 22% between runs (1.2 to 1.5 TB/s)",
+                "FP16 throughput varied by 11% between runs (35.0 to 39.1 TFLOPS)",
+                "the copy buffer (64 MiB) is not well past the 96 MiB last-level cache"]
+    fake = FakeProbe()
+    gpu = device(A100["key"], "Fake A100")
+    fake.set(devices=[gpu], measurements={gpu["key"]: measurement()})
+    proc = None
+    try:
+        daemon_factory(gpu=True, env=fake.env(), config=config())
+        lp.wait_for(lambda: " ok " in lp.ctl(bus, "gpu").stdout, what="a measured GPU")
+        proc = subprocess.Popen([lp.CTL, f"--bus-address={bus.address}", "monitor"], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+        fake.set(measurements={gpu["key"]: measurement(1400.0, 9900.0, warnings=warnings)})
+        client.call(lp.ROOT, lp.IFACE + "Manager", "ProbeGpus", timeout_ms=30000)
+        lines = read_lines(proc, lambda ls: sum(line.startswith("    warning: ") for line in ls) >= 4)
+        event = next(i for i, line in enumerate(lines) if " changed " in line and "gpu 0" in line
+                     and i + 1 < len(lines) and lines[i + 1].startswith("    warning: "))
+        assert "varied" not in lines[event], lines[event]
+        below = []
+        for line in lines[event + 1:]:
+            if not line.startswith("    warning: "):
+                break
+            below.append(line[len("    warning: "):])
+        # The probe's four, in order, beside what the daemon adds itself ([Gpu] Quick=yes says so).
+        assert [w for w in below if w in warnings] == warnings, lines
+        assert all(" changed " not in w for w in below)
+    finally:
+        if proc:
+            proc.terminate()
+            proc.wait(5)
+        fake.remove()
+
+
 def test_monitor_waits_for_the_daemon_and_follows_restarts(netns, bus, daemon_factory):
     """monitor may start first; whenever the daemon (re)appears, every object is reported as added."""
     netns.ip("link", "add", "wait0", "type", "veth", "peer", "name", "wait1")
@@ -199,8 +238,25 @@ def test_daemon_not_running(bus):
 
 
 def test_no_bus():
-    out = lp.run([lp.CTL, "--bus-address=unix:path=/nonexistent/bus", "status"], check=False)
-    assert out.returncode == 1 and out.stderr.startswith("Cannot connect to the given bus")
+    """No bus where linkprobectl looks: one sentence that names the bus, why, and what to do instead."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DBUS_", "XDG_RUNTIME_DIR"))}
+    missing = "unix:path=/nonexistent/system_bus_socket"
+    cases = (
+        (["--bus-address=unix:path=/nonexistent/bus"], {},
+         "Cannot connect to the given bus at unix:path=/nonexistent/bus (No such file or directory): ",
+         ["linkprobed --bus-address=", "--system or --user"]),
+        ([], {"DBUS_SYSTEM_BUS_ADDRESS": missing},
+         f"Cannot connect to the system bus at {missing} (No such file or directory): ",
+         ["systemctl start linkprobed", "--bus-address=ADDRESS or --user"]),
+        (["--user"], {"XDG_RUNTIME_DIR": "/nonexistent"},
+         "Cannot connect to your session bus (No such file or directory): ",
+         ["linkprobed --user", "--bus-address=ADDRESS or --system"]),
+    )
+    for args, extra, start, advice in cases:
+        out = lp.run([lp.CTL, *args, "status"], check=False, env={**env, **extra})
+        assert out.returncode == 1 and out.stdout == "", (args, out)
+        assert out.stderr.startswith(start) and out.stderr.count("\n") == 1, (args, out.stderr)
+        assert all(a in out.stderr for a in advice) and out.stderr.endswith(".\n"), (args, out.stderr)
 
 
 def test_usage_errors(bus):

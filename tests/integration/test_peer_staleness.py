@@ -111,6 +111,41 @@ def test_a_carrier_flap_is_stale_at_once_and_measured_again_after_it_settles(net
     assert again["MeasuredAt"] / 1e6 >= back_at + 0.25, (again["MeasuredAt"] / 1e6, back_at)
 
 
+ONE_OFF = "a one-off result (ProbePeer) that is not kept fresh: AddPeer() or [Peers] Address= keeps a path measured"
+
+
+def test_a_one_off_result_says_it_is_not_kept_fresh(net, bus, client, daemon_factory):
+    """A path measured once with ProbePeer() (nobody wants it: no [Peers], no AddPeer()) goes stale with
+    the change under it like any other, but is never measured again: StaleReason and linkprobectl peers
+    say so, and how to keep it measured, for as long as that holds; AddPeer() makes it an ordinary path."""
+    daemon_factory(netns=net["in_a"], config=config("192.0.2.99", settle="300ms"))
+    path = peer_path(f"tcp:{DIRECT}")
+    client.call(lp.ROOT, lp.IFACE + "Manager", "ProbePeer", "(sa{sv})", (DIRECT, {}), timeout_ms=30000)
+    first = wait_peer(client, path, measured)
+    assert first["StaleReason"] == "" and list(first["Origins"]) == ["probed"]
+    try:
+        net["ns"].ip(net["B"], "link", "set", "t0", "down")
+        p = wait_peer(client, path, lambda q: q["Stale"])
+        assert p["StaleReason"] == f"carrier lost on s0; {ONE_OFF}", p
+    finally:
+        net["ns"].ip(net["B"], "link", "set", "t0", "up")
+    # The carrier is back, and the result still is what it was: stale, and saying why it stays so.
+    lp.wait_for(lambda: client.link_by_name("s0")["Carrier"], what="s0's carrier")
+    time.sleep(1)  # three settle times: a wanted path would have been measured again by now
+    p = peers(client)[path]
+    assert p["Stale"] and p["MeasuredAt"] == first["MeasuredAt"] and p["StaleReason"].endswith(ONE_OFF), p
+    table = lp.ctl(bus, "peers").stdout
+    assert f"One-off results (linkprobectl probe), not kept fresh: {DIRECT}.\n" in table, table
+    assert "[Peers] Address= (linkprobed.conf) or AddPeer() keeps a path measured." in table
+    assert "One-off" not in lp.ctl(bus, "--no-legend", "peers").stdout
+
+    # Wanted from now on: no longer one-off, and measured again like any path.
+    client.call(lp.ROOT, lp.IFACE + "Manager", "AddPeer", "(s)", (DIRECT,))
+    again = wait_peer(client, path, lambda q: measured(q) and q["MeasuredAt"] > first["MeasuredAt"], timeout=15)
+    assert again["StaleReason"] == "" and "added" in again["Origins"]
+    assert "One-off" not in lp.ctl(bus, "peers").stdout
+
+
 def test_an_mtu_change_is_stale_with_its_reason(net, client, daemon_factory):
     daemon_factory(netns=net["in_a"], config=config(DIRECT, settle="10s"))
     path = peer_path(f"tcp:{DIRECT}")

@@ -10,10 +10,14 @@ metrics over HTTP, while at the same time:
   - 50 D-Bus readers, each on its own connection, calling GetManagedObjects and GetAll in loops,
   - ProbePeer() every few seconds and ProbeGpus() every half minute, on top of the TTLs,
   - /metrics scraped every few seconds.
-The daemon's RSS and descriptor count are sampled every 5 s. At the end the load stops and the daemon
-must agree with `ip -j -d addr show` (0 divergences; SpeedMbps and Duplex excepted, as under umockdev
-the net class is read from the testbed too) and with the testbed, and must have logged no warning
-beyond those expected. Figures go to $BUILD/soak-figures.json and to stdout.
+The daemon's RSS and descriptor count are sampled every 5 s. What the daemon did is counted on the bus,
+never from its log's wording: a measurement is a PropertiesChanged with a new MeasuredAt on a Peer or
+a Gpu. At the end the load stops and the daemon must agree with `ip -j -d addr show` (0 divergences;
+SpeedMbps and Duplex excepted, as under umockdev the net class is read from the testbed too) and with
+the testbed, must have logged no warning beyond those expected, and every worker thread must have run
+to the end (one that dies fails the soak). The figures are printed as `make bench` prints its own
+(bench/report.py: metric, ours, goal, met), RSS and descriptors over time included, and written with
+every sample to $BUILD/soak-figures.json, so that runs compare.
 
 Needs root (namespaces, umockdev), PoCL (make deps) and a build (make). The machine may be shared:
 the load average at start and end is recorded with the figures."""
@@ -23,14 +27,15 @@ import json
 import os
 import random
 import re
-import signal
 import subprocess
 import sys
 import threading
 import time
+import traceback
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, "tests", "integration"))
+sys.path.insert(0, os.path.join(TOP, "bench"))
 
 parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 parser.add_argument("--build", default="build")
@@ -44,7 +49,17 @@ import lp  # noqa: E402
 import tbt_harness  # noqa: E402
 from gi.repository import Gio, GLib  # noqa: E402
 from kernel_compare import differences, wait_consistent  # noqa: E402
+from report import Report  # noqa: E402
 from test_tbt_daemon import DOCK, dock_records, remove_devices, tbt_objects  # noqa: E402
+
+# PyGObject builds a type and fills in its members on first use, and that is not safe to race: of 50
+# threads that met Gio.DBusConnectionFlags together, some found it without AUTHENTICATION_CLIENT and
+# died at start. Everything the threads use from GLib and Gio is resolved here, once, before any starts.
+CONNECTION_FLAGS = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+CALL_FLAGS = Gio.DBusCallFlags.NONE
+SIGNAL_FLAGS = Gio.DBusSignalFlags.NONE
+DBusConnection, GError, Variant = Gio.DBusConnection, GLib.Error, GLib.Variant
+MainContext, MainLoop, timeout_source_new = GLib.MainContext, GLib.MainLoop, GLib.timeout_source_new
 
 FIXTURE = "peers-two-docks.umockdev"
 PAIRS = 20
@@ -80,9 +95,79 @@ class Counter:
 
 
 def connect(bus):
-    return Gio.DBusConnection.new_for_address_sync(
-        bus.address, Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
-        None, None)
+    return DBusConnection.new_for_address_sync(bus.address, CONNECTION_FLAGS, None, None)
+
+
+class Workers:
+    """The load's threads. One that raises is recorded with its traceback: a soak that lost a worker did
+    not apply the load it reports, and fails."""
+
+    def __init__(self):
+        self.threads = []
+        self.deaths = []
+        self.lock = threading.Lock()
+
+    def start(self, name, target, *args):
+        def run():
+            try:
+                target(*args)
+            except BaseException:
+                with self.lock:
+                    self.deaths.append(f"{name}: {traceback.format_exc().strip().splitlines()[-1]}")
+                print(f"worker {name} died:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+        thread = threading.Thread(target=run, name=name)
+        self.threads.append(thread)
+        thread.start()
+
+    def join(self, timeout):
+        deadline = time.monotonic() + timeout
+        for t in self.threads:
+            t.join(max(0.1, deadline - time.monotonic()))
+        return [t.name for t in self.threads if t.is_alive()]
+
+
+class Measurements:
+    """What the daemon measured, as the bus says it: each PropertiesChanged of a Peer or a Gpu that carries
+    a new MeasuredAt is one measurement; one that says ProbeState "failed" is one failure. On a thread
+    of its own, with its own main context."""
+
+    KINDS = ("Peer", "Gpu")
+
+    def __init__(self, bus):
+        self.lock = threading.Lock()
+        self.measured = {kind: 0 for kind in self.KINDS}
+        self.failed = {kind: 0 for kind in self.KINDS}
+        self.ready = threading.Event()
+        self.loop = None
+        self.bus = bus
+
+    def run(self, stop):
+        context = MainContext.new()
+        context.push_thread_default()
+        conn = connect(self.bus)
+        for kind in self.KINDS:
+            conn.signal_subscribe(None, "org.freedesktop.DBus.Properties", "PropertiesChanged", None,
+                                  lp.IFACE + kind, SIGNAL_FLAGS, self.on_changed, kind)
+        self.loop = MainLoop.new(context, False)
+        # Stops with the others: the main thread sets stop, a timeout here sees it.
+        source = timeout_source_new(200)
+        source.set_callback(lambda *a: (self.loop.quit() if stop.is_set() else None, True)[1])
+        source.attach(context)
+        self.ready.set()
+        self.loop.run()
+        conn.close_sync(None)
+
+    def on_changed(self, conn, sender, path, interface, member, params, kind):
+        _, changed, _ = params.unpack()
+        with self.lock:
+            if changed.get("MeasuredAt", 0) > 0:
+                self.measured[kind] += 1
+            if changed.get("ProbeState") == "failed":
+                self.failed[kind] += 1
+
+    def figures(self):
+        with self.lock:
+            return dict(self.measured), dict(self.failed)
 
 
 def reader(bus, stop, counts):
@@ -93,7 +178,7 @@ def reader(bus, stop, counts):
             try:
                 t0 = time.monotonic()
                 reply = conn.call_sync(lp.BUS_NAME, lp.ROOT, "org.freedesktop.DBus.ObjectManager",
-                                       "GetManagedObjects", None, None, Gio.DBusCallFlags.NONE, 30000, None)
+                                       "GetManagedObjects", None, None, CALL_FLAGS, 30000, None)
                 counts.add("GetManagedObjects")
                 counts.latency(time.monotonic() - t0)
                 # Picked without unpacking the whole reply into Python objects: 50 threads doing that
@@ -105,9 +190,9 @@ def reader(bus, stop, counts):
                 interface = interfaces.get_child_value(rng.randrange(interfaces.n_children())).get_child_value(0) \
                     .get_string()
                 conn.call_sync(lp.BUS_NAME, path, "org.freedesktop.DBus.Properties", "GetAll",
-                               GLib.Variant("(s)", (interface,)), None, Gio.DBusCallFlags.NONE, 30000, None)
+                               Variant("(s)", (interface,)), None, CALL_FLAGS, 30000, None)
                 counts.add("GetAll")
-            except GLib.Error as e:
+            except GError as e:
                 # An object removed between the two calls is not an error of the daemon.
                 if "UnknownObject" in str(e) or "UnknownInterface" in str(e):
                     counts.add("reads of vanished objects")
@@ -176,14 +261,13 @@ def prober(bus, ns, stop, counts):
         while not stop.is_set():
             try:
                 conn.call_sync(lp.BUS_NAME, lp.ROOT, MANAGER, "ProbePeer",
-                               GLib.Variant("(sa{sv})", ("127.0.0.1", {})), None, Gio.DBusCallFlags.NONE, 30000, None)
+                               Variant("(sa{sv})", ("127.0.0.1", {})), None, CALL_FLAGS, 30000, None)
                 counts.add("ProbePeer calls")
                 if time.monotonic() - last_gpu > 30:
-                    conn.call_sync(lp.BUS_NAME, lp.ROOT, MANAGER, "ProbeGpus", None, None, Gio.DBusCallFlags.NONE,
-                                   120000, None)
+                    conn.call_sync(lp.BUS_NAME, lp.ROOT, MANAGER, "ProbeGpus", None, None, CALL_FLAGS, 120000, None)
                     counts.add("ProbeGpus calls")
                     last_gpu = time.monotonic()
-            except GLib.Error as e:
+            except GError as e:
                 counts.add("probe call errors")
                 print(f"prober: {e.message}", file=sys.stderr)
             scraped = subprocess.run(ns.exec_cmd(["curl", "-sf", "http://127.0.0.1:9477/metrics"]),
@@ -218,6 +302,59 @@ def warnings_in(log):
     return [line for line in log.splitlines() if line[:3] in ("<0>", "<1>", "<2>", "<3>", "<4>")]
 
 
+def percentile(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p))] if ordered else None
+
+
+def over_time(samples, column, unit, points=5):
+    """A few samples spread over the run ("0 s 5476, 45 s 5490, ... KiB"): the shape, comparable run to run."""
+    if not samples:
+        return "-"
+    picks = sorted({round(i * (len(samples) - 1) / (points - 1)) for i in range(points)})
+    return ", ".join(f"{samples[i][0]:.0f} s {samples[i][column]}" for i in picks) + f" {unit}"
+
+
+def report_figures(figures, checks, samples):
+    """The soak in bench/report.py's form: the checks as goals met or missed, the rest as information."""
+    r = Report()
+    c = figures["counts"]
+    r.row(f"soak, {figures['minutes']:g} min, {figures['readers']} readers", "load average "
+          f"{figures['load_average_start'][0]:.1f} -> {figures['load_average_end'][0]:.1f}", goal="info")
+    r.row("RSS over time", over_time(samples, 1, "KiB"), goal="info")
+    r.row("RSS, after warm-up -> last (max)", f"{figures['rss_kib_after_warmup']} -> {figures['rss_kib_last']} KiB "
+          f"(max {figures['rss_kib_max']})", goal="< 2 MiB growth", verdict=checks["RSS flat (< 2 MiB over the warm-up mark)"])
+    r.row("fds over time", over_time(samples, 2, "fds"), goal="info")
+    r.row("fds, after warm-up -> last (max)", f"{figures['fds_after_warmup']} -> {figures['fds_last']} "
+          f"(max {figures['fds_max']})", goal="within 3", verdict=checks["fds flat (within 3 of the warm-up mark)"])
+    r.row("divergences from ip -j -d addr show", figures["divergences"], goal="0",
+          verdict=checks["0 divergences from ip -j"])
+    r.row("GetManagedObjects = GetAll (objects differing)", figures["getall_differs"], goal="0",
+          verdict=checks["GetManagedObjects equals GetAll"])
+    r.row("Thunderbolt objects match the testbed", "yes" if figures["thunderbolt_matches_testbed"] else "no",
+          goal="yes", verdict=checks["Thunderbolt objects match the testbed"])
+    lat = [figures.get(f"getmanagedobjects_ms_{k}") for k in ("median", "p99", "max")]
+    r.row(f"GetManagedObjects under load, {figures['readers']} GDBus readers",
+          "-" if lat[0] is None else f"median {lat[0]} ms, p99 {lat[1]} ms, max {lat[2]} ms", goal="info")
+    r.row("GetManagedObjects under load, busctl every 5 s",
+          "-" if figures["busctl_getmanagedobjects_ms_median"] is None else
+          f"median {figures['busctl_getmanagedobjects_ms_median']} ms, max {figures['busctl_getmanagedobjects_ms_max']} ms",
+          goal="info")
+    r.row("peer measurements (MeasuredAt on the bus)", f"{figures['peer_measurements']} "
+          f"({figures['peer_failures']} failed)", goal="> 0", verdict=figures["peer_measurements"] > 0)
+    r.row("GPU measurements (MeasuredAt on the bus)", f"{figures['gpu_measurements']} "
+          f"({figures['gpu_failures']} failed)", goal="> 0", verdict=figures["gpu_measurements"] > 0)
+    r.row("load applied", f"{c.get('link flaps', 0)} link flaps, {c.get('uevents', 0)} uevents, "
+          f"{c.get('GetManagedObjects', 0)} GetManagedObjects, {c.get('GetAll', 0)} GetAll", goal="info")
+    r.row("read errors", c.get("read errors", 0), goal="0", verdict=checks["no read errors"])
+    r.row("worker threads that died or hung", len(figures["worker_deaths"]) + len(figures["workers_hung"]), goal="0",
+          verdict=checks["every worker thread ran to the end"])
+    r.row("unexpected warnings logged", figures["n_warnings"], goal="0", verdict=checks["no unexpected warnings"])
+    r.row("daemon alive at the end", "yes" if figures["alive_at_end"] else "no", goal="yes",
+          verdict=checks["daemon alive"])
+    return r
+
+
 def main():
     if os.geteuid() != 0:
         print("make soak needs root (network namespaces, umockdev)", file=sys.stderr)
@@ -229,12 +366,13 @@ def main():
     bed = tbt_harness.LiveTestbed(FIXTURE)
     daemon = None
     stop = threading.Event()
-    threads = []
+    workers = Workers()
     counts = Counter()
     samples = []
     answers = []
     state = {}
     figures = {"minutes": args.minutes, "readers": args.readers, "load_average_start": load_start}
+    report = None
     ok = True
     try:
         ns.batch([f"link add k{i}a type veth peer name k{i}b" for i in range(PAIRS)] +
@@ -244,26 +382,31 @@ def main():
                   "[Reconciler]\nTickSec=1s\nTcpTtlSec=30s\nTcpDurationSec=200ms\nTcpSamples=10\n"
                   "[Gpu]\nTTLSec=60s\nQuick=yes\nRandomizedDelaySec=0\n"
                   "[Metrics]\nListenAddress=127.0.0.1:9477\n")
+        # Counting starts before the daemon does: its first measurements count too.
+        measurements = Measurements(bus)
+        workers.start("measurements", measurements.run, stop)
+        if not measurements.ready.wait(10):
+            raise RuntimeError("the measurement watcher did not start")
         daemon = lp.Daemon(bus, netns=ns, prefix=["umockdev-wrapper"], gpu=True, config=config,
                            args=[f"--sysfs-root={bed.sys}", "--log-level=info"],
                            env={**bed.env(), "JOURNAL_STREAM": "0:0", "LINKPROBE_PROBE_DIR": lp.BUILD})
         pid = faults.daemon_pid(daemon)
         started = time.monotonic()
-        threads = [threading.Thread(target=sampler, args=(bus, pid, stop, samples, started, answers)),
-                   threading.Thread(target=flapper, args=(ns, stop, counts)),
-                   threading.Thread(target=uevents, args=(bed, stop, counts, state)),
-                   threading.Thread(target=prober, args=(bus, ns, stop, counts))]
-        threads += [threading.Thread(target=reader, args=(bus, stop, counts)) for _ in range(args.readers)]
-        for t in threads:
-            t.start()
+        workers.start("sampler", sampler, bus, pid, stop, samples, started, answers)
+        workers.start("flapper", flapper, ns, stop, counts)
+        workers.start("uevents", uevents, bed, stop, counts, state)
+        workers.start("prober", prober, bus, ns, stop, counts)
+        for i in range(args.readers):
+            workers.start(f"reader{i}", reader, bus, stop, counts)
         while time.monotonic() - started < seconds and daemon.proc.poll() is None:
             time.sleep(min(10, max(0.1, seconds - (time.monotonic() - started))))
             if samples:
                 t, rss, fds = samples[-1]
-                print(f"  {t:6.0f} s  RSS {rss} KiB  fds {fds}  {dict(counts.values)}", flush=True)
+                measured, _ = measurements.figures()
+                print(f"  {t:6.0f} s  RSS {rss} KiB  fds {fds}  measured {measured}  {dict(counts.values)}"
+                      f"{'  DIED: ' + '; '.join(workers.deaths) if workers.deaths else ''}", flush=True)
         stop.set()
-        for t in threads:
-            t.join(120)
+        hung = workers.join(120)
         figures["alive_at_end"] = daemon.proc.poll() is None
         client = lp.Client(bus)
         try:
@@ -283,16 +426,19 @@ def main():
         # Flat: after the first quarter (heap and caches warmed up, every kind of work done once) the
         # daemon may not keep growing.
         warm = samples[len(samples) // 4]
+        measured, failed = measurements.figures()
         figures.update({
             "rss_kib_first": rss[0], "rss_kib_after_warmup": warm[1], "rss_kib_last": rss[-1], "rss_kib_max": max(rss),
             "fds_first": fds[0], "fds_after_warmup": warm[2], "fds_last": fds[-1], "fds_max": max(fds),
             "samples": len(samples), "divergences": len(diffs), "thunderbolt_matches_testbed": tbt_ok,
             "getall_differs": len(getall), "warnings": warnings[:20], "n_warnings": len(warnings),
-            "gpu_measurements": log.count("FP32 TFLOPS"), "peer_measurements": len(re.findall(r"tcp:127\.0\.0\.1: up", log)),
+            "gpu_measurements": measured["Gpu"], "peer_measurements": measured["Peer"],
+            "gpu_failures": failed["Gpu"], "peer_failures": failed["Peer"],
+            "worker_deaths": list(workers.deaths), "workers_hung": hung,
             "udev_overruns_logged": log.count("udev monitor overrun"),
             "netlink_overruns_logged": log.count("Netlink receive buffer overrun"),
             "counts": dict(counts.values), "load_average_end": os.getloadavg(), **counts.latency_figures(),
-            "busctl_getmanagedobjects_ms_median": round(1000 * sorted(answers)[len(answers) // 2], 1) if answers else None,
+            "busctl_getmanagedobjects_ms_median": round(1000 * percentile(answers, 0.5), 1) if answers else None,
             "busctl_getmanagedobjects_ms_max": round(1000 * max(answers), 1) if answers else None,
         })
         checks = {
@@ -305,13 +451,18 @@ def main():
             "no unexpected warnings": not warnings,
             "no read errors": counts.values.get("read errors", 0) == 0,
             "peers and GPUs measured": figures["peer_measurements"] > 0 and figures["gpu_measurements"] > 0,
+            "every worker thread ran to the end": not workers.deaths and not hung,
         }
         figures["checks"] = checks
         ok = all(checks.values())
+        report = report_figures(figures, checks, samples)
         for d in diffs[:20]:
             print(f"  divergence: {d}")
+        for w in warnings[:20]:
+            print(f"  warning: {w}")
     finally:
         stop.set()
+        workers.join(10)
         if daemon:
             daemon.stop()
             for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
@@ -323,12 +474,16 @@ def main():
         bus.stop()
     figures["samples_rss_fds"] = samples
     path = os.path.join(lp.BUILD, "soak-figures.json")
-    with open(path, "w") as f:
-        json.dump(figures, f, indent=2)
-    for key, value in figures.items():
-        if key != "samples_rss_fds":
-            print(f"{key}: {value}")
-    print(f"soak {'passed' if ok else 'FAILED'}; figures in {path}")
+    if report:
+        print()
+        report.print()
+        report.dump(path, figures)
+    else:
+        with open(path, "w") as f:
+            json.dump(figures, f, indent=2)
+    failed_checks = [name for name, met in figures.get("checks", {}).items() if not met]
+    print(f"soak {'passed' if ok else 'FAILED'}{': ' + ', '.join(failed_checks) if failed_checks else ''}; "
+          f"figures in {path}")
     return 0 if ok else 1
 
 

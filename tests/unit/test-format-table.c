@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for the text table: alignment, escaping, colour that never moves a column, and fitting a
- * width by ellipsizing the widest column while numbers stay whole. */
+ * width: columns shrink by weight down to their minimum while numbers stay whole, and optional columns
+ * are left out when the minimums do not fit. */
 #include "unit-test.h"
 #include "shared/format-table.h"
 
@@ -69,6 +70,93 @@ static void test_fit(void **state) {
                                  "65536  e\\x…  -\n");
 }
 
+/* Two text columns of 20 and a number; every line checked against the width. */
+static TextTable *wide(void) {
+        static const char *const headers[] = { "A", "B", ">N" };
+        TextTable *t = text_table_new(headers, ELEMENTSOF(headers));
+
+        assert_non_null(t);
+        assert_int_equal(text_table_add(t, "aaaaaaaaaaaaaaaaaaaa", NULL), 0);
+        assert_int_equal(text_table_add(t, "bbbbbbbbbbbbbbbbbbbb", NULL), 0);
+        assert_int_equal(text_table_add(t, "123", NULL), 0);
+        return t;
+}
+
+static void test_weights(void **state) {
+        _cleanup_(text_table_freep) TextTable *t = wide();
+        _cleanup_(freep) char *out = NULL;
+
+        /* Floors 4 + 4 + 3 and two separators leave 16 of 31, shared 3:1. */
+        text_table_set_fit(t, 0, (TextColumnFit) { .weight = 300 });
+        text_table_set_width(t, 31);
+        out = print(t, false);
+        assert_string_equal(out, "aaaaaaaaaaaaaaa…  bbbbbbb…  123\n");
+        /* Room enough for all: nothing cut, nothing padded beyond the widest cell. */
+        text_table_set_width(t, 47);
+        free(out);
+        out = print(t, false);
+        assert_string_equal(out, "aaaaaaaaaaaaaaaaaaaa  bbbbbbbbbbbbbbbbbbbb  123\n");
+}
+
+static void test_min_width(void **state) {
+        _cleanup_(text_table_freep) TextTable *t = wide();
+        _cleanup_(freep) char *out = NULL;
+
+        /* B keeps 10; the 10 left are shared 3:1 (7 and 2), the one that division leaves goes left. */
+        text_table_set_fit(t, 0, (TextColumnFit) { .weight = 300 });
+        text_table_set_fit(t, 1, (TextColumnFit) { .min_width = 10 });
+        text_table_set_width(t, 31);
+        out = print(t, false);
+        assert_string_equal(out, "aaaaaaaaaaa…  bbbbbbbbbbb…  123\n");
+        /* TEXT_WIDTH_WHOLE: never cut; the other gives way alone. */
+        text_table_set_fit(t, 1, (TextColumnFit) { .min_width = TEXT_WIDTH_WHOLE });
+        free(out);
+        out = print(t, false);
+        assert_string_equal(out, "aaa…  bbbbbbbbbbbbbbbbbbbb  123\n");
+}
+
+static void test_optional_columns(void **state) {
+        static const char *const headers[] = { "A", "B", "C", ">N" };
+        _cleanup_(text_table_freep) TextTable *t = text_table_new(headers, ELEMENTSOF(headers));
+        _cleanup_(freep) char *out = NULL;
+
+        assert_non_null(t);
+        assert_int_equal(text_table_add(t, "aaaaaaaa", NULL), 0);
+        assert_int_equal(text_table_add(t, "bbbbbbbb", NULL), 0);
+        assert_int_equal(text_table_add(t, "cccccccc", NULL), 0);
+        assert_int_equal(text_table_add(t, "123", NULL), 0);
+        text_table_set_fit(t, 0, (TextColumnFit) { .optional = 1 });
+        text_table_set_fit(t, 2, (TextColumnFit) { .optional = 2 });
+        /* All four at their minimum: 4 + 4 + 4 + 3 + 6 = 21. */
+        text_table_set_width(t, 21);
+        out = print(t, true);
+        assert_string_equal(out, "A     B     C       N\n"
+                                 "aaa…  bbb…  ccc…  123\n");
+        /* One less: C (ranked 2) goes first, and what it leaves is shared. */
+        text_table_set_width(t, 20);
+        free(out);
+        out = print(t, true);
+        assert_string_equal(out, "A        B         N\n"
+                                 "aaaaaa…  bbbbb…  123\n");
+        /* Then A; then only the essential columns are left, at their minimum even past the width. */
+        text_table_set_width(t, 12);
+        free(out);
+        out = print(t, true);
+        assert_string_equal(out, "B          N\n"
+                                 "bbbbbb…  123\n");
+        text_table_set_width(t, 5);
+        free(out);
+        out = print(t, true);
+        assert_string_equal(out, "B       N\n"
+                                 "bbb…  123\n");
+        /* No width: everything, whole. */
+        text_table_set_width(t, 0);
+        free(out);
+        out = print(t, true);
+        assert_string_equal(out, "A         B         C           N\n"
+                                 "aaaaaaaa  bbbbbbbb  cccccccc  123\n");
+}
+
 static void test_ellipsize(void **state) {
         _cleanup_(freep) char *a = text_ellipsize("Thunderbolt", 5), *b = text_ellipsize("caf\xc3\xa9s", 4),
                               *c = text_ellipsize("abc", 3), *d = text_ellipsize("abc", 0);
@@ -84,6 +172,9 @@ int main(void) {
                 cmocka_unit_test(test_aligned),
                 cmocka_unit_test(test_colour_wraps_the_text_only),
                 cmocka_unit_test(test_fit),
+                cmocka_unit_test(test_weights),
+                cmocka_unit_test(test_min_width),
+                cmocka_unit_test(test_optional_columns),
                 cmocka_unit_test(test_ellipsize),
         };
         return cmocka_run_group_tests_name("format-table", tests, NULL, NULL);
