@@ -122,6 +122,7 @@ include systemd/systemd.mk
 include tests/e2e/e2e.mk
 include bench/bench.mk
 include tests/reliability.mk
+include contrib/contrib.mk
 
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_template,$(t))))
 
@@ -260,6 +261,7 @@ install: all $(INSTALL_EXTRA)
 	$(if $(PROBES),install -m 0755 $(addprefix $(BUILD)/,$(PROBES)) $(DESTDIR)$(PROBEDIR)/)
 	$(install_man)
 	$(install_systemd)
+	$(install_contrib)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS)) $(addprefix $(DESTDIR)$(LIBEXECDIR)/,$(DAEMONS))
@@ -267,6 +269,7 @@ uninstall:
 	-rmdir $(DESTDIR)$(PROBEDIR) 2>/dev/null
 	$(uninstall_man)
 	$(uninstall_systemd)
+	$(uninstall_contrib)
 
 .PHONY: clean
 clean:
