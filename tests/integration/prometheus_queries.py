@@ -233,6 +233,10 @@ def transform(frames, transformations):
             if tr["id"] == "calculateField":
                 if options["mode"] != "binary":
                     raise ValueError(f"calculateField mode {options['mode']} is not modelled")
+                # Unless told the data is no time series, Grafana first joins every frame into one by
+                # time (ensureColumns), which would make one frame of the nodes and the edges.
+                if options.get("timeSeries") is not False and len(frames) > 1:
+                    raise ValueError("calculateField without timeSeries: false joins all frames into one")
                 b = options["binary"]
                 left, right = _operand(fields, b["left"], n), _operand(fields, b["right"], n)
                 if left is not None and right is not None:  # Grafana leaves a frame without them alone
