@@ -130,6 +130,7 @@ include systemd/systemd.mk
 include tests/e2e/e2e.mk
 include bench/bench.mk
 include tests/reliability.mk
+include contrib/contrib.mk
 
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_template,$(t))))
 
@@ -304,6 +305,7 @@ install: all $(INSTALL_EXTRA)
 	$(if $(PROBES),install -m 0755 $(addprefix $(BUILD)/,$(PROBES)) $(DESTDIR)$(PROBEDIR)/)
 	$(install_man)
 	$(install_systemd)
+	$(install_contrib)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS)) $(addprefix $(DESTDIR)$(LIBEXECDIR)/,$(DAEMONS))
@@ -311,6 +313,7 @@ uninstall:
 	-rmdir $(DESTDIR)$(PROBEDIR) 2>/dev/null
 	$(uninstall_man)
 	$(uninstall_systemd)
+	$(uninstall_contrib)
 
 .PHONY: clean
 clean:

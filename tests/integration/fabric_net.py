@@ -262,3 +262,18 @@ class Cluster:
 
 def objects_json(node):
     return json.dumps(node.client.objects(), default=str, indent=1)
+
+
+def start_prometheus(monitor, directory, targets, rule_files=()):
+    """A Prometheus server in the monitor namespace at 127.0.0.1:9090, scraping targets every second and
+    evaluating rule_files as often; the caller stops it (lp.stop_process)."""
+    config = os.path.join(directory, "prometheus.yml")
+    with open(config, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                f"rule_files: {json.dumps(list(rule_files))}\n"
+                "scrape_configs:\n  - job_name: linkprobe\n"
+                f"    static_configs:\n      - targets: {json.dumps(targets)}\n")
+    return subprocess.Popen(monitor.exec_cmd([
+        "/usr/bin/prometheus", f"--config.file={config}", f"--storage.tsdb.path={directory}/data",
+        "--web.listen-address=127.0.0.1:9090"]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+

@@ -21,8 +21,10 @@ import time
 
 import pytest
 
+import fabric_queries
 import lp
-from fabric_net import Cluster, peer_sysname
+import prometheus_queries as pq
+from fabric_net import Cluster, peer_sysname, start_prometheus
 from linkprobe_net import Responder
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
@@ -393,25 +395,13 @@ def test_fabric_verb_on_one_node(cluster):
     assert a.ctl("fabric", "--dot", "--json").returncode == 2
 
 
-def prometheus_config(directory, targets):
-    path = os.path.join(directory, "prometheus.yml")
-    with open(path, "w") as f:
-        f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: linkprobe\n"
-                f"    static_configs:\n      - targets: {json.dumps(targets)}\n")
-    return path
-
-
 def test_prometheus_draws_the_ring(cluster, tmp_path):
     if not os.access("/usr/bin/prometheus", os.X_OK):
         pytest.skip("no Prometheus server installed (Debian package prometheus)")
     ids, mon = cluster.ids, cluster.monitor
     for role, node in cluster.nodes.items():
         wait_named(node, {i: cluster[r].ns.hostname for r, i in ids.items() if r != role})
-    targets = [node.metrics_address for node in cluster.nodes.values()]
-    prom = subprocess.Popen(mon.exec_cmd([
-        "/usr/bin/prometheus", f"--config.file={prometheus_config(str(tmp_path), targets)}",
-        f"--storage.tsdb.path={tmp_path}/data", "--web.listen-address=127.0.0.1:9090"]),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    prom = start_prometheus(mon, str(tmp_path), [node.metrics_address for node in cluster.nodes.values()])
     try:
         def fabric():
             out = lp.run(mon.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:9090", "--json"]), check=False)
@@ -541,6 +531,65 @@ def test_prometheus_disagreement_and_hostile_labels(netns):
     assert out.returncode == 2 and "http://" in out.stderr
     out = lp.run(netns.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:1", "--timeout=2s"]), check=False)
     assert out.returncode == 1 and "Cannot query Prometheus" in out.stderr
+
+
+def test_alerts_and_dashboard_against_the_fabric(cluster, tmp_path):
+    """Every query of contrib/prometheus/ against a Prometheus that scrapes the fabric with the rules
+    loaded, once the fabric shows what the rules look for: the dock between A and C trained one lane, the
+    cable ac-ca is down (C's path to A's address 10.77.3.2 over it stays, stale, and so does its edge; the
+    link-local paths over it go), a responder claims B's NodeId on A without the key. Each query returns
+    what fabric_queries.EXPECT says, the Node Graph panel gets frames it can draw (the stale edge dashed),
+    and Prometheus evaluates every rule without error, holding the alerts these conditions raise."""
+    if not os.access("/usr/bin/prometheus", os.X_OK):
+        pytest.skip("no Prometheus server installed (Debian package prometheus)")
+    a, ids, mon = cluster["A"], cluster.ids, cluster.monitor
+    for role, node in cluster.nodes.items():
+        wait_named(node, {i: cluster[r].ns.hostname for r, i in ids.items() if r != role})
+    lp.wait_for(lambda: a.neighbors()[ids["C"]]["AggregateLinks"] == 2, 20, "both of A's cables to C measured")
+    prom = start_prometheus(mon, str(tmp_path), [node.metrics_address for node in cluster.nodes.values()],
+                            [pq.RULES])
+    stranger = Stranger(a, "aw")
+    api = fabric_queries.Prometheus(mon.name)
+    try:
+        a.ns.ip("link", "set", "ac", "down")
+        stranger.serve({"node_id": ids["B"], "hostname": "node-b", "thunderbolt_host_uuids": [cluster["B"].host_uuid]})
+
+        def alerts():
+            try:
+                rules = fabric_queries.rules_healthy(api)
+            except (OSError, ValueError):
+                return None
+            held = {alert["labels"]["alertname"] for _, _, held in rules.values() for alert in held}
+            ratios = api.query("node_neighbor_transport:linkprobe_edge_upload_per_far_download:ratio")
+            want = {"LinkprobeThunderboltLinkDegraded", "LinkprobePathStale", "LinkprobeNeighborProblem"}
+            return rules if want <= held and len(ratios) == 6 and api.query("linkprobe_edge_stale == 1") else None
+        rules = lp.wait_for(alerts, 60, "Prometheus to scrape the fabric, record both ends of its 6 directions "
+                                        "and hold the alerts of the degraded dock, the stale cable and the spoof")
+        assert {name for name in rules} == {q.name for q in pq.rule_queries()}
+        assert {name: err for name, (health, err, _) in rules.items() if health != "ok"} == {}
+
+        started = time.monotonic()
+        report, graph = fabric_queries.check_all(api)
+        took = time.monotonic() - started
+        (panel,) = [p for p in pq.panels(pq.load_dashboard()) if p["type"] == "nodeGraph"]
+        nodes, edges = pq.node_graph(pq.transform(pq.table_frames(panel, graph), panel["transformations"]))
+        assert set(ids.values()) <= {n["id"] for n in nodes}, nodes
+        styles = {(e["source"], e["interface"]): e.get("strokedasharray", "") for e in edges}
+        assert styles.get((ids["C"], "ca")) == "6 4", styles
+        assert styles.get((ids["C"], "ca2")) == "" and styles.get((ids["A"], "ab")) == "", styles
+    finally:
+        lp.stop_process(prom, 10)
+        stranger.close()
+        a.ns.ip("link", "set", "ac", "up")
+    assert report.failures == [], "\n".join(report.failures)
+    print(f"{report.checked} queries checked against the fabric's Prometheus in {took:.2f} s "
+          "(each once with the variables at All, the dashboard's also at one node)")
+    lp.wait_for(lambda: a.neighbors()[ids["B"]]["Problems"] == [], 10, "the problem to go with the stranger")
+    lp.wait_for(lambda: a.neighbors()[ids["C"]]["AggregateLinks"] == 2, 20, "A's cable ac to be measured again")
+    if report.awaited:
+        pytest.skip("every query parsed and returned what it should, but these wait for series of issue 20 "
+                    "(branch health) that linkprobed does not export yet: " +
+                    "; ".join(f"{name}: {', '.join(sorted(m))}" for name, m in sorted(report.awaited.items())))
 
 
 def test_a_neighbour_vanishes(cluster):

@@ -93,6 +93,8 @@ def expected_files():
         "usr/share/bash-completion/completions/linkprobectl": 0o644,
         "usr/share/zsh/vendor-completions/_linkprobectl": 0o644,
         "etc/linkprobe/linkprobed.conf": 0o644,
+        "usr/share/linkprobe/prometheus/linkprobe-rules.yml": 0o644,
+        "usr/share/linkprobe/prometheus/linkprobe-dashboard.json": 0o644,
     }
     for page in os.listdir(os.path.join(TOP, "man")):
         m = re.fullmatch(r".+\.([1-8])", page)
