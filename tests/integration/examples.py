@@ -4,7 +4,9 @@
 README.md: a fenced ```sh or ```python block is run; on the lines right before its fence,
 
     <!-- not run: REASON -->     marks it as an illustration that is not run (REASON says why);
-    <!-- shows: TEXT -->         says what its output must contain (one comment per fragment).
+    <!-- shows: TEXT -->         says what its output must contain (one comment per fragment);
+    <!-- in: checkout -->        runs it in the checkout rather than in a scratch directory (for an
+                                 example that names the checkout's files, as a developer types it).
 
 Blocks of any other language (```ini, ```promql, or none) are not run.
 
@@ -14,6 +16,7 @@ before .EX (any .PP/.RS in between allowed),
     .\\" run: sh | python | transcript
     .\\" not run: REASON
     .\\" shows: TEXT
+    .\\" in: checkout
 
 A transcript is commands after "$ " (a trailing backslash continues one) each followed by the output a
 machine printed, which is not compared (it comes from hardware the tests do not have): each command
@@ -35,19 +38,20 @@ import textwrap
 import lp
 
 README_RUN = {"sh", "python"}
-MARKER = re.compile(r"^(not run|shows|run):\s*(.*?)\s*$")
+MARKER = re.compile(r"^(not run|shows|run|in):\s*(.*?)\s*$")
 HTML_COMMENT = re.compile(r"^<!--\s*(.*?)\s*-->$")
 ROFF_COMMENT = re.compile(r'^\.\\"\s*(.*?)\s*$')
 
 
 class Example:
-    def __init__(self, source, line, lang, text, shows=(), not_run=None):
+    def __init__(self, source, line, lang, text, shows=(), not_run=None, in_checkout=False):
         self.source = source      # "README.md", "man/linkprobectl.1"
         self.line = line          # of the opening fence or .EX
         self.lang = lang          # sh, python, transcript (or another fence's language: not run)
         self.text = text
         self.shows = list(shows)
         self.not_run = not_run    # the reason, for an illustration
+        self.in_checkout = in_checkout
 
     @property
     def where(self):
@@ -63,8 +67,8 @@ class Example:
 
 def _markers(lines, comment, where):
     """The markers in the comments right before a block (lines, nearest last): (not_run, shows, run,
-    errors)."""
-    not_run, shows, run, errors = None, [], None, []
+    in_checkout, errors)."""
+    not_run, shows, run, in_checkout, errors = None, [], None, False, []
     for number, text in lines:
         m = comment.match(text)
         body = m.group(1) if m else ""
@@ -78,9 +82,14 @@ def _markers(lines, comment, where):
             not_run = value
         elif key == "shows":
             shows.append(value)
+        elif key == "in":
+            if value == "checkout":
+                in_checkout = True
+            else:
+                errors.append(f"{where(number)}: \"in:\" takes only \"checkout\"")
         else:
             run = value
-    return not_run, shows, run, errors
+    return not_run, shows, run, in_checkout, errors
 
 
 def readme_examples(path, source="README.md"):
@@ -104,7 +113,7 @@ def readme_examples(path, source="README.md"):
         while j >= 0 and HTML_COMMENT.match(lines[j].strip()):
             before.insert(0, (j + 1, lines[j].strip()))
             j -= 1
-        not_run, shows, run, errs = _markers(before, HTML_COMMENT, lambda n: f"{source}:{n}")
+        not_run, shows, run, in_checkout, errs = _markers(before, HTML_COMMENT, lambda n: f"{source}:{n}")
         errors += errs
         if run:
             errors.append(f"{source}:{start + 1}: README blocks say their language in the fence (```sh), not "
@@ -114,7 +123,8 @@ def readme_examples(path, source="README.md"):
                           f"for ```sh and ```python blocks")
         if not_run and shows:
             errors.append(f"{source}:{start + 1}: a block that is not run shows nothing: drop \"shows:\"")
-        examples.append(Example(source, start + 1, lang, "\n".join(lines[start + 1:end]) + "\n", shows, not_run))
+        examples.append(Example(source, start + 1, lang, "\n".join(lines[start + 1:end]) + "\n", shows, not_run,
+                                in_checkout))
         i = end + 1
     return examples, errors
 
@@ -162,7 +172,7 @@ def man_examples(path, source=None):
             if ROFF_COMMENT.match(lines[j]):
                 before.insert(0, (j + 1, lines[j]))
             j -= 1
-        not_run, shows, run, errs = _markers(before, ROFF_COMMENT, lambda n: f"{source}:{n}")
+        not_run, shows, run, in_checkout, errs = _markers(before, ROFF_COMMENT, lambda n: f"{source}:{n}")
         errors += errs
         try:
             text = "".join(roff_text(t, f"{source}:{start + 2 + k}") + "\n"
@@ -177,7 +187,7 @@ def man_examples(path, source=None):
             errors.append(f"{source}:{start + 1}: both \"run:\" and \"not run:\"")
         elif run and run not in ("sh", "python", "transcript"):
             errors.append(f"{source}:{start + 1}: \"run: {run}\": say sh, python or transcript")
-        examples.append(Example(source, start + 1, run or "illustration", text, shows, not_run))
+        examples.append(Example(source, start + 1, run or "illustration", text, shows, not_run, in_checkout))
         i = end + 1
     return examples, errors
 
@@ -292,7 +302,8 @@ class ExampleNetwork:
             else:
                 cmd = ["bash", "-e", "-o", "pipefail", "-c", text]
             try:
-                proc = subprocess.run(self.node.exec_cmd(cmd), cwd=self.dir, env=self.env(), capture_output=True,
+                proc = subprocess.run(self.node.exec_cmd(cmd), cwd=lp.TOP if example.in_checkout else self.dir,
+                                      env=self.env(), capture_output=True,
                                       text=True, timeout=timeout)
             except subprocess.TimeoutExpired as e:
                 return f"{what} did not finish within {timeout} s; its output so far:\n{_out(e.stdout, e.stderr)}"
