@@ -214,6 +214,29 @@ FAKE_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int
         return 0;
 }
 
+/* What the inline ibv_query_gid_ex() calls: the GID with its type (0 or an errno value). */
+FAKE_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
+                                  struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size) {
+        FakeContext *c = fake_context(context);
+        union ibv_gid gid;
+        static const union ibv_gid zero;
+
+        if (c->vanished)
+                return ENODEV;
+        if (flags != 0 || entry_size < sizeof(struct ibv_gid_entry) || port_num < 1 || port_num > c->info.n_ports ||
+            gid_index >= c->info.ports[port_num - 1].n_gids)
+                return EINVAL;
+        if (fake_sysfs_read_gid(c->info.name, port_num, gid_index, gid.raw) < 0 || memcmp(&gid, &zero, 16) == 0)
+                return ENODATA;
+        *entry = (struct ibv_gid_entry) {
+                .gid = gid,
+                .gid_index = gid_index,
+                .port_num = port_num,
+                .gid_type = c->info.ports[port_num - 1].gid_types[gid_index],
+        };
+        return 0;
+}
+
 FAKE_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey) {
         FakeContext *c = fake_context(context);
 

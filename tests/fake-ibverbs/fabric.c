@@ -123,8 +123,60 @@ void fake_fabric_unlock(FakeFabric *f) {
         pthread_mutex_unlock(&f->lock);
 }
 
+/* How long an answer about a process is believed: route() asks for every work request. */
+#define ALIVE_CACHE_USEC 5000
+#define ALIVE_CACHE_MAX 8
+
+static struct {
+        pid_t pid;
+        bool alive;
+        uint64_t until;
+} alive_cache[ALIVE_CACHE_MAX];
+
+static bool pid_alive_now(pid_t pid) {
+        char path[64], buf[512];
+        ssize_t n;
+        int fd;
+
+        if (kill(pid, 0) < 0 && errno != EPERM)
+                return false;
+        /* A killed process is a zombie until its parent reaps it: as dead to the fabric as a reaped one. */
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno != ENOENT;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        const char *state = strrchr(buf, ')');
+        return !state || (state[1] == ' ' && state[2] != 'Z' && state[2] != 'X');
+}
+
 bool fake_pid_alive(pid_t pid) {
-        return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+        uint64_t now = fake_now_usec();
+        int slot = 0;
+
+        if (pid <= 0)
+                return false;
+        if (pid == getpid())
+                return true;
+        /* Callers hold the fabric lock, which serializes this cache too. */
+        for (int i = 0; i < ALIVE_CACHE_MAX; i++) {
+                if (alive_cache[i].pid == pid) {
+                        if (now < alive_cache[i].until)
+                                return alive_cache[i].alive;
+                        slot = i;
+                        break;
+                }
+                if (alive_cache[i].until < alive_cache[slot].until)
+                        slot = i;
+        }
+        alive_cache[slot].pid = pid;
+        alive_cache[slot].alive = pid_alive_now(pid);
+        alive_cache[slot].until = now + ALIVE_CACHE_USEC;
+        return alive_cache[slot].alive;
 }
 
 #define ALLOC_SLOT(table, n)                                                                    \

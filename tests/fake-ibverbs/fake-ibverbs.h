@@ -210,6 +210,7 @@ typedef struct FakePortInfo {
         struct ibv_port_attr attr;
         uint32_t n_gids;
         uint8_t gids[FAKE_GIDS_MAX][16];
+        uint8_t gid_types[FAKE_GIDS_MAX]; /* enum ibv_gid_type, from gid_attrs/types */
 } FakePortInfo;
 
 typedef struct FakeDeviceInfo {
@@ -332,6 +333,7 @@ static inline FakeContext *fake_context(struct ibv_context *c) {
 FakeFabric *fake_fabric(void);
 void fake_fabric_lock(FakeFabric *f);
 void fake_fabric_unlock(FakeFabric *f);
+/* Whether a process is alive (not a zombie); the fabric lock is held. */
 bool fake_pid_alive(pid_t pid);
 /* A free slot of the given table (owners that died are reclaimed), or -ENOSPC. Lock held. */
 int fake_fabric_alloc_qp(FakeFabric *f);

@@ -204,11 +204,18 @@ static void read_port(const char *device, unsigned number, FakePortInfo *p) {
         a->subnet_timeout = 18;
         a->max_vl_num = 1;
 
-        /* The GID table: as many entries as the kernel shows files, zero ones included. */
+        /* The GID table: as many entries as the kernel shows files, zero ones included. Kernels before
+         * 4.9 have no gid_attrs: InfiniBand, or RoCE v1. */
         for (unsigned i = 0; i < FAKE_GIDS_MAX; i++) {
                 if (fake_sysfs_read_gid(device, number, i, p->gids[i]) == -ENOENT)
                         break;
                 p->n_gids = i + 1;
+                snprintf(attr, sizeof(attr), "ports/%u/gid_attrs/types/%u", number, i);
+                if (a->link_layer == IBV_LINK_LAYER_INFINIBAND)
+                        p->gid_types[i] = IBV_GID_TYPE_IB;
+                else
+                        p->gid_types[i] = read_attr(device, attr, buf, sizeof(buf)) == 0 && streq(buf, "RoCE v2") ?
+                                                  IBV_GID_TYPE_ROCE_V2 : IBV_GID_TYPE_ROCE_V1;
         }
         a->gid_tbl_len = (int) p->n_gids;
 }

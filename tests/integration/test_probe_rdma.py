@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""linkprobe-probe-rdma against linkprobe-responder, end to end, over the fake libibverbs (tests/fake-ibverbs/):
+both directions and the round trips, and "unsupported" where this end has no usable port.
+
+Topology: A a0 10.203.1.1/24 ===veth=== B b0 10.203.1.2/24; the control connection runs over the veth, the RDMA
+traffic over the fake's fabric file. Both ends see the same umockdev sysfs tree (one host's HCA, looped back)."""
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import lp
+from fake_rdma import FIXTURES, Fabric
+from linkprobe_net import PROBE_RDMA, RESPONDER, Namespaces, wait_listening
+from umockdev_testbed import Testbed
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+
+A_ADDR, B_ADDR, PORT = "10.203.1.1", "10.203.1.2", 7471
+FAST = ["--duration", "200ms", "--iterations", "200"]
+DEADLINE_S = 10  # the probe's default --deadline
+ROCE_SYSPATH = "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/infiniband/rocep59s0f0"
+
+
+@pytest.fixture(scope="module")
+def net():
+    ns = Namespaces("A", "B")
+    try:
+        ns.veth(ns["A"], "a0", ns["B"], "b0")
+        ns.addr(ns["A"], "a0", f"{A_ADDR}/24")
+        ns.addr(ns["B"], "b0", f"{B_ADDR}/24")
+        yield ns
+    finally:
+        ns.close()
+
+
+def make_testbed(*fixtures):
+    return Testbed(*(os.path.join(FIXTURES, f + ".umockdev") for f in fixtures))
+
+
+@pytest.fixture(scope="module")
+def testbed():
+    tb = make_testbed("cx6-ib-hdr", "cx5-roce")
+    yield tb
+    tb.close()
+
+
+@pytest.fixture
+def fabric():
+    f = Fabric()
+    yield f
+    f.close()
+
+
+class RdmaResponder:
+    """linkprobe-responder in B with the fake library; its log in a temporary file."""
+
+    def __init__(self, net, env, *args):
+        self.log = tempfile.NamedTemporaryFile(prefix="lp-responder-rdma-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen(lp.netns_exec_cmd(net["B"], [RESPONDER, "--listen", f"{B_ADDR}:{PORT}",
+                                                                  "--log-level=debug", *args]),
+                                     stdout=subprocess.DEVNULL, stderr=self.log, env=dict(os.environ, **env))
+        try:
+            wait_listening(net["B"], B_ADDR, PORT)
+        except Exception:
+            self.stop()
+            raise
+
+    def stop(self):
+        lp.stop_process(self.proc)
+        self.log.close()
+        with open(self.log.name) as f:
+            text = f.read()
+        os.unlink(self.log.name)
+        return text
+
+
+@pytest.fixture
+def responders():
+    started = []
+    yield started
+    for r in started:
+        print(r.stop())
+
+
+def start_responder(net, responders, env, *args):
+    r = RdmaResponder(net, env, *args)
+    responders.append(r)
+    return r
+
+
+def probe_cmd(net, *args):
+    return lp.netns_exec_cmd(net["A"], [PROBE_RDMA, *args, f"{B_ADDR}:{PORT}"])
+
+
+def parse(stdout, stderr):
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one JSON document, got {stdout!r} (stderr {stderr!r})"
+    return json.loads(lines[0])
+
+
+def run_probe(net, env, *args):
+    """Runs the probe in A; returns (exit code, document, wall seconds)."""
+    start = time.monotonic()
+    p = subprocess.run(probe_cmd(net, *args), capture_output=True, text=True, timeout=60, env=dict(os.environ, **env))
+    return p.returncode, parse(p.stdout, p.stderr), time.monotonic() - start
+
+
+def assert_failed(rc, doc, wall, name, *phrases):
+    assert rc == 1 and doc["status"] == "error", doc
+    assert doc["error"]["name"] == name, doc
+    for phrase in phrases:
+        assert phrase in doc["error"]["message"], doc
+    # Named by what happened, not by running into the deadline.
+    assert wall < DEADLINE_S / 2, (wall, doc)
+
+
+def check_measured(doc, device, gid_index):
+    assert doc["status"] == "ok", doc
+    assert doc["probe"] == "rdma" and doc["device"] == device and doc["port"] == 1
+    assert doc["gid_index"] == gid_index
+    assert doc["sink"] == f"{B_ADDR}:{PORT}" and doc["source"] == A_ADDR
+    for direction, timed_by in (("upload", "probe"), ("download", "responder")):
+        d = doc[direction]
+        assert d["timed_by"] == timed_by
+        assert d["bytes"] >= 64 * 1024 and 0 < d["duration_usec"] < 2_000_000, doc
+        assert d["gbps"] > 0 and doc[f"{direction}_gbps"] == d["gbps"]
+    lat = doc["latency"]
+    assert lat["iterations"] == 200 and lat["message_size"] == 64
+    assert 0 < lat["min_usec"] <= lat["median_usec"] <= lat["max_usec"]
+    assert doc["rtt_usec"] == lat["rtt_median_usec"] == 2 * doc["latency_usec"]
+    assert doc["jitter_usec"] >= 0
+
+
+def test_infiniband_both_directions_and_rtt(net, testbed, fabric, responders):
+    env = fabric.env(testbed.sys)
+    start_responder(net, responders, env, "--rdma-device=mlx5_0")
+    rc, doc, _ = run_probe(net, env, *FAST, "--device=mlx5_0")
+    assert rc == 0, doc
+    check_measured(doc, "mlx5_0", 0)
+    print(f"InfiniBand over the fake: up {doc['upload_gbps']:.1f} Gb/s, down {doc['download_gbps']:.1f} Gb/s, "
+          f"RTT {doc['rtt_usec']:.1f} us")
+
+
+def test_unsupported_without_a_device_here(net, testbed, fabric, responders):
+    start_responder(net, responders, fabric.env(testbed.sys), "--rdma-device=mlx5_0")
+    empty = tempfile.mkdtemp(prefix="lp-nosys-")
+    try:
+        rc, doc, _ = run_probe(net, fabric.env(empty), *FAST)
+    finally:
+        os.rmdir(empty)
+    assert rc == 0 and doc["status"] == "unsupported", doc
+    assert doc["reason"].startswith("this host: no RDMA device"), doc
+
+
+def test_unsupported_with_the_port_down(net, fabric, responders):
+    tb = make_testbed("cx6-ib-hdr", "cx6-ib-polling")
+    try:
+        start_responder(net, responders, fabric.env(tb.sys), "--rdma-device=mlx5_0")
+        rc, doc, _ = run_probe(net, fabric.env(tb.sys), *FAST, "--device=mlx5_1")
+    finally:
+        tb.close()
+    assert rc == 0 and doc["status"] == "unsupported", doc
+    assert doc["reason"] == "this host: RDMA device mlx5_1 port 1 is not active", doc
