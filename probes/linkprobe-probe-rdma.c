@@ -114,6 +114,18 @@ static void parse_option(int c, const char *arg) {
         }
 }
 
+/* A failed phase: a failed work completion is named for what failed (retry-exceeded, remote-access, ...),
+ * anything else as any network probe's failure. */
+_noreturn_ static void rdma_fail(const NetProbe *p, const NetClient *c, const RdmaEndpoint *e, int r, const char *phase,
+                                 const char *what) {
+        char message[256];
+        const char *name;
+
+        if (r == -EIO && rdma_endpoint_failure(e, &name, message, sizeof(message)) >= 0)
+                probe_exit_error(p->name, PROBE_EXIT_ERROR, name, "%s: %s failed: %s", phase, what, message);
+        net_probe_fail(p, c, r, phase);
+}
+
 static int rdma_request(NetClient *c, const ProtoRdmaTest *t, ProtoType expect, ProtoTestResult *ret, uint64_t deadline) {
         uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
         ssize_t n = proto_encode_rdma_test(buf, sizeof(buf), t);
@@ -179,7 +191,7 @@ int main(int argc, char *argv[]) {
                 r = rdma_endpoint_write_bw(e, p->max_bytes, d, (uint32_t) MIN(arg_message_size, (uint64_t) remote.size),
                                            soft_deadline, NULL, &up);
                 if (r < 0)
-                        net_probe_fail(p, &client, r, "upload");
+                        rdma_fail(p, &client, e, r, "upload", "RDMA write");
                 phases--;
                 json_object_object_add(result, "upload_gbps", json_object_new_double(goodput_gbps(up.bytes, up.usec)));
                 json_object_object_add(result, "upload", net_probe_transfer_json(up.bytes, up.usec, "probe"));
@@ -217,7 +229,7 @@ int main(int argc, char *argv[]) {
                 if (r >= 0)
                         r = rtt_stats_compute(samples, (size_t) arg_iterations, &st);
                 if (r < 0)
-                        net_probe_fail(p, &client, r, "latency");
+                        rdma_fail(p, &client, e, r, "latency", "send/receive");
                 /* perftest's ib_send_lat reports half the round trip; both are given. */
                 json_object *o = json_object_new_object();
                 json_object_object_add(o, "iterations", json_object_new_uint64(arg_iterations));

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <sys/mman.h>
 
@@ -26,6 +27,11 @@ struct RdmaEndpoint {
         union ibv_gid gid;
         uint32_t psn;
         ProtoRdmaInfo remote;
+        /* Why the last call returned -EIO: the failed work completion, and what the device said. */
+        bool failed;
+        enum ibv_wc_status failed_status;
+        uint64_t failed_wr_id;
+        int fatal_event; /* enum ibv_event_type, or -1 */
 };
 
 static bool gid_is_zero(const union ibv_gid *g) {
@@ -131,6 +137,12 @@ int rdma_endpoint_open(const char *device, uint8_t port, int gid_index, size_t b
         ibv_free_device_list(list);
         if (!e->ctx)
                 return -ENODEV;
+
+        /* Async events are read only to explain a failure, never waited for. */
+        int flags = fcntl(e->ctx->async_fd, F_GETFL);
+        if (flags < 0 || fcntl(e->ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0)
+                return -errno;
+        e->fatal_event = -1;
 
         if (ibv_query_port(e->ctx, port, &e->port_attr) != 0)
                 return -ENODEV;
@@ -267,15 +279,47 @@ int rdma_endpoint_connect(RdmaEndpoint *e, const ProtoRdmaInfo *remote) {
         return 0;
 }
 
+/* Keeps what explains a failed completion: the completion, and an async event that says the queue
+ * pair or the whole device failed (which is why its work requests were flushed). */
+static void record_failure(RdmaEndpoint *e, const struct ibv_wc *wc, int n) {
+        struct ibv_async_event ev;
+        const struct ibv_wc *first = NULL;
+
+        /* A flush only says the queue pair is in error; another completion of the batch says why. */
+        for (int i = 0; i < n; i++)
+                if (wc[i].status != IBV_WC_SUCCESS && (!first || first->status == IBV_WC_WR_FLUSH_ERR))
+                        first = &wc[i];
+        if (!first)
+                return;
+        if (!e->failed || e->failed_status == IBV_WC_WR_FLUSH_ERR) {
+                e->failed = true;
+                e->failed_status = first->status;
+                e->failed_wr_id = first->wr_id;
+        }
+        while (ibv_get_async_event(e->ctx, &ev) == 0) {
+                if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
+                        e->fatal_event = IBV_EVENT_DEVICE_FATAL;
+                else if (e->fatal_event < 0 && IN_SET(ev.event_type, IBV_EVENT_QP_FATAL, IBV_EVENT_QP_REQ_ERR,
+                                                      IBV_EVENT_QP_ACCESS_ERR, IBV_EVENT_CQ_ERR, IBV_EVENT_PORT_ERR))
+                        e->fatal_event = (int) ev.event_type;
+                ibv_ack_async_event(&ev);
+        }
+}
+
 /* Polls for up to max completions; -EIO for a failed one, -ETIME/-ECANCELED when told to stop. */
 static int poll_cq(RdmaEndpoint *e, struct ibv_wc *wc, int max, uint64_t deadline, const atomic_bool *cancel,
                    unsigned *spins) {
         int n = ibv_poll_cq(e->cq, max, wc);
-        if (n < 0)
+        if (n < 0) {
+                /* The CQ itself failed (overrun): there is no completion to tell, only the event. */
+                record_failure(e, &(struct ibv_wc) { .status = IBV_WC_GENERAL_ERR }, 1);
                 return -EIO;
+        }
         for (int i = 0; i < n; i++)
-                if (wc[i].status != IBV_WC_SUCCESS)
+                if (wc[i].status != IBV_WC_SUCCESS) {
+                        record_failure(e, wc, n);
                         return -EIO;
+                }
         /* The clock is read every few thousand empty polls: busy polling is the point, syscalls are not. */
         if (n == 0 && ++*spins % 4096 == 0) {
                 if (cancel && atomic_load(cancel))
@@ -284,6 +328,40 @@ static int poll_cq(RdmaEndpoint *e, struct ibv_wc *wc, int max, uint64_t deadlin
                         return -ETIME;
         }
         return n;
+}
+
+int rdma_endpoint_failure(const RdmaEndpoint *e, const char **ret_name, char *message, size_t size) {
+        const char *name, *why;
+
+        if (!e->failed)
+                return -ENOENT;
+        /* What the device said outranks what the flushed work request can say. */
+        if (e->fatal_event == IBV_EVENT_DEVICE_FATAL) {
+                name = "device-failed";
+                why = "the RDMA device failed or was removed";
+        } else if (e->fatal_event == IBV_EVENT_CQ_ERR) {
+                name = "cq-overrun";
+                why = "the completion queue overran";
+        } else if (e->failed_status == IBV_WC_REM_ACCESS_ERR) {
+                name = "remote-access";
+                why = "the other end refused access to its memory (rkey, address range or permissions)";
+        } else if (e->failed_status == IBV_WC_RETRY_EXC_ERR) {
+                name = "retry-exceeded";
+                why = "the other end stopped answering (gone, reset, or its queue pair failed)";
+        } else if (e->failed_status == IBV_WC_RNR_RETRY_EXC_ERR) {
+                name = "rnr-retry-exceeded";
+                why = "the other end had no receive posted";
+        } else if (e->failed_status == IBV_WC_WR_FLUSH_ERR) {
+                name = "qp-error";
+                why = e->fatal_event >= 0 ? ibv_event_type_str((enum ibv_event_type) e->fatal_event) :
+                                            "the queue pair is in the error state";
+        } else {
+                name = "work-completion";
+                why = "the work request failed";
+        }
+        snprintf(message, size, "%s: %s", why, ibv_wc_status_str(e->failed_status));
+        *ret_name = name;
+        return 0;
 }
 
 int rdma_endpoint_write_bw(RdmaEndpoint *e, uint64_t max_bytes, uint64_t max_usec, uint32_t message_size,

@@ -56,10 +56,22 @@ int rdma_endpoint_connect(RdmaEndpoint *e, const ProtoRdmaInfo *remote);
  * @cancel: set by another thread to stop early (-ECANCELED); may be NULL
  * @ret: bytes completed and usec from the first post to the last completion (sender-timed, as perftest)
  *
- * Return: 0 or a negative errno (-EIO for a failed work completion).
+ * Return: 0 or a negative errno (-EIO for a failed work completion, rdma_endpoint_failure() says which).
  */
 int rdma_endpoint_write_bw(RdmaEndpoint *e, uint64_t max_bytes, uint64_t max_usec, uint32_t message_size,
                            uint64_t deadline, const atomic_bool *cancel, ProtoTestResult *ret);
+
+/**
+ * rdma_endpoint_failure() - why the last call returned -EIO
+ * @e: the endpoint
+ * @ret_name: receives a stable name: "remote-access", "retry-exceeded", "rnr-retry-exceeded",
+ *            "qp-error", "device-failed", "cq-overrun" or "work-completion"
+ * @message: receives what failed, for people, with libibverbs' name of the completion status
+ * @size: of message
+ *
+ * Return: 0, or -ENOENT when no work completion failed.
+ */
+int rdma_endpoint_failure(const RdmaEndpoint *e, const char **ret_name, char *message, size_t size);
 
 /* Posts one receive of size bytes (the ping-pong needs one posted before the peer sends). */
 int rdma_endpoint_post_recv(RdmaEndpoint *e, uint32_t size);

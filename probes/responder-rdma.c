@@ -46,6 +46,19 @@ static int send_error(RdmaSession *s, ProtoErrorCode code, const char *message, 
         return send_frame(s, buf, proto_encode_error(buf, sizeof(buf), code, message), deadline);
 }
 
+/* Tells the client why an RDMA phase failed here, with the failed work completion when there was one. */
+static int send_failure(RdmaSession *s, RdmaEndpoint *e, int r, const char *what, uint64_t deadline) {
+        char message[PROTO_ERROR_MESSAGE_MAX], why[192];
+        const char *name;
+
+        if (r == -EIO && rdma_endpoint_failure(e, &name, why, sizeof(why)) >= 0)
+                snprintf(message, sizeof(message), "%s failed (%s): %s", what, name, why);
+        else
+                snprintf(message, sizeof(message), "%s failed: %s", what, strerror(-r));
+        log_debug("RDMA session: %s", message);
+        return send_error(s, PROTO_ERROR_INTERNAL, message, deadline) ?: r;
+}
+
 static int serve_test(RdmaSession *s, RdmaEndpoint *e, const ProtoRdmaTest *t, uint64_t deadline) {
         uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
         ProtoTestResult result = {};
@@ -58,7 +71,7 @@ static int serve_test(RdmaSession *s, RdmaEndpoint *e, const ProtoRdmaTest *t, u
                 uint32_t size = MIN(t->message_size, RDMA_BUFFER_MAX);
                 r = rdma_endpoint_write_bw(e, bytes, usec, size, deadline, &s->cancel, &result);
                 if (r < 0)
-                        return send_error(s, PROTO_ERROR_INTERNAL, "RDMA write failed", deadline) ?: r;
+                        return send_failure(s, e, r, "RDMA write", deadline);
                 break;
         }
         case PROTO_RDMA_OP_SEND_LATENCY: {
@@ -74,7 +87,7 @@ static int serve_test(RdmaSession *s, RdmaEndpoint *e, const ProtoRdmaTest *t, u
                 uint64_t start = now_usec(CLOCK_MONOTONIC);
                 r = rdma_endpoint_pingpong(e, false, t->iterations, t->message_size, deadline, &s->cancel, NULL);
                 if (r < 0)
-                        return send_error(s, PROTO_ERROR_INTERNAL, "RDMA ping-pong failed", deadline) ?: r;
+                        return send_failure(s, e, r, "RDMA send/receive", deadline);
                 result = (ProtoTestResult) { .bytes = t->iterations, .usec = now_usec(CLOCK_MONOTONIC) - start };
                 break;
         }

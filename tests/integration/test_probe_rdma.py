@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """linkprobe-probe-rdma against linkprobe-responder, end to end, over the fake libibverbs (tests/fake-ibverbs/):
-both directions and the round trips, and "unsupported" where this end has no usable port.
+both directions and the round trips, and the failures that hardware causes: a wrong rkey, a queue pair that
+goes to error, a device that vanishes. Each gives a named error in the probe's document and exit code 1, well
+before the deadline; no device here, or the port down, is "unsupported" with the reason.
 
 Topology: A a0 10.203.1.1/24 ===veth=== B b0 10.203.1.2/24; the control connection runs over the veth, the RDMA
 traffic over the fake's fabric file. Both ends see the same umockdev sysfs tree (one host's HCA, looped back)."""
@@ -14,7 +16,7 @@ import time
 import pytest
 
 import lp
-from fake_rdma import FIXTURES, Fabric
+from fake_rdma import FIXTURES, Fabric, memory_registered
 from linkprobe_net import PROBE_RDMA, RESPONDER, Namespaces, wait_listening
 from umockdev_testbed import Testbed
 
@@ -144,6 +146,71 @@ def test_infiniband_both_directions_and_rtt(net, testbed, fabric, responders):
     check_measured(doc, "mlx5_0", 0)
     print(f"InfiniBand over the fake: up {doc['upload_gbps']:.1f} Gb/s, down {doc['download_gbps']:.1f} Gb/s, "
           f"RTT {doc['rtt_usec']:.1f} us")
+
+
+def test_wrong_rkey(net, testbed, fabric, responders):
+    """The rkey one end advertises is not the one it registered: the other end's writes are refused, and its
+    queue pair goes to error, as on hardware."""
+    start_responder(net, responders, fabric.env(testbed.sys, fault="rkey"), "--rdma-device=mlx5_0")
+    rc, doc, wall = run_probe(net, fabric.env(testbed.sys), *FAST, "--device=mlx5_0")
+    assert_failed(rc, doc, wall, "remote-access", "upload: RDMA write failed", "remote access error")
+
+
+def test_wrong_rkey_of_the_probe(net, testbed, fabric, responders):
+    start_responder(net, responders, fabric.env(testbed.sys), "--rdma-device=mlx5_0")
+    rc, doc, wall = run_probe(net, fabric.env(testbed.sys, fault="rkey"), *FAST, "--device=mlx5_0",
+                              "--tests=download")
+    assert_failed(rc, doc, wall, "internal", "download: responder: RDMA write failed (remote-access)")
+
+
+@pytest.mark.parametrize("tests,name,phrases", [
+    # The responder's queue pair stops answering: the probe's writes are retried, then fail.
+    ("upload", "retry-exceeded", ["upload: RDMA write failed", "transport retry counter exceeded"]),
+    # Its own writes are flushed, and it says so.
+    ("download", "internal", ["download: responder: RDMA write failed (qp-error)"]),
+])
+def test_responder_queue_pair_forced_to_error(net, testbed, fabric, responders, tests, name, phrases):
+    start_responder(net, responders, fabric.env(testbed.sys, fault="qp-error=20"), "--rdma-device=mlx5_0")
+    rc, doc, wall = run_probe(net, fabric.env(testbed.sys), *FAST, "--device=mlx5_0", f"--tests={tests}")
+    assert_failed(rc, doc, wall, name, *phrases)
+
+
+def test_probe_queue_pair_forced_to_error(net, testbed, fabric, responders):
+    start_responder(net, responders, fabric.env(testbed.sys), "--rdma-device=mlx5_0")
+    rc, doc, wall = run_probe(net, fabric.env(testbed.sys, fault="qp-error=20"), *FAST, "--device=mlx5_0")
+    assert_failed(rc, doc, wall, "qp-error", "upload: RDMA write failed", "Work Request Flushed Error")
+
+
+def test_device_vanishes_under_the_probe(net, testbed, fabric, responders):
+    start_responder(net, responders, fabric.env(testbed.sys), "--rdma-device=mlx5_0")
+    rc, doc, wall = run_probe(net, fabric.env(testbed.sys, fault="vanish=20"), *FAST, "--device=mlx5_0")
+    assert_failed(rc, doc, wall, "device-failed", "upload: RDMA write failed", "the RDMA device failed or was removed")
+
+
+def test_device_removed_from_sysfs_mid_test(net, fabric, responders):
+    """The device leaves sysfs (hot unplug) while the responder writes into the probe's buffer: both ends
+    see it go, the responder's writes are flushed and it tells the probe."""
+    tb = make_testbed("cx5-roce")
+    try:
+        env = fabric.env(tb.sys)
+        r = start_responder(net, responders, env, "--rdma-device=rocep59s0f0")
+        proc = subprocess.Popen(probe_cmd(net, "--device=rocep59s0f0", "--tests=download", "--duration=5s"),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, **env))
+        try:
+            lp.wait_for(lambda: memory_registered(r.proc.pid), timeout=10, what="the responder's registered buffer")
+            time.sleep(0.3)
+            removed = time.monotonic()
+            tb.remove_device(ROCE_SYSPATH)
+            stdout, stderr = proc.communicate(timeout=30)
+            wall = time.monotonic() - removed
+        finally:
+            lp.stop_process(proc)
+    finally:
+        tb.close()
+    doc = parse(stdout, stderr)
+    assert_failed(proc.returncode, doc, wall, "internal", "download: responder: RDMA write failed (device-failed)")
+    assert wall < 2, wall
 
 
 def test_unsupported_without_a_device_here(net, testbed, fabric, responders):
