@@ -116,11 +116,16 @@ static void parse_option(int c, const char *arg) {
 
 /* A failed phase: a failed work completion is named for what failed (retry-exceeded, remote-access, ...),
  * anything else as any network probe's failure. */
-_noreturn_ static void rdma_fail(const NetProbe *p, const NetClient *c, const RdmaEndpoint *e, int r, const char *phase,
+_noreturn_ static void rdma_fail(const NetProbe *p, NetClient *c, const RdmaEndpoint *e, int r, const char *phase,
                                  const char *what) {
         char message[256];
         const char *name;
 
+        /* The responder said why it stopped (or hung up): its word is the answer. */
+        if (r == -ECONNABORTED) {
+                r = net_client_read_result(c, PROTO_RDMA_RESULT, NULL, p->soft_deadline);
+                net_probe_fail(p, c, r < 0 ? r : -EPROTO, phase);
+        }
         if (r == -EIO && rdma_endpoint_failure(e, &name, message, sizeof(message)) >= 0)
                 probe_exit_error(p->name, PROBE_EXIT_ERROR, name, "%s: %s failed: %s", phase, what, message);
         net_probe_fail(p, c, r, phase);
@@ -178,6 +183,7 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 probe_exit_error(p->name, PROBE_EXIT_ERROR, "qp-connect", "cannot connect the queue pair: %s",
                                  strerror(-r));
+        rdma_endpoint_watch(e, client.fd);
 
         json_object *result = net_probe_result_new(p, &client);
         json_object_object_add(result, "device", json_object_new_string(name));

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 
 #include "proto-auth.h"
 #include "rdma-engine.h"
@@ -27,6 +29,7 @@ struct RdmaEndpoint {
         union ibv_gid gid;
         uint32_t psn;
         ProtoRdmaInfo remote;
+        int control_fd; /* rdma_endpoint_watch(), or -1 */
         /* Why the last call returned -EIO: the failed work completion, and what the device said. */
         bool failed;
         enum ibv_wc_status failed_status;
@@ -127,6 +130,7 @@ int rdma_endpoint_open(const char *device, uint8_t port, int gid_index, size_t b
                 return -ENOMEM;
         e->port = port;
         e->size = buffer_size;
+        e->control_fd = -EBADF;
 
         list = ibv_get_device_list(&n);
         if (!list)
@@ -306,6 +310,31 @@ static void record_failure(RdmaEndpoint *e, const struct ibv_wc *wc, int n) {
         }
 }
 
+void rdma_endpoint_watch(RdmaEndpoint *e, int fd) {
+        e->control_fd = fd;
+}
+
+/* The control connection closed, failed, or starts an error frame: the other end gave up on this
+ * phase, and waiting for its queue pair would only run into the deadline. */
+static bool control_says_stop(const RdmaEndpoint *e) {
+        struct pollfd p = { .fd = e->control_fd, .events = POLLIN | POLLRDHUP };
+        uint8_t buf[PROTO_HEADER_SIZE];
+        ProtoHeader h;
+
+        if (e->control_fd < 0 || poll(&p, 1, 0) <= 0)
+                return false;
+        if (p.revents & (POLLERR | POLLHUP | POLLRDHUP))
+                return true;
+        ssize_t n = recv(e->control_fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+        if (n == 0)
+                return true;
+        if (n < 0)
+                return !IN_SET(errno, EAGAIN, EINTR);
+        /* Anything else (a result that overtook our last completion) is read after the phase. */
+        return n == (ssize_t) sizeof(buf) && proto_header_decode(buf, PROTO_FRAME_MAX_MAX, &h) >= 0 &&
+               h.type == PROTO_ERROR;
+}
+
 /* Polls for up to max completions; -EIO for a failed one, -ETIME/-ECANCELED when told to stop. */
 static int poll_cq(RdmaEndpoint *e, struct ibv_wc *wc, int max, uint64_t deadline, const atomic_bool *cancel,
                    unsigned *spins) {
@@ -320,10 +349,13 @@ static int poll_cq(RdmaEndpoint *e, struct ibv_wc *wc, int max, uint64_t deadlin
                         record_failure(e, wc, n);
                         return -EIO;
                 }
-        /* The clock is read every few thousand empty polls: busy polling is the point, syscalls are not. */
-        if (n == 0 && ++*spins % 4096 == 0) {
+        /* The clock and the control connection are looked at every few thousand polls, busy or not:
+         * busy polling is the point, syscalls are not, and a busy phase must hear of a peer that left. */
+        if (++*spins % 4096 == 0) {
                 if (cancel && atomic_load(cancel))
                         return -ECANCELED;
+                if (control_says_stop(e))
+                        return -ECONNABORTED;
                 if (now_usec(CLOCK_MONOTONIC) >= deadline)
                         return -ETIME;
         }

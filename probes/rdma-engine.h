@@ -41,6 +41,10 @@ int rdma_endpoint_open(const char *device, uint8_t port, int gid_index, size_t b
 RdmaEndpoint *rdma_endpoint_free(RdmaEndpoint *e);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RdmaEndpoint *, rdma_endpoint_free);
 
+/* Watches the control connection fd while waiting for completions: once it closes or the other end
+ * sends an error frame, the waiting call returns -ECONNABORTED (the frame is left to be read). */
+void rdma_endpoint_watch(RdmaEndpoint *e, int fd);
+
 /* What the peer needs to reach this queue pair and buffer. */
 void rdma_endpoint_info(const RdmaEndpoint *e, ProtoRdmaInfo *ret);
 /* Moves the queue pair to RTR and RTS towards the peer described by remote. */
@@ -56,7 +60,8 @@ int rdma_endpoint_connect(RdmaEndpoint *e, const ProtoRdmaInfo *remote);
  * @cancel: set by another thread to stop early (-ECANCELED); may be NULL
  * @ret: bytes completed and usec from the first post to the last completion (sender-timed, as perftest)
  *
- * Return: 0 or a negative errno (-EIO for a failed work completion, rdma_endpoint_failure() says which).
+ * Return: 0 or a negative errno (-EIO for a failed work completion, rdma_endpoint_failure() says which;
+ * -ECONNABORTED when the watched control connection ended the phase).
  */
 int rdma_endpoint_write_bw(RdmaEndpoint *e, uint64_t max_bytes, uint64_t max_usec, uint32_t message_size,
                            uint64_t deadline, const atomic_bool *cancel, ProtoTestResult *ret);

@@ -119,6 +119,8 @@ static void *session_main(void *userdata) {
                 goto finish;
         }
         rdma_endpoint_info(e, &local);
+        /* A probe that hangs up or gives up mid-phase ends the phase here too. */
+        rdma_endpoint_watch(e, s->fd);
         r = send_frame(s, buf, proto_encode_rdma_info(buf, sizeof(buf), PROTO_RDMA_CONNECT_REPLY, &local), deadline);
         if (r < 0)
                 goto finish;

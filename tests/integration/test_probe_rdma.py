@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """linkprobe-probe-rdma against linkprobe-responder, end to end, over the fake libibverbs (tests/fake-ibverbs/):
 both directions and the round trips, and the failures that hardware causes: a wrong rkey, a queue pair that
-goes to error, a device that vanishes. Each gives a named error in the probe's document and exit code 1, well
-before the deadline; no device here, or the port down, is "unsupported" with the reason.
+goes to error, the responder killed mid-test, a device that vanishes. Each gives a named error in the probe's
+document and exit code 1, well before the deadline; no device here, or the port down, is "unsupported" with
+the reason.
 
 Topology: A a0 10.203.1.1/24 ===veth=== B b0 10.203.1.2/24; the control connection runs over the veth, the RDMA
 traffic over the fake's fabric file. Both ends see the same umockdev sysfs tree (one host's HCA, looped back)."""
 
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -168,6 +170,8 @@ def test_wrong_rkey_of_the_probe(net, testbed, fabric, responders):
     ("upload", "retry-exceeded", ["upload: RDMA write failed", "transport retry counter exceeded"]),
     # Its own writes are flushed, and it says so.
     ("download", "internal", ["download: responder: RDMA write failed (qp-error)"]),
+    # The probe waits for an answer that cannot come: the responder's word ends the wait.
+    ("latency", "internal", ["latency: responder: RDMA send/receive failed (qp-error)"]),
 ])
 def test_responder_queue_pair_forced_to_error(net, testbed, fabric, responders, tests, name, phrases):
     start_responder(net, responders, fabric.env(testbed.sys, fault="qp-error=20"), "--rdma-device=mlx5_0")
@@ -179,6 +183,32 @@ def test_probe_queue_pair_forced_to_error(net, testbed, fabric, responders):
     start_responder(net, responders, fabric.env(testbed.sys), "--rdma-device=mlx5_0")
     rc, doc, wall = run_probe(net, fabric.env(testbed.sys, fault="qp-error=20"), *FAST, "--device=mlx5_0")
     assert_failed(rc, doc, wall, "qp-error", "upload: RDMA write failed", "Work Request Flushed Error")
+
+
+@pytest.mark.parametrize("tests", ["upload", "download", "latency"])
+def test_responder_killed_mid_test(net, testbed, fabric, responders, tests):
+    env = fabric.env(testbed.sys)
+    r = start_responder(net, responders, env, "--rdma-device=mlx5_0")
+    proc = subprocess.Popen(probe_cmd(net, "--device=mlx5_0", f"--tests={tests}", "--duration=5s",
+                                      "--iterations=100000"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **env))
+    try:
+        # The responder registers its buffer when the probe connects; the phase runs from then on.
+        lp.wait_for(lambda: memory_registered(r.proc.pid), timeout=10, what="the responder's registered buffer")
+        time.sleep(0.3)
+        killed = time.monotonic()
+        r.proc.send_signal(signal.SIGKILL)
+        stdout, stderr = proc.communicate(timeout=30)
+        wall = time.monotonic() - killed
+    finally:
+        lp.stop_process(proc)
+    doc = parse(stdout, stderr)
+    assert proc.returncode == 1 and doc["status"] == "error", doc
+    # The control connection goes with the process; an RDMA operation that notices first says the peer
+    # stopped answering.
+    assert doc["error"]["name"] in ("ECONNRESET", "retry-exceeded"), doc
+    assert doc["error"]["message"].startswith(f"{tests}: "), doc
+    assert wall < 3, (wall, doc)
 
 
 def test_device_vanishes_under_the_probe(net, testbed, fabric, responders):
