@@ -91,10 +91,27 @@ int rdma_device_find(const char *want, uint8_t port, char ret_name[static 64], c
         return r;
 }
 
+/* How well a RoCE GID serves: RoCE v2 is routed (RoCE v1 only reaches its own L2 segment, and the two
+ * do not talk to each other), IPv4 is what perftest prefers, a link-local address reaches no further
+ * than the link. 0 for an entry that cannot be used. */
+static int rank_roce_gid(const struct ibv_gid_entry *g) {
+        bool mapped = memcmp(g->gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0;
+        bool link_local = g->gid.raw[0] == 0xfe && (g->gid.raw[1] & 0xc0) == 0x80;
+
+        if (gid_is_zero(&g->gid))
+                return 0;
+        if (g->gid_type != IBV_GID_TYPE_ROCE_V2)
+                return 1;
+        return mapped ? 4 : link_local ? 2 : 3;
+}
+
 static int pick_gid(RdmaEndpoint *e, int gid_index) {
+        int best = 0;
+
         if (gid_index >= 0) {
-                if (ibv_query_gid(e->ctx, e->port, gid_index, &e->gid) != 0)
-                        return -EINVAL;
+                /* An empty table slot reads as ::, which reaches nothing. */
+                if (ibv_query_gid(e->ctx, e->port, gid_index, &e->gid) != 0 || gid_is_zero(&e->gid))
+                        return -EADDRNOTAVAIL;
                 e->gid_index = gid_index;
                 return 0;
         }
@@ -102,20 +119,19 @@ static int pick_gid(RdmaEndpoint *e, int gid_index) {
         (void) ibv_query_gid(e->ctx, e->port, 0, &e->gid);
         if (e->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET)
                 return 0;
-        /* RoCE routes by GID: prefer an IPv4-mapped one (RoCE v2 over IPv4), as perftest does by default. */
+        /* RoCE routes by GID: the best entry, the first of equals (as perftest's default). */
         for (int i = 0; i < e->port_attr.gid_tbl_len && i < 256; i++) {
-                union ibv_gid g;
-                if (ibv_query_gid(e->ctx, e->port, i, &g) != 0 || gid_is_zero(&g))
+                struct ibv_gid_entry g;
+                if (ibv_query_gid_ex(e->ctx, e->port, (uint32_t) i, &g, 0) != 0)
                         continue;
-                bool mapped = memcmp(g.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0;
-                if (gid_is_zero(&e->gid) || mapped) {
-                        e->gid = g;
+                int rank = rank_roce_gid(&g);
+                if (rank > best) {
+                        best = rank;
+                        e->gid = g.gid;
                         e->gid_index = i;
-                        if (mapped)
-                                break;
                 }
         }
-        return gid_is_zero(&e->gid) ? -EADDRNOTAVAIL : 0;
+        return best > 0 ? 0 : -EADDRNOTAVAIL;
 }
 
 int rdma_endpoint_open(const char *device, uint8_t port, int gid_index, size_t buffer_size, RdmaEndpoint **ret) {

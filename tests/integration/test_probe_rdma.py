@@ -150,6 +150,19 @@ def test_infiniband_both_directions_and_rtt(net, testbed, fabric, responders):
           f"RTT {doc['rtt_usec']:.1f} us")
 
 
+def test_roce_uses_a_routable_gid(net, testbed, fabric, responders):
+    """RoCE addresses by GID; of cx5-roce's table (v1 and v2 of each address) both ends take RoCE v2 over IPv4,
+    index 3, as perftest does."""
+    env = fabric.env(testbed.sys)
+    start_responder(net, responders, env, "--rdma-device=rocep59s0f0")
+    rc, doc, _ = run_probe(net, env, *FAST, "--device=rocep59s0f0")
+    assert rc == 0, doc
+    check_measured(doc, "rocep59s0f0", 3)
+    # An empty slot of the table is no address to use.
+    rc, doc, _ = run_probe(net, env, *FAST, "--device=rocep59s0f0", "--gid-index=12")
+    assert rc == 1 and doc["error"]["name"] == "EADDRNOTAVAIL", doc
+
+
 def test_wrong_rkey(net, testbed, fabric, responders):
     """The rkey one end advertises is not the one it registered: the other end's writes are refused, and its
     queue pair goes to error, as on hardware."""
