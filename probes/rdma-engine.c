@@ -63,11 +63,19 @@ int rdma_device_find(const char *want, uint8_t port, char ret_name[static 64], c
                 const char *name = ibv_get_device_name(list[i]);
                 if (!isempty(want) && !streq(want, name))
                         continue;
+                /* An iWARP queue pair reaches RTS only through the RDMA connection manager, which
+                 * exchanges its TCP stream; ibv_modify_qp() with an address vector cannot. */
+                if (list[i]->transport_type == IBV_TRANSPORT_IWARP) {
+                        snprintf(reason, 128, "RDMA device %s is iWARP, which connects through the RDMA CM (not used)",
+                                 name);
+                        r = -EPROTONOSUPPORT;
+                        continue;
+                }
 
                 struct ibv_context *ctx = ibv_open_device(list[i]);
                 if (!ctx) {
-                        snprintf(reason, 128, "cannot open RDMA device %s: %s", name, strerror(errno));
                         r = -errno ?: -EIO;
+                        snprintf(reason, 128, "cannot open RDMA device %s: %s", name, strerror(-r));
                         continue;
                 }
                 struct ibv_port_attr attr;

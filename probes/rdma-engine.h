@@ -22,8 +22,10 @@ typedef struct RdmaEndpoint RdmaEndpoint;
  * @ret_name: receives the device name (at least 64 bytes)
  * @reason: receives why nothing is usable (at least 128 bytes), for an "unsupported" answer
  *
+ * iWARP devices are passed over: their queue pairs connect through the RDMA connection manager.
+ *
  * Return: 0 when a device with an active port was found; -ENODEV (no device or no such device),
- * -ENETDOWN (port not active) or -errno, with @reason filled.
+ * -ENETDOWN (port not active), -EPROTONOSUPPORT (iWARP) or -errno, with @reason filled.
  */
 int rdma_device_find(const char *want, uint8_t port, char ret_name[static 64], char reason[static 128]);
 

@@ -408,6 +408,9 @@ FAKE_EXPORT int ibv_modify_qp(struct ibv_qp *ibv_qp, struct ibv_qp_attr *attr, i
                 goto out;
         if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
                 goto out;
+        /* iWARP (iw_cxgb4, irdma): RTS needs the TCP stream the RDMA connection manager sets up. */
+        if (c->info.node_type == IBV_NODE_RNIC && next == IBV_QPS_RTS)
+                goto out;
         if (next != IBV_QPS_RESET && next != IBV_QPS_ERR && (r = check_attributes(c, s, attr, mask)) != 0)
                 goto out;
         enter_state(c, qp, s, attr, mask, next);

@@ -276,3 +276,20 @@ def test_unsupported_with_the_port_down(net, fabric, responders):
         tb.close()
     assert rc == 0 and doc["status"] == "unsupported", doc
     assert doc["reason"] == "this host: RDMA device mlx5_1 port 1 is not active", doc
+
+
+def test_iwarp_is_passed_over(net, fabric, responders):
+    """An iWARP queue pair reaches RTS only through the RDMA connection manager: iwp3s0f4 (sorted first) is
+    not taken by default, and asked for by name it is "unsupported", not a failed connection."""
+    tb = make_testbed("iwarp-cxgb4", "cx6-ib-hdr")
+    try:
+        env = fabric.env(tb.sys)
+        start_responder(net, responders, env)
+        rc, doc, _ = run_probe(net, env, *FAST)
+        assert rc == 0 and doc["status"] == "ok" and doc["device"] == "mlx5_0", doc
+        rc, doc, _ = run_probe(net, env, *FAST, "--device=iwp3s0f4")
+        assert rc == 0 and doc["status"] == "unsupported", doc
+        assert doc["reason"] == "this host: RDMA device iwp3s0f4 is iWARP, which connects through the RDMA CM " \
+                                "(not used)", doc
+    finally:
+        tb.close()
