@@ -166,7 +166,7 @@ static int deliver_send(FakeFabric *f, FakeQp *qp, FakeQpSlot *me, FakeQpSlot *d
         }
         e.byte_len = len;
         if (!fake_cq_push(f, d->recv_cq, d->recv_cq_generation, &e))
-                fake_qp_slot_error(d, FAKE_QP_EVENT_FATAL);
+                fake_qp_slot_error(d, FAKE_QP_EVENT_NONE);
         return IBV_WC_SUCCESS;
 }
 
@@ -256,8 +256,9 @@ static void complete(FakeFabric *f, FakeQp *qp, FakeQpSlot *me, FakeSendWqe *w, 
         qp->done_seq++;
         /* Errors always complete; successes only when asked to. */
         if (status != IBV_WC_SUCCESS || qp->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED))
+                /* An overrun CQ is in error (its owner hears IBV_EVENT_CQ_ERR), and so is the QP. */
                 if (!fake_cq_push(f, qp->send_cq->slot, qp->send_cq->generation, &e))
-                        fake_qp_slot_error(me, FAKE_QP_EVENT_FATAL);
+                        fake_qp_slot_error(me, FAKE_QP_EVENT_NONE);
         if (status != IBV_WC_SUCCESS)
                 fake_qp_slot_error(me, FAKE_QP_EVENT_NONE);
 }

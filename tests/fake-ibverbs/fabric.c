@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* fabric.c — the shared file every process of a test maps: queue pairs, regions, completion queues */
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include "fake-ibverbs.h"
@@ -123,60 +125,41 @@ void fake_fabric_unlock(FakeFabric *f) {
         pthread_mutex_unlock(&f->lock);
 }
 
-/* How long an answer about a process is believed: route() asks for every work request. */
-#define ALIVE_CACHE_USEC 5000
-#define ALIVE_CACHE_MAX 8
+/* Whether a process lives is asked for every work request: through a pidfd per peer process, which
+ * turns readable when the process exits (a zombie, not yet reaped by its parent, is gone for the
+ * fabric as for its queue pairs) and cannot mistake a new process with a reused PID for it. */
+#define PIDFD_CACHE_MAX 16
 
 static struct {
         pid_t pid;
-        bool alive;
-        uint64_t until;
-} alive_cache[ALIVE_CACHE_MAX];
-
-static bool pid_alive_now(pid_t pid) {
-        char path[64], buf[512];
-        ssize_t n;
-        int fd;
-
-        if (kill(pid, 0) < 0 && errno != EPERM)
-                return false;
-        /* A killed process is a zombie until its parent reaps it: as dead to the fabric as a reaped one. */
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return errno != ENOENT;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return false;
-        buf[n] = '\0';
-        const char *state = strrchr(buf, ')');
-        return !state || (state[1] == ' ' && state[2] != 'Z' && state[2] != 'X');
-}
+        int pidfd;
+} pidfds[PIDFD_CACHE_MAX];
+static unsigned pidfd_next;
 
 bool fake_pid_alive(pid_t pid) {
-        uint64_t now = fake_now_usec();
-        int slot = 0;
+        struct pollfd p = { .events = POLLIN };
+        int i;
 
         if (pid <= 0)
                 return false;
         if (pid == getpid())
                 return true;
-        /* Callers hold the fabric lock, which serializes this cache too. */
-        for (int i = 0; i < ALIVE_CACHE_MAX; i++) {
-                if (alive_cache[i].pid == pid) {
-                        if (now < alive_cache[i].until)
-                                return alive_cache[i].alive;
-                        slot = i;
+        /* Callers hold the fabric lock, which serializes this table too. */
+        for (i = 0; i < PIDFD_CACHE_MAX; i++)
+                if (pidfds[i].pid == pid && pidfds[i].pidfd > 0)
                         break;
-                }
-                if (alive_cache[i].until < alive_cache[slot].until)
-                        slot = i;
+        if (i == PIDFD_CACHE_MAX) {
+                int fd = (int) syscall(SYS_pidfd_open, pid, 0);
+                if (fd < 0)
+                        return errno != ESRCH;
+                i = (int) (pidfd_next++ % PIDFD_CACHE_MAX);
+                if (pidfds[i].pidfd > 0)
+                        close(pidfds[i].pidfd);
+                pidfds[i].pid = pid;
+                pidfds[i].pidfd = fd;
         }
-        alive_cache[slot].pid = pid;
-        alive_cache[slot].alive = pid_alive_now(pid);
-        alive_cache[slot].until = now + ALIVE_CACHE_USEC;
-        return alive_cache[slot].alive;
+        p.fd = pidfds[i].pidfd;
+        return poll(&p, 1, 0) == 0;
 }
 
 #define ALLOC_SLOT(table, n)                                                                    \

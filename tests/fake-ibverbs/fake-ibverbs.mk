@@ -17,3 +17,8 @@ $(FAKE_IBVERBS_LIB): $(FAKE_IBVERBS_PIC_OBJS) tests/fake-ibverbs/libibverbs.map
 		-o $@ $(FAKE_IBVERBS_PIC_OBJS) -lpthread
 
 all: $(FAKE_IBVERBS_LIB)
+
+# The fake's own unit test links its ordinary objects and builds its devices from the RDMA fixtures.
+test-fake-ibverbs_SOURCES += $(FAKE_IBVERBS_SOURCES)
+test-fake-ibverbs_PKGS += umockdev-1.0
+$(BUILD)/tests/unit/test-fake-ibverbs.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
