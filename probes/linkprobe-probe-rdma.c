@@ -179,6 +179,9 @@ int main(int argc, char *argv[]) {
                 net_probe_fail(p, &client, r, "rdma-connect");
         if (proto_decode_rdma_info(reply, length, &remote) < 0)
                 net_probe_fail(p, &client, -EPROTO, "rdma-connect");
+        /* A responder says so itself; this is for one that does not look. */
+        if (rdma_endpoint_check_peer(e, &remote, reason, sizeof(reason)) < 0)
+                probe_exit_unsupported(p->name, "%s", reason);
         r = rdma_endpoint_connect(e, &remote);
         if (r < 0)
                 probe_exit_error(p->name, PROBE_EXIT_ERROR, "qp-connect", "cannot connect the queue pair: %s",

@@ -23,6 +23,7 @@ struct RdmaEndpoint {
         struct ibv_mr *mr;
         uint8_t *buf;
         size_t size;
+        char device[64];
         uint8_t port;
         int gid_index;
         struct ibv_port_attr port_attr;
@@ -152,6 +153,7 @@ int rdma_endpoint_open(const char *device, uint8_t port, int gid_index, size_t b
         e = calloc(1, sizeof(RdmaEndpoint));
         if (!e)
                 return -ENOMEM;
+        snprintf(e->device, sizeof(e->device), "%s", device);
         e->port = port;
         e->size = buffer_size;
         e->control_fd = -EBADF;
@@ -256,6 +258,18 @@ void rdma_endpoint_info(const RdmaEndpoint *e, ProtoRdmaInfo *ret) {
                 .size = (uint32_t) e->size,
         };
         memcpy(ret->gid, e->gid.raw, sizeof(ret->gid));
+}
+
+int rdma_endpoint_check_peer(const RdmaEndpoint *e, const ProtoRdmaInfo *peer, char *reason, size_t size) {
+        /* The exchange carries no link layer, but tells it: an active InfiniBand port has the LID its
+         * subnet manager gave it, a RoCE port has none. */
+        bool here_roce = e->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET, there_roce = peer->lid == 0;
+
+        if (here_roce == there_roce)
+                return 0;
+        snprintf(reason, size, "%s port %u is %s, the other end's port is %s: no path joins the two", e->device,
+                 e->port, here_roce ? "RoCE" : "InfiniBand", there_roce ? "RoCE" : "InfiniBand");
+        return -EPROTOTYPE;
 }
 
 int rdma_endpoint_connect(RdmaEndpoint *e, const ProtoRdmaInfo *remote) {

@@ -49,6 +49,9 @@ void rdma_endpoint_watch(RdmaEndpoint *e, int fd);
 
 /* What the peer needs to reach this queue pair and buffer. */
 void rdma_endpoint_info(const RdmaEndpoint *e, ProtoRdmaInfo *ret);
+/* -EPROTOTYPE, with the reason, when the peer's port is InfiniBand and this one RoCE or the other way
+ * round: the two cannot reach each other. */
+int rdma_endpoint_check_peer(const RdmaEndpoint *e, const ProtoRdmaInfo *peer, char *reason, size_t size);
 /* Moves the queue pair to RTR and RTS towards the peer described by remote. */
 int rdma_endpoint_connect(RdmaEndpoint *e, const ProtoRdmaInfo *remote);
 

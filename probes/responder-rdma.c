@@ -103,6 +103,7 @@ static void *session_main(void *userdata) {
         _cleanup_(rdma_endpoint_freep) RdmaEndpoint *e = NULL;
         /* Every RDMA phase is bounded by the test limit; three phases and some slack bound the session. */
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + 3 * s->limits.max_test_usec + 10 * USEC_PER_SEC;
+        char why[PROTO_ERROR_MESSAGE_MAX];
         ProtoRdmaInfo local;
         int r;
 
@@ -113,9 +114,15 @@ static void *session_main(void *userdata) {
                 (void) send_error(s, PROTO_ERROR_UNSUPPORTED, "cannot open the RDMA device", deadline);
                 goto finish;
         }
+        r = rdma_endpoint_check_peer(e, &s->client, why, sizeof(why));
+        if (r < 0) {
+                (void) send_error(s, PROTO_ERROR_UNSUPPORTED, why, deadline);
+                goto finish;
+        }
         r = rdma_endpoint_connect(e, &s->client);
         if (r < 0) {
-                (void) send_error(s, PROTO_ERROR_PROTOCOL, "cannot connect the queue pair", deadline);
+                snprintf(why, sizeof(why), "cannot connect the queue pair: %s", strerror(-r));
+                (void) send_error(s, PROTO_ERROR_PROTOCOL, why, deadline);
                 goto finish;
         }
         rdma_endpoint_info(e, &local);

@@ -33,7 +33,8 @@ static FakeQpSlot *route(FakeFabric *f, FakeQp *qp, const FakeQpSlot *me) {
                 FakeQpSlot *d = &f->qps[i];
                 if (!d->in_use || d->qpn != me->dest_qpn)
                         continue;
-                if (!fake_pid_alive(d->pid) || d->vanished || !d->port_active)
+                /* An Ethernet port and an InfiniBand port are on different fabrics. */
+                if (!fake_pid_alive(d->pid) || d->vanished || !d->port_active || d->link_layer != me->link_layer)
                         return NULL;
                 if (d->state != IBV_QPS_RTR && d->state != IBV_QPS_RTS)
                         return NULL;

@@ -293,3 +293,20 @@ def test_iwarp_is_passed_over(net, fabric, responders):
                                 "(not used)", doc
     finally:
         tb.close()
+
+
+@pytest.mark.parametrize("here,there,reason", [
+    ("rocep59s0f0", "mlx5_0", "responder: mlx5_0 port 1 is InfiniBand, the other end's port is RoCE: no path joins "
+                              "the two"),
+    ("mlx5_0", "rocep59s0f0", "responder: rocep59s0f0 port 1 is RoCE, the other end's port is InfiniBand: no path "
+                              "joins the two"),
+])
+def test_infiniband_and_roce_do_not_meet(net, testbed, fabric, responders, here, there, reason):
+    """The daemon probes from every active port; one of another fabric than the responder's is unsupported, with
+    the reason, not a failure to retry."""
+    env = fabric.env(testbed.sys)
+    start_responder(net, responders, env, f"--rdma-device={there}")
+    rc, doc, wall = run_probe(net, env, *FAST, f"--device={here}")
+    assert rc == 0 and doc["status"] == "unsupported", doc
+    assert doc["reason"] == reason
+    assert wall < DEADLINE_S / 2
