@@ -11,6 +11,7 @@ traffic over the fake's fabric file. Both ends see the same umockdev sysfs tree 
 import json
 import os
 import signal
+import struct
 import subprocess
 import tempfile
 import time
@@ -19,7 +20,8 @@ import pytest
 
 import lp
 from fake_rdma import FIXTURES, Fabric, memory_registered
-from linkprobe_net import PROBE_RDMA, RESPONDER, Namespaces, wait_listening
+from linkprobe_net import (PROBE_RDMA, RESPONDER, UPLOAD_READY, UPLOAD_START, Namespaces, connect_from, frame,
+                           hello_frame, recv_frame, wait_listening)
 from umockdev_testbed import Testbed
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
@@ -310,3 +312,33 @@ def test_infiniband_and_roce_do_not_meet(net, testbed, fabric, responders, here,
     assert rc == 0 and doc["status"] == "unsupported", doc
     assert doc["reason"] == reason
     assert wall < DEADLINE_S / 2
+
+
+def test_busy_responder_is_asked_again(net, testbed, fabric, responders):
+    """The responder serves one test at a time (here held by a TCP upload of our own, as this node's TCP probe or
+    another node's probe would): busy is asked again a few times, then it is the error."""
+    env = fabric.env(testbed.sys)
+    start_responder(net, responders, env, "--rdma-device=mlx5_0")
+    s = connect_from(net["A"], None, B_ADDR, PORT)
+    try:
+        s.sendall(hello_frame())
+        assert recv_frame(s)[0] == 2
+        s.sendall(frame(UPLOAD_START, struct.pack(">QQII", 1 << 30, 5_000_000, 65536, 0)))
+        assert recv_frame(s)[0] == UPLOAD_READY
+        rc, doc, wall = run_probe(net, env, *FAST, "--busy-retries=0")
+        assert rc == 1 and doc["error"]["name"] == "busy", doc
+        # Released while the probe waits: its next try gets the slot. The probe asks right after registering
+        # its buffer, so the slot is released after that, once the first answer (busy) is surely out.
+        proc = subprocess.Popen(probe_cmd(net, *FAST), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, **env))
+        try:
+            lp.wait_for(lambda: memory_registered(proc.pid), timeout=10, what="the probe's registered buffer")
+            time.sleep(0.05)
+            s.close()
+            stdout, stderr = proc.communicate(timeout=30)
+        finally:
+            lp.stop_process(proc)
+        doc = parse(stdout, stderr)
+        assert proc.returncode == 0 and doc["status"] == "ok", doc
+    finally:
+        s.close()
