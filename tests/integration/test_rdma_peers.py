@@ -12,7 +12,6 @@ mlx5_0 over the same fabric, so the RoCE path is "unsupported" (another fabric),
 """
 
 import os
-import subprocess
 import time
 
 import pytest
@@ -20,7 +19,7 @@ from gi.repository import GLib
 
 import lp
 from fake_rdma import FIXTURES, LIBRARY_DIR, Fabric
-from linkprobe_net import RESPONDER, Namespaces, wait_listening
+from linkprobe_net import Namespaces, Responder
 from peers_net import MANAGER, InNetns, peer_path, peers, wait_for, wait_peer
 from test_gpu import inhibit
 from umockdev_testbed import Testbed
@@ -46,17 +45,12 @@ def rig():
         ns.addr(a, "a0", "10.214.1.1/24")
         ns.addr(b, "b0", f"{ADDRESS}/24")
         ns.addr(b, "b0", f"{OTHER}/24")
-        log = open(os.path.join(fabric.dir, "responder.log"), "w")
-        responder = subprocess.Popen(
-            lp.netns_exec_cmd(b, [RESPONDER, "--listen", "0.0.0.0:7471", "--rdma-device=mlx5_0",
-                                  "--log-level=debug"]),
-            stdout=subprocess.DEVNULL, stderr=log, env=dict(os.environ, **fabric.env(tb.sys)))
-        wait_listening(b, ADDRESS, 7471)
-        yield {"A": a, "testbed": tb, "fabric": fabric, "log": log.name}
+        responder = Responder(b, "0.0.0.0:7471", "--rdma-device=mlx5_0", "--log-level=debug", wait_address=ADDRESS,
+                              env=fabric.env(tb.sys))
+        yield {"A": a, "testbed": tb, "fabric": fabric}
     finally:
-        lp.stop_process(responder)
-        with open(os.path.join(fabric.dir, "responder.log")) as f:
-            print(f.read())
+        if responder:
+            print(responder.stop())
         fabric.close()
         tb.close()
         ns.close()
@@ -72,13 +66,13 @@ def is_measured(p):
     return p["ProbeState"] == "ok" and p["MeasuredAt"] > 0
 
 
-def rdma_probes(fabric):
-    """PIDs of linkprobe-probe-rdma processes on this test's fabric."""
+def rdma_probes(fabric, program="linkprobe-probe-rdma"):
+    """PIDs of the program's processes (run by this test's daemon: on its fabric)."""
     found = []
     for pid in (d for d in os.listdir("/proc") if d.isdigit()):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if not f.read().split(b"\0")[0].endswith(b"linkprobe-probe-rdma"):
+                if not f.read().split(b"\0")[0].endswith(program.encode()):
                     continue
             with open(f"/proc/{pid}/environ", "rb") as f:
                 if f"FAKE_IBVERBS_FABRIC={fabric.path}".encode() in f.read().split(b"\0"):
@@ -122,6 +116,24 @@ def test_rdma_path_measured_like_a_tcp_one(rig, client, daemon_factory):
     assert "RDMA device mlx5_0: live port state from libibverbs (1 ports)." in log, log
     assert "RDMA device rocep59s0f0: live port state from libibverbs (1 ports)." in log, log
     assert "disagree" not in log, log
+
+
+def test_tcp_and_rdma_probes_take_turns(rig, client, daemon_factory):
+    """One probe per transport runs at a time, but the responder serves one test at a time: a TCP and an RDMA
+    probe to the same responder take turns instead of one of them meeting "busy" and failing."""
+    start_daemon(rig, daemon_factory, QUICK.replace("TcpDurationSec=100ms", "TcpDurationSec=500ms"))
+    fabric, both = rig["fabric"], 0
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        objects = peers(client)
+        if all(path in objects and is_measured(objects[path]) for path in (IB_PATH, TCP_PATH)):
+            break
+        both += bool(rdma_probes(fabric) and rdma_probes(fabric, "linkprobe-probe-tcp"))
+        time.sleep(0.02)
+    objects = peers(client)
+    assert is_measured(objects[IB_PATH]) and is_measured(objects[TCP_PATH]), objects
+    assert both == 0
+    assert objects[IB_PATH]["LastError"] == objects[TCP_PATH]["LastError"] == ""
 
 
 def test_ttl_expiry_stale_and_reprobe(rig, client, daemon_factory):
