@@ -20,8 +20,8 @@ import pytest
 
 import lp
 from fake_rdma import FIXTURES, Fabric, memory_registered
-from linkprobe_net import (PROBE_RDMA, RESPONDER, UPLOAD_READY, UPLOAD_START, Namespaces, connect_from, frame,
-                           hello_frame, recv_frame, wait_listening)
+from linkprobe_net import (PROBE_RDMA, UPLOAD_READY, UPLOAD_START, Namespaces, Responder, connect_from, frame,
+                           hello_frame, recv_frame)
 from umockdev_testbed import Testbed
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
@@ -62,29 +62,6 @@ def fabric():
     f.close()
 
 
-class RdmaResponder:
-    """linkprobe-responder in B with the fake library; its log in a temporary file."""
-
-    def __init__(self, net, env, *args):
-        self.log = tempfile.NamedTemporaryFile(prefix="lp-responder-rdma-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen(lp.netns_exec_cmd(net["B"], [RESPONDER, "--listen", f"{B_ADDR}:{PORT}",
-                                                                  "--log-level=debug", *args]),
-                                     stdout=subprocess.DEVNULL, stderr=self.log, env=dict(os.environ, **env))
-        try:
-            wait_listening(net["B"], B_ADDR, PORT)
-        except Exception:
-            self.stop()
-            raise
-
-    def stop(self):
-        lp.stop_process(self.proc)
-        self.log.close()
-        with open(self.log.name) as f:
-            text = f.read()
-        os.unlink(self.log.name)
-        return text
-
-
 @pytest.fixture
 def responders():
     started = []
@@ -94,7 +71,8 @@ def responders():
 
 
 def start_responder(net, responders, env, *args):
-    r = RdmaResponder(net, env, *args)
+    """linkprobe-responder in B with the fake library."""
+    r = Responder(net["B"], f"{B_ADDR}:{PORT}", "--log-level=debug", *args, env=env)
     responders.append(r)
     return r
 
