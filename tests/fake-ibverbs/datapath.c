@@ -112,24 +112,30 @@ static int deliver_send(FakeFabric *f, FakeQp *qp, FakeQpSlot *me, FakeQpSlot *d
                 w->next_try = now + rnr_timer_usec[d->min_rnr_timer & 31];
                 return WAIT;
         }
-        FakeRecvWqe *r = &d->rq[d->rq_head];
+        const FakeRecvWqe *r = &d->rq[d->rq_head];
         FakeCqe e = { .wr_id = r->wr_id, .opcode = IBV_WC_RECV, .qp_num = d->qpn, .src_qp = me->qpn,
                       .qp_slot = (uint32_t) (d - f->qps), .qp_generation = d->generation };
-        const FakeMrSlot *regions[FAKE_SGE_MAX];
+        uint8_t *dst[FAKE_SGE_MAX];
         uint64_t room = 0;
         int status = IBV_WC_SUCCESS;
 
-        d->rq_head = (d->rq_head + 1) % FAKE_WR_MAX;
-        d->rq_count--;
-        d->rq_unpolled++;
         for (uint32_t i = 0; i < r->num_sge && status == IBV_WC_SUCCESS; i++) {
-                regions[i] = local_region(f, d, &r->sge[i], IBV_ACCESS_LOCAL_WRITE);
-                if (!regions[i])
+                const FakeMrSlot *m = local_region(f, d, &r->sge[i], IBV_ACCESS_LOCAL_WRITE);
+                if (!m) {
                         status = IBV_WC_REM_OP_ERR; /* the receiver's own buffer was bad */
+                        break;
+                }
+                dst[i] = fake_map_remote(m, r->sge[i].addr);
+                if (!dst[i])
+                        return WAIT; /* the receiver is gone after all: no answer */
                 room += r->sge[i].length;
         }
         if (status == IBV_WC_SUCCESS && len > room)
                 status = IBV_WC_REM_INV_REQ_ERR;
+        /* The receive is consumed, whatever comes of it. */
+        d->rq_head = (d->rq_head + 1) % FAKE_WR_MAX;
+        d->rq_count--;
+        d->rq_unpolled++;
         if (status != IBV_WC_SUCCESS) {
                 e.status = status == IBV_WC_REM_OP_ERR ? IBV_WC_LOC_PROT_ERR : IBV_WC_LOC_LEN_ERR;
                 (void) fake_cq_push(f, d->recv_cq, d->recv_cq_generation, &e);
@@ -143,9 +149,6 @@ static int deliver_send(FakeFabric *f, FakeQp *qp, FakeQpSlot *me, FakeQpSlot *d
         uint32_t sge_i = 0, sge_off = 0;
         for (uint32_t i = 0; i < r->num_sge && done < len; i++) {
                 uint32_t n = (uint32_t) MIN((uint64_t) r->sge[i].length, len - done);
-                uint8_t *dst = fake_map_remote(regions[i], r->sge[i].addr);
-                if (!dst)
-                        return WAIT; /* the receiver is gone after all: no answer */
                 for (uint32_t k = 0; k < n;) {
                         const uint8_t *from;
                         uint32_t chunk;
@@ -156,7 +159,7 @@ static int deliver_send(FakeFabric *f, FakeQp *qp, FakeQpSlot *me, FakeQpSlot *d
                                 from = (const uint8_t *) (uintptr_t) w->sge[sge_i].addr + sge_off;
                                 chunk = MIN(n - k, w->sge[sge_i].length - sge_off);
                         }
-                        memcpy(dst + k, from, chunk);
+                        memcpy(dst[i] + k, from, chunk);
                         k += chunk;
                         if (!src && (sge_off += chunk) == w->sge[sge_i].length) {
                                 sge_i++;

@@ -406,6 +406,24 @@ static void test_sends_receives_rnr_and_lengths(void **state) {
         assert_int_equal(wc.qp_num, b.qp->qp_num);
         assert_memory_equal(b.buf + 100, "hello", 5);
 
+        /* Gathered from two buffers, scattered over two others of other sizes. */
+        memcpy(a.buf + 200, "abc", 3);
+        memcpy(a.buf + 300, "defghij", 7);
+        struct ibv_sge gather[2] = { { (uintptr_t) (a.buf + 200), 3, a.mr->lkey },
+                                     { (uintptr_t) (a.buf + 300), 7, a.mr->lkey } };
+        struct ibv_sge scatter[2] = { { (uintptr_t) (b.buf + 1000), 4, b.mr->lkey },
+                                      { (uintptr_t) (b.buf + 2000), 6, b.mr->lkey } };
+        struct ibv_recv_wr rwr = { .wr_id = 8, .sg_list = scatter, .num_sge = 2 }, *rbad;
+        struct ibv_send_wr swr = { .wr_id = 9, .sg_list = gather, .num_sge = 2, .opcode = IBV_WR_SEND,
+                                   .send_flags = IBV_SEND_SIGNALED }, *sbad;
+        assert_int_equal(ibv_post_recv(b.qp, &rwr, &rbad), 0);
+        assert_int_equal(ibv_post_send(a.qp, &swr, &sbad), 0);
+        assert_int_equal(poll_one(&a).status, IBV_WC_SUCCESS);
+        wc = poll_one(&b);
+        assert_int_equal(wc.byte_len, 10);
+        assert_memory_equal(b.buf + 1000, "abcd", 4);
+        assert_memory_equal(b.buf + 2000, "efghij", 6);
+
         /* No receive posted: RNR NAKs, rnr_retry times, then the requester gives up. */
         assert_int_equal(post(&a, IBV_WR_SEND, 2, a.buf, 5, 0, 0), 0);
         assert_int_equal(poll_one(&a).status, IBV_WC_RNR_RETRY_EXC_ERR);
