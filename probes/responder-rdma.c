@@ -51,6 +51,9 @@ static int send_failure(RdmaSession *s, RdmaEndpoint *e, int r, const char *what
         char message[PROTO_ERROR_MESSAGE_MAX], why[192];
         const char *name;
 
+        /* The client hung up or said why it stopped: nobody to tell. */
+        if (r == -ECONNABORTED)
+                return r;
         if (r == -EIO && rdma_endpoint_failure(e, &name, why, sizeof(why)) >= 0)
                 snprintf(message, sizeof(message), "%s failed (%s): %s", what, name, why);
         else
