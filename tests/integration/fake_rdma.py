@@ -26,7 +26,7 @@ class Fabric:
 
     def __init__(self):
         require_library()
-        self.dir = tempfile.mkdtemp(prefix="lp-fabric-")
+        self.dir = tempfile.mkdtemp(prefix="lp-rdma-fabric-")
         self.path = os.path.join(self.dir, "fabric")
 
     def env(self, sysfs, fault=None):
