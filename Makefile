@@ -124,6 +124,7 @@ include src/ctl/ctl.mk
 include probes/probes.mk
 include tests/unit/unit.mk
 include tests/tools/tools.mk
+include tests/fake-ibverbs/fake-ibverbs.mk
 include tests/fuzz/fuzz.mk
 include man/man.mk
 include systemd/systemd.mk

@@ -17,6 +17,7 @@ static int arg_gid_index = -1;
 static uint64_t arg_message_size = RDMA_MESSAGE_DEFAULT;
 static uint64_t arg_iterations = 1000;
 static uint64_t arg_latency_size = 64;
+static uint64_t arg_busy_retries = 3;
 static bool arg_upload = true, arg_download = true, arg_latency = true;
 
 static void help(void) {
@@ -33,6 +34,7 @@ static void help(void) {
                "     --iterations=N       send/recv round trips (default 1000)\n"
                "     --latency-size=SIZE  send/recv message size (default 64)\n"
                "     --tests=LIST         upload,download,latency (default all)\n"
+               "     --busy-retries=N     retries when the responder is busy (default 3)\n"
                "     --psk-file=FILE      pre-shared key for the responder\n"
                "     --deadline=TIME      give up after this long (default 10s)\n"
                "  -h --help  --version\n");
@@ -63,6 +65,7 @@ enum {
         ARG_MESSAGE,
         ARG_ITER,
         ARG_LAT_SIZE,
+        ARG_BUSY,
 };
 
 static const struct option options[] = {
@@ -73,6 +76,7 @@ static const struct option options[] = {
         { "message-size", required_argument, NULL, ARG_MESSAGE },
         { "iterations", required_argument, NULL, ARG_ITER },
         { "latency-size", required_argument, NULL, ARG_LAT_SIZE },
+        { "busy-retries", required_argument, NULL, ARG_BUSY },
         {}
 };
 
@@ -105,6 +109,10 @@ static void parse_option(int c, const char *arg) {
                         net_probe_usage(&probe, "--iterations must be 1..%u, not \"%s\"", RDMA_LATENCY_ITERATIONS_MAX,
                                         arg);
                 break;
+        case ARG_BUSY:
+                if (parse_u64(arg, &arg_busy_retries) < 0 || arg_busy_retries > 100)
+                        net_probe_usage(&probe, "--busy-retries must be 0..100, not \"%s\"", arg);
+                break;
         case ARG_LAT_SIZE:
                 if (parse_size(arg, &arg_latency_size) < 0 || arg_latency_size == 0 ||
                     arg_latency_size > RDMA_LATENCY_MESSAGE_MAX)
@@ -112,6 +120,41 @@ static void parse_option(int c, const char *arg) {
                                         arg);
                 break;
         }
+}
+
+/* A failed phase: a failed work completion is named for what failed (retry-exceeded, remote-access, ...),
+ * anything else as any network probe's failure. */
+_noreturn_ static void rdma_fail(const NetProbe *p, NetClient *c, const RdmaEndpoint *e, int r, const char *phase,
+                                 const char *what) {
+        char message[256];
+        const char *name;
+
+        /* The responder said why it stopped (or hung up): its word is the answer. */
+        if (r == -ECONNABORTED) {
+                r = net_client_read_result(c, PROTO_RDMA_RESULT, NULL, p->soft_deadline);
+                net_probe_fail(p, c, r < 0 ? r : -EPROTO, phase);
+        }
+        if (r == -EIO && rdma_endpoint_failure(e, &name, message, sizeof(message)) >= 0)
+                probe_exit_error(p->name, PROBE_EXIT_ERROR, name, "%s: %s failed: %s", phase, what, message);
+        net_probe_fail(p, c, r, phase);
+}
+
+/* The responder runs one test at a time, and other nodes' probes (or this node's TCP probe) may hold it:
+ * busy, or asked to slow down, is asked again 100..300 ms later (random, so that two waiting probes do not
+ * collide again), --busy-retries times, as linkprobe-probe-tcp does. */
+static bool busy_retry(const NetClient *c, int r, uint64_t *retries, uint64_t soft_deadline) {
+        uint32_t rnd = 0;
+
+        if (r != -EREMOTEIO || !IN_SET(c->remote_error.code, PROTO_ERROR_BUSY, PROTO_ERROR_RATE_LIMITED) ||
+            *retries >= arg_busy_retries)
+                return false;
+        (*retries)++;
+        (void) proto_random_bytes(&rnd, sizeof(rnd));
+        uint64_t wait = 100 * USEC_PER_MSEC + rnd % (200 * USEC_PER_MSEC);
+        if (now_usec(CLOCK_MONOTONIC) + wait >= soft_deadline)
+                return false;
+        usleep((useconds_t) wait);
+        return true;
 }
 
 static int rdma_request(NetClient *c, const ProtoRdmaTest *t, ProtoType expect, ProtoTestResult *ret, uint64_t deadline) {
@@ -157,15 +200,23 @@ int main(int argc, char *argv[]) {
         rdma_endpoint_info(e, &local);
 
         ssize_t n = proto_encode_rdma_info(buf, sizeof(buf), PROTO_RDMA_CONNECT, &local);
-        r = net_client_request(&client, buf, (size_t) n, PROTO_RDMA_CONNECT_REPLY, reply, &length, soft_deadline);
+        uint64_t retries = 0;
+        do
+                r = net_client_request(&client, buf, (size_t) n, PROTO_RDMA_CONNECT_REPLY, reply, &length,
+                                       soft_deadline);
+        while (r < 0 && busy_retry(&client, r, &retries, soft_deadline));
         if (r < 0)
                 net_probe_fail(p, &client, r, "rdma-connect");
         if (proto_decode_rdma_info(reply, length, &remote) < 0)
                 net_probe_fail(p, &client, -EPROTO, "rdma-connect");
+        /* A responder says so itself; this is for one that does not look. */
+        if (rdma_endpoint_check_peer(e, &remote, reason, sizeof(reason)) < 0)
+                probe_exit_unsupported(p->name, "%s", reason);
         r = rdma_endpoint_connect(e, &remote);
         if (r < 0)
                 probe_exit_error(p->name, PROBE_EXIT_ERROR, "qp-connect", "cannot connect the queue pair: %s",
                                  strerror(-r));
+        rdma_endpoint_watch(e, client.fd);
 
         json_object *result = net_probe_result_new(p, &client);
         json_object_object_add(result, "device", json_object_new_string(name));
@@ -179,7 +230,7 @@ int main(int argc, char *argv[]) {
                 r = rdma_endpoint_write_bw(e, p->max_bytes, d, (uint32_t) MIN(arg_message_size, (uint64_t) remote.size),
                                            soft_deadline, NULL, &up);
                 if (r < 0)
-                        net_probe_fail(p, &client, r, "upload");
+                        rdma_fail(p, &client, e, r, "upload", "RDMA write");
                 phases--;
                 json_object_object_add(result, "upload_gbps", json_object_new_double(goodput_gbps(up.bytes, up.usec)));
                 json_object_object_add(result, "upload", net_probe_transfer_json(up.bytes, up.usec, "probe"));
@@ -217,7 +268,7 @@ int main(int argc, char *argv[]) {
                 if (r >= 0)
                         r = rtt_stats_compute(samples, (size_t) arg_iterations, &st);
                 if (r < 0)
-                        net_probe_fail(p, &client, r, "latency");
+                        rdma_fail(p, &client, e, r, "latency", "send/receive");
                 /* perftest's ib_send_lat reports half the round trip; both are given. */
                 json_object *o = json_object_new_object();
                 json_object_object_add(o, "iterations", json_object_new_uint64(arg_iterations));

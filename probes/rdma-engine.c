@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 
 #include "proto-auth.h"
 #include "rdma-engine.h"
@@ -20,12 +23,19 @@ struct RdmaEndpoint {
         struct ibv_mr *mr;
         uint8_t *buf;
         size_t size;
+        char device[64];
         uint8_t port;
         int gid_index;
         struct ibv_port_attr port_attr;
         union ibv_gid gid;
         uint32_t psn;
         ProtoRdmaInfo remote;
+        int control_fd; /* rdma_endpoint_watch(), or -1 */
+        /* Why the last call returned -EIO: the failed work completion, and what the device said. */
+        bool failed;
+        enum ibv_wc_status failed_status;
+        uint64_t failed_wr_id;
+        int fatal_event; /* enum ibv_event_type, or -1 */
 };
 
 static bool gid_is_zero(const union ibv_gid *g) {
@@ -54,11 +64,19 @@ int rdma_device_find(const char *want, uint8_t port, char ret_name[static 64], c
                 const char *name = ibv_get_device_name(list[i]);
                 if (!isempty(want) && !streq(want, name))
                         continue;
+                /* An iWARP queue pair reaches RTS only through the RDMA connection manager, which
+                 * exchanges its TCP stream; ibv_modify_qp() with an address vector cannot. */
+                if (list[i]->transport_type == IBV_TRANSPORT_IWARP) {
+                        snprintf(reason, 128, "RDMA device %s is iWARP, which connects through the RDMA CM (not used)",
+                                 name);
+                        r = -EPROTONOSUPPORT;
+                        continue;
+                }
 
                 struct ibv_context *ctx = ibv_open_device(list[i]);
                 if (!ctx) {
-                        snprintf(reason, 128, "cannot open RDMA device %s: %s", name, strerror(errno));
                         r = -errno ?: -EIO;
+                        snprintf(reason, 128, "cannot open RDMA device %s: %s", name, strerror(-r));
                         continue;
                 }
                 struct ibv_port_attr attr;
@@ -82,10 +100,27 @@ int rdma_device_find(const char *want, uint8_t port, char ret_name[static 64], c
         return r;
 }
 
+/* How well a RoCE GID serves: RoCE v2 is routed (RoCE v1 only reaches its own L2 segment, and the two
+ * do not talk to each other), IPv4 is what perftest prefers, a link-local address reaches no further
+ * than the link. 0 for an entry that cannot be used. */
+static int rank_roce_gid(const struct ibv_gid_entry *g) {
+        bool mapped = memcmp(g->gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0;
+        bool link_local = g->gid.raw[0] == 0xfe && (g->gid.raw[1] & 0xc0) == 0x80;
+
+        if (gid_is_zero(&g->gid))
+                return 0;
+        if (g->gid_type != IBV_GID_TYPE_ROCE_V2)
+                return 1;
+        return mapped ? 4 : link_local ? 2 : 3;
+}
+
 static int pick_gid(RdmaEndpoint *e, int gid_index) {
+        int best = 0;
+
         if (gid_index >= 0) {
-                if (ibv_query_gid(e->ctx, e->port, gid_index, &e->gid) != 0)
-                        return -EINVAL;
+                /* An empty table slot reads as ::, which reaches nothing. */
+                if (ibv_query_gid(e->ctx, e->port, gid_index, &e->gid) != 0 || gid_is_zero(&e->gid))
+                        return -EADDRNOTAVAIL;
                 e->gid_index = gid_index;
                 return 0;
         }
@@ -93,20 +128,19 @@ static int pick_gid(RdmaEndpoint *e, int gid_index) {
         (void) ibv_query_gid(e->ctx, e->port, 0, &e->gid);
         if (e->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET)
                 return 0;
-        /* RoCE routes by GID: prefer an IPv4-mapped one (RoCE v2 over IPv4), as perftest does by default. */
+        /* RoCE routes by GID: the best entry, the first of equals (as perftest's default). */
         for (int i = 0; i < e->port_attr.gid_tbl_len && i < 256; i++) {
-                union ibv_gid g;
-                if (ibv_query_gid(e->ctx, e->port, i, &g) != 0 || gid_is_zero(&g))
+                struct ibv_gid_entry g;
+                if (ibv_query_gid_ex(e->ctx, e->port, (uint32_t) i, &g, 0) != 0)
                         continue;
-                bool mapped = memcmp(g.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0;
-                if (gid_is_zero(&e->gid) || mapped) {
-                        e->gid = g;
+                int rank = rank_roce_gid(&g);
+                if (rank > best) {
+                        best = rank;
+                        e->gid = g.gid;
                         e->gid_index = i;
-                        if (mapped)
-                                break;
                 }
         }
-        return gid_is_zero(&e->gid) ? -EADDRNOTAVAIL : 0;
+        return best > 0 ? 0 : -EADDRNOTAVAIL;
 }
 
 int rdma_endpoint_open(const char *device, uint8_t port, int gid_index, size_t buffer_size, RdmaEndpoint **ret) {
@@ -119,8 +153,10 @@ int rdma_endpoint_open(const char *device, uint8_t port, int gid_index, size_t b
         e = calloc(1, sizeof(RdmaEndpoint));
         if (!e)
                 return -ENOMEM;
+        snprintf(e->device, sizeof(e->device), "%s", device);
         e->port = port;
         e->size = buffer_size;
+        e->control_fd = -EBADF;
 
         list = ibv_get_device_list(&n);
         if (!list)
@@ -131,6 +167,12 @@ int rdma_endpoint_open(const char *device, uint8_t port, int gid_index, size_t b
         ibv_free_device_list(list);
         if (!e->ctx)
                 return -ENODEV;
+
+        /* Async events are read only to explain a failure, never waited for. */
+        int flags = fcntl(e->ctx->async_fd, F_GETFL);
+        if (flags < 0 || fcntl(e->ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0)
+                return -errno;
+        e->fatal_event = -1;
 
         if (ibv_query_port(e->ctx, port, &e->port_attr) != 0)
                 return -ENODEV;
@@ -218,6 +260,18 @@ void rdma_endpoint_info(const RdmaEndpoint *e, ProtoRdmaInfo *ret) {
         memcpy(ret->gid, e->gid.raw, sizeof(ret->gid));
 }
 
+int rdma_endpoint_check_peer(const RdmaEndpoint *e, const ProtoRdmaInfo *peer, char *reason, size_t size) {
+        /* The exchange carries no link layer, but tells it: an active InfiniBand port has the LID its
+         * subnet manager gave it, a RoCE port has none. */
+        bool here_roce = e->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET, there_roce = peer->lid == 0;
+
+        if (here_roce == there_roce)
+                return 0;
+        snprintf(reason, size, "%s port %u is %s, the other end's port is %s: no path joins the two", e->device,
+                 e->port, here_roce ? "RoCE" : "InfiniBand", there_roce ? "RoCE" : "InfiniBand");
+        return -EPROTOTYPE;
+}
+
 int rdma_endpoint_connect(RdmaEndpoint *e, const ProtoRdmaInfo *remote) {
         union ibv_gid dgid;
         int r;
@@ -267,23 +321,117 @@ int rdma_endpoint_connect(RdmaEndpoint *e, const ProtoRdmaInfo *remote) {
         return 0;
 }
 
+/* Keeps what explains a failed completion: the completion, and an async event that says the queue
+ * pair or the whole device failed (which is why its work requests were flushed). */
+static void record_failure(RdmaEndpoint *e, const struct ibv_wc *wc, int n) {
+        struct ibv_async_event ev;
+        const struct ibv_wc *first = NULL;
+
+        /* A flush only says the queue pair is in error; another completion of the batch says why. */
+        for (int i = 0; i < n; i++)
+                if (wc[i].status != IBV_WC_SUCCESS && (!first || first->status == IBV_WC_WR_FLUSH_ERR))
+                        first = &wc[i];
+        if (!first)
+                return;
+        if (!e->failed || e->failed_status == IBV_WC_WR_FLUSH_ERR) {
+                e->failed = true;
+                e->failed_status = first->status;
+                e->failed_wr_id = first->wr_id;
+        }
+        while (ibv_get_async_event(e->ctx, &ev) == 0) {
+                if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
+                        e->fatal_event = IBV_EVENT_DEVICE_FATAL;
+                else if (e->fatal_event < 0 && IN_SET(ev.event_type, IBV_EVENT_QP_FATAL, IBV_EVENT_QP_REQ_ERR,
+                                                      IBV_EVENT_QP_ACCESS_ERR, IBV_EVENT_CQ_ERR, IBV_EVENT_PORT_ERR))
+                        e->fatal_event = (int) ev.event_type;
+                ibv_ack_async_event(&ev);
+        }
+}
+
+void rdma_endpoint_watch(RdmaEndpoint *e, int fd) {
+        e->control_fd = fd;
+}
+
+/* The control connection closed, failed, or starts an error frame: the other end gave up on this
+ * phase, and waiting for its queue pair would only run into the deadline. */
+static bool control_says_stop(const RdmaEndpoint *e) {
+        struct pollfd p = { .fd = e->control_fd, .events = POLLIN | POLLRDHUP };
+        uint8_t buf[PROTO_HEADER_SIZE];
+        ProtoHeader h;
+
+        if (e->control_fd < 0 || poll(&p, 1, 0) <= 0)
+                return false;
+        if (p.revents & (POLLERR | POLLHUP | POLLRDHUP))
+                return true;
+        ssize_t n = recv(e->control_fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+        if (n == 0)
+                return true;
+        if (n < 0)
+                return !IN_SET(errno, EAGAIN, EINTR);
+        /* Anything else (a result that overtook our last completion) is read after the phase. */
+        return n == (ssize_t) sizeof(buf) && proto_header_decode(buf, PROTO_FRAME_MAX_MAX, &h) >= 0 &&
+               h.type == PROTO_ERROR;
+}
+
 /* Polls for up to max completions; -EIO for a failed one, -ETIME/-ECANCELED when told to stop. */
 static int poll_cq(RdmaEndpoint *e, struct ibv_wc *wc, int max, uint64_t deadline, const atomic_bool *cancel,
                    unsigned *spins) {
         int n = ibv_poll_cq(e->cq, max, wc);
-        if (n < 0)
+        if (n < 0) {
+                /* The CQ itself failed (overrun): there is no completion to tell, only the event. */
+                record_failure(e, &(struct ibv_wc) { .status = IBV_WC_GENERAL_ERR }, 1);
                 return -EIO;
+        }
         for (int i = 0; i < n; i++)
-                if (wc[i].status != IBV_WC_SUCCESS)
+                if (wc[i].status != IBV_WC_SUCCESS) {
+                        record_failure(e, wc, n);
                         return -EIO;
-        /* The clock is read every few thousand empty polls: busy polling is the point, syscalls are not. */
-        if (n == 0 && ++*spins % 4096 == 0) {
+                }
+        /* The clock and the control connection are looked at every few thousand polls, busy or not:
+         * busy polling is the point, syscalls are not, and a busy phase must hear of a peer that left. */
+        if (++*spins % 4096 == 0) {
                 if (cancel && atomic_load(cancel))
                         return -ECANCELED;
+                if (control_says_stop(e))
+                        return -ECONNABORTED;
                 if (now_usec(CLOCK_MONOTONIC) >= deadline)
                         return -ETIME;
         }
         return n;
+}
+
+int rdma_endpoint_failure(const RdmaEndpoint *e, const char **ret_name, char *message, size_t size) {
+        const char *name, *why;
+
+        if (!e->failed)
+                return -ENOENT;
+        /* What the device said outranks what the flushed work request can say. */
+        if (e->fatal_event == IBV_EVENT_DEVICE_FATAL) {
+                name = "device-failed";
+                why = "the RDMA device failed or was removed";
+        } else if (e->fatal_event == IBV_EVENT_CQ_ERR) {
+                name = "cq-overrun";
+                why = "the completion queue overran";
+        } else if (e->failed_status == IBV_WC_REM_ACCESS_ERR) {
+                name = "remote-access";
+                why = "the other end refused access to its memory (rkey, address range or permissions)";
+        } else if (e->failed_status == IBV_WC_RETRY_EXC_ERR) {
+                name = "retry-exceeded";
+                why = "the other end stopped answering (gone, reset, or its queue pair failed)";
+        } else if (e->failed_status == IBV_WC_RNR_RETRY_EXC_ERR) {
+                name = "rnr-retry-exceeded";
+                why = "the other end had no receive posted";
+        } else if (e->failed_status == IBV_WC_WR_FLUSH_ERR) {
+                name = "qp-error";
+                why = e->fatal_event >= 0 ? ibv_event_type_str((enum ibv_event_type) e->fatal_event) :
+                                            "the queue pair is in the error state";
+        } else {
+                name = "work-completion";
+                why = "the work request failed";
+        }
+        snprintf(message, size, "%s: %s", why, ibv_wc_status_str(e->failed_status));
+        *ret_name = name;
+        return 0;
 }
 
 int rdma_endpoint_write_bw(RdmaEndpoint *e, uint64_t max_bytes, uint64_t max_usec, uint32_t message_size,

@@ -22,8 +22,10 @@ typedef struct RdmaEndpoint RdmaEndpoint;
  * @ret_name: receives the device name (at least 64 bytes)
  * @reason: receives why nothing is usable (at least 128 bytes), for an "unsupported" answer
  *
+ * iWARP devices are passed over: their queue pairs connect through the RDMA connection manager.
+ *
  * Return: 0 when a device with an active port was found; -ENODEV (no device or no such device),
- * -ENETDOWN (port not active) or -errno, with @reason filled.
+ * -ENETDOWN (port not active), -EPROTONOSUPPORT (iWARP) or -errno, with @reason filled.
  */
 int rdma_device_find(const char *want, uint8_t port, char ret_name[static 64], char reason[static 128]);
 
@@ -41,8 +43,15 @@ int rdma_endpoint_open(const char *device, uint8_t port, int gid_index, size_t b
 RdmaEndpoint *rdma_endpoint_free(RdmaEndpoint *e);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RdmaEndpoint *, rdma_endpoint_free);
 
+/* Watches the control connection fd while waiting for completions: once it closes or the other end
+ * sends an error frame, the waiting call returns -ECONNABORTED (the frame is left to be read). */
+void rdma_endpoint_watch(RdmaEndpoint *e, int fd);
+
 /* What the peer needs to reach this queue pair and buffer. */
 void rdma_endpoint_info(const RdmaEndpoint *e, ProtoRdmaInfo *ret);
+/* -EPROTOTYPE, with the reason, when the peer's port is InfiniBand and this one RoCE or the other way
+ * round: the two cannot reach each other. */
+int rdma_endpoint_check_peer(const RdmaEndpoint *e, const ProtoRdmaInfo *peer, char *reason, size_t size);
 /* Moves the queue pair to RTR and RTS towards the peer described by remote. */
 int rdma_endpoint_connect(RdmaEndpoint *e, const ProtoRdmaInfo *remote);
 
@@ -56,10 +65,23 @@ int rdma_endpoint_connect(RdmaEndpoint *e, const ProtoRdmaInfo *remote);
  * @cancel: set by another thread to stop early (-ECANCELED); may be NULL
  * @ret: bytes completed and usec from the first post to the last completion (sender-timed, as perftest)
  *
- * Return: 0 or a negative errno (-EIO for a failed work completion).
+ * Return: 0 or a negative errno (-EIO for a failed work completion, rdma_endpoint_failure() says which;
+ * -ECONNABORTED when the watched control connection ended the phase).
  */
 int rdma_endpoint_write_bw(RdmaEndpoint *e, uint64_t max_bytes, uint64_t max_usec, uint32_t message_size,
                            uint64_t deadline, const atomic_bool *cancel, ProtoTestResult *ret);
+
+/**
+ * rdma_endpoint_failure() - why the last call returned -EIO
+ * @e: the endpoint
+ * @ret_name: receives a stable name: "remote-access", "retry-exceeded", "rnr-retry-exceeded",
+ *            "qp-error", "device-failed", "cq-overrun" or "work-completion"
+ * @message: receives what failed, for people, with libibverbs' name of the completion status
+ * @size: of message
+ *
+ * Return: 0, or -ENOENT when no work completion failed.
+ */
+int rdma_endpoint_failure(const RdmaEndpoint *e, const char **ret_name, char *message, size_t size);
 
 /* Posts one receive of size bytes (the ping-pong needs one posted before the peer sends). */
 int rdma_endpoint_post_recv(RdmaEndpoint *e, uint32_t size);

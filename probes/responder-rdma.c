@@ -46,6 +46,22 @@ static int send_error(RdmaSession *s, ProtoErrorCode code, const char *message, 
         return send_frame(s, buf, proto_encode_error(buf, sizeof(buf), code, message), deadline);
 }
 
+/* Tells the client why an RDMA phase failed here, with the failed work completion when there was one. */
+static int send_failure(RdmaSession *s, RdmaEndpoint *e, int r, const char *what, uint64_t deadline) {
+        char message[PROTO_ERROR_MESSAGE_MAX], why[192];
+        const char *name;
+
+        /* The client hung up or said why it stopped: nobody to tell. */
+        if (r == -ECONNABORTED)
+                return r;
+        if (r == -EIO && rdma_endpoint_failure(e, &name, why, sizeof(why)) >= 0)
+                snprintf(message, sizeof(message), "%s failed (%s): %s", what, name, why);
+        else
+                snprintf(message, sizeof(message), "%s failed: %s", what, strerror(-r));
+        log_debug("RDMA session: %s", message);
+        return send_error(s, PROTO_ERROR_INTERNAL, message, deadline) ?: r;
+}
+
 static int serve_test(RdmaSession *s, RdmaEndpoint *e, const ProtoRdmaTest *t, uint64_t deadline) {
         uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
         ProtoTestResult result = {};
@@ -58,7 +74,7 @@ static int serve_test(RdmaSession *s, RdmaEndpoint *e, const ProtoRdmaTest *t, u
                 uint32_t size = MIN(t->message_size, RDMA_BUFFER_MAX);
                 r = rdma_endpoint_write_bw(e, bytes, usec, size, deadline, &s->cancel, &result);
                 if (r < 0)
-                        return send_error(s, PROTO_ERROR_INTERNAL, "RDMA write failed", deadline) ?: r;
+                        return send_failure(s, e, r, "RDMA write", deadline);
                 break;
         }
         case PROTO_RDMA_OP_SEND_LATENCY: {
@@ -74,7 +90,7 @@ static int serve_test(RdmaSession *s, RdmaEndpoint *e, const ProtoRdmaTest *t, u
                 uint64_t start = now_usec(CLOCK_MONOTONIC);
                 r = rdma_endpoint_pingpong(e, false, t->iterations, t->message_size, deadline, &s->cancel, NULL);
                 if (r < 0)
-                        return send_error(s, PROTO_ERROR_INTERNAL, "RDMA ping-pong failed", deadline) ?: r;
+                        return send_failure(s, e, r, "RDMA send/receive", deadline);
                 result = (ProtoTestResult) { .bytes = t->iterations, .usec = now_usec(CLOCK_MONOTONIC) - start };
                 break;
         }
@@ -90,6 +106,7 @@ static void *session_main(void *userdata) {
         _cleanup_(rdma_endpoint_freep) RdmaEndpoint *e = NULL;
         /* Every RDMA phase is bounded by the test limit; three phases and some slack bound the session. */
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + 3 * s->limits.max_test_usec + 10 * USEC_PER_SEC;
+        char why[PROTO_ERROR_MESSAGE_MAX];
         ProtoRdmaInfo local;
         int r;
 
@@ -100,12 +117,20 @@ static void *session_main(void *userdata) {
                 (void) send_error(s, PROTO_ERROR_UNSUPPORTED, "cannot open the RDMA device", deadline);
                 goto finish;
         }
+        r = rdma_endpoint_check_peer(e, &s->client, why, sizeof(why));
+        if (r < 0) {
+                (void) send_error(s, PROTO_ERROR_UNSUPPORTED, why, deadline);
+                goto finish;
+        }
         r = rdma_endpoint_connect(e, &s->client);
         if (r < 0) {
-                (void) send_error(s, PROTO_ERROR_PROTOCOL, "cannot connect the queue pair", deadline);
+                snprintf(why, sizeof(why), "cannot connect the queue pair: %s", strerror(-r));
+                (void) send_error(s, PROTO_ERROR_PROTOCOL, why, deadline);
                 goto finish;
         }
         rdma_endpoint_info(e, &local);
+        /* A probe that hangs up or gives up mid-phase ends the phase here too. */
+        rdma_endpoint_watch(e, s->fd);
         r = send_frame(s, buf, proto_encode_rdma_info(buf, sizeof(buf), PROTO_RDMA_CONNECT_REPLY, &local), deadline);
         if (r < 0)
                 goto finish;

@@ -204,11 +204,42 @@ static void on_probe_done(ProbeRun *run, const ProbeResult *result, void *userda
         reconcile_schedule(r);
 }
 
+/* A responder serves one test at a time: a path waits while a probe of the other transport runs to the
+ * same responder (address and port), and starts when that one ends, rather than meet "busy" there and
+ * count as failed. At most one probe per transport runs, so there are few responders to compare with. */
+typedef struct BusySinks {
+        char sink[_PEER_TRANSPORT_MAX][PEER_ADDRESS_STRING_MAX];
+        size_t n;
+} BusySinks;
+
+static void busy_sinks(Reconciler *r, BusySinks *ret) {
+        Peer *p;
+
+        ret->n = 0;
+        TABLE_FOREACH(p, &r->c.peers->paths)
+                if (p->run && ret->n < ELEMENTSOF(ret->sink))
+                        peer_address_format_with_port(&p->sink, ret->sink[ret->n++]);
+}
+
+static bool sink_busy(const BusySinks *busy, const Peer *p) {
+        char sink[PEER_ADDRESS_STRING_MAX];
+
+        if (busy->n == 0)
+                return false;
+        peer_address_format_with_port(&p->sink, sink);
+        for (size_t i = 0; i < busy->n; i++)
+                if (streq(busy->sink[i], sink))
+                        return true;
+        return false;
+}
+
 static Peer *pick_next(Reconciler *r, PeerTransport transport, uint64_t now) {
         Peer *p, *best = NULL;
+        BusySinks busy;
 
+        busy_sinks(r, &busy);
         TABLE_FOREACH(p, &r->c.peers->paths) {
-                if (p->transport != transport || p->run)
+                if (p->transport != transport || p->run || sink_busy(&busy, p))
                         continue;
                 if (p->requested)
                         return p;
@@ -294,8 +325,12 @@ void reconcile_run(Reconciler *r) {
                 }
                 if (transport_busy(r, (PeerTransport) t))
                         continue; /* its completion runs the next pass */
+                BusySinks busy;
+                busy_sinks(r, &busy);
                 TABLE_FOREACH(p, &peers->paths) {
-                        if ((int) p->transport != t || !p->wanted || p->next_probe_at == 0 || p->run)
+                        /* One that waits for its responder starts when the probe holding it ends. */
+                        if ((int) p->transport != t || !p->wanted || p->next_probe_at == 0 || p->run ||
+                            sink_busy(&busy, p))
                                 continue;
                         if (IN_SET(p->state, PEER_PROBE_PENDING, PEER_PROBE_QUEUED))
                                 due_first = MIN(due_first, p->next_probe_at);
