@@ -459,9 +459,11 @@ class FakePrometheus:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802
                 query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query).get("query", [""])[0]
-                name = query.split(" ")[0]
+                # A plain metric name, or the selector fabric sends: {__name__=~"REGEX"}.
+                m = re.fullmatch(r'\{__name__=~"(.*)"\}', query)
+                names = [n for n in series if re.fullmatch(m.group(1), n)] if m else [query.split(" ")[0]]
                 result = [{"metric": {"__name__": name, **labels}, "value": [1700000000, str(v)]}
-                          for labels, v in series.get(name, [])]
+                          for name in names for labels, v in series.get(name, [])]
                 if query.endswith("> 0"):
                     result = [r for r in result if float(r["value"][1]) > 0]
                 data = body if body is not None else json.dumps(
