@@ -51,7 +51,7 @@ static int compare_nodes(const void *a, const void *b) {
 static int resolve(json_object *model, const char *name, json_object **ret) {
         json_object *nodes = ctl_member(model, "Nodes"), *found = fabric_node(model, name), *second = NULL;
         _cleanup_(freep) char *shown = escape_for_terminal(name);
-        size_t n = json_object_array_length(nodes);
+        size_t n = json_array_len(nodes);
 
         for (size_t i = 0; !found && i < n; i++) {
                 json_object *x = json_object_array_get_idx(nodes, i);
@@ -89,7 +89,7 @@ static int resolve(json_object *model, const char *name, json_object **ret) {
 
 static int select_nodes(json_object *model, const char *names, CableSet *s) {
         json_object *nodes = ctl_member(model, "Nodes");
-        size_t max = json_object_array_length(nodes);
+        size_t max = json_array_len(nodes);
 
         s->nodes = new0(json_object *, MAX(max, (size_t) 1));
         if (!s->nodes)
@@ -198,8 +198,8 @@ static void add_nominal(CableSet *s, Cable *c) {
         if (tcp->nominal[0] <= 0 && tcp->nominal[1] <= 0)
                 tcp->nominal[0] = tcp->nominal[1] = speed;
         /* RDMA needs a device at both ends (one end unknown: its word was not heard, take the other's). */
-        if ((a && json_object_array_length(ctl_member(a, "RdmaDevices")) == 0) ||
-            (b && json_object_array_length(ctl_member(b, "RdmaDevices")) == 0) || (!a && !b)) {
+        if ((a && json_array_len(ctl_member(a, "RdmaDevices")) == 0) ||
+            (b && json_array_len(ctl_member(b, "RdmaDevices")) == 0) || (!a && !b)) {
                 if (!rdma->edge)
                         return;
         }
@@ -223,7 +223,7 @@ int cable_set_build(json_object *model, const char *names, CableSet *ret) {
         }
         for (uint32_t i = 0; i < s.n; i++)
                 json_object_object_add(index, cable_set_node_id(&s, i), json_object_new_int((int) i));
-        for (size_t i = 0; i < json_object_array_length(edges); i++) {
+        for (size_t i = 0; i < json_array_len(edges); i++) {
                 json_object *e = json_object_array_get_idx(edges, i), *x, *y;
                 const char *transport = json_string_or(e, "Transport", "");
                 uint32_t from, to;
@@ -238,6 +238,11 @@ int cable_set_build(json_object *model, const char *names, CableSet *ret) {
                         continue;
                 bool forward = from < to;
                 const char *if_from = json_string_or(e, "FromInterface", NULL), *if_to = json_string_or(e, "ToInterface", NULL);
+                /* A Thunderbolt peer without thunderbolt-net (named by its sysname, no network interface
+                 * at either end) carries no TCP, nor anything else a ring could use. */
+                if (streq(transport, "thunderbolt") && !(if_from && fabric_interface(model, cable_set_node_id(&s, from), if_from)) &&
+                    !(if_to && fabric_interface(model, cable_set_node_id(&s, to), if_to)))
+                        continue;
                 c = forward ? find_cable(&s, keys, &allocated, from, if_from, to, if_to)
                             : find_cable(&s, keys, &allocated, to, if_to, from, if_from);
                 if (!c) {
@@ -292,7 +297,7 @@ json_object *cable_iface(const Cable *c, uint32_t at) {
 
 const char *cable_rdma_device(const Cable *c, uint32_t at) {
         json_object *devices = ctl_member(cable_iface(c, at), "RdmaDevices");
-        return json_object_array_length(devices) > 0 ? json_object_get_string(json_object_array_get_idx(devices, 0)) : NULL;
+        return json_array_len(devices) > 0 ? json_object_get_string(json_object_array_get_idx(devices, 0)) : NULL;
 }
 
 ssize_t cable_set_lanes(const CableSet *s, CableTransport t, RingLane **ret_lanes, uint32_t **ret_lane_cable) {

@@ -32,7 +32,7 @@ json_object *ring_addresses(json_object *iface) {
         json_object *list = ctl_member(iface, "Addresses"), *ret = json_object_new_array();
 
         for (int rank = 0; ret && rank <= 5; rank++)
-                for (size_t i = 0; i < json_object_array_length(list); i++) {
+                for (size_t i = 0; i < json_array_len(list); i++) {
                         json_object *a = json_object_array_get_idx(list, i);
                         if (address_rank(a) == rank)
                                 json_object_array_add(ret, json_object_new_string(json_string_or(a, "Address", "")));
@@ -49,7 +49,7 @@ static bool link_local(const char *address) {
  * interface's name, and both the listener and the connecting node use the same string). */
 static int ring_address(const RingPlan *plan, const Cable *c, uint32_t at, uint32_t other, char **ret) {
         _cleanup_(json_object_putp) json_object *list = ring_addresses(cable_iface(c, at));
-        const char *first = json_object_array_length(list) > 0 ? json_object_get_string(json_object_array_get_idx(list, 0)) : NULL;
+        const char *first = json_array_len(list) > 0 ? json_object_get_string(json_object_array_get_idx(list, 0)) : NULL;
         const char *mine = cable_interface(c, at), *theirs = cable_interface(c, other);
         _cleanup_(freep) char *a = escape_for_terminal(cable_set_hostname(plan->set, at)),
                               *b = escape_for_terminal(cable_set_hostname(plan->set, other)), *i = escape_for_terminal(strempty(mine));
@@ -187,7 +187,7 @@ static json_object *host_ips(const RingPlan *plan, const Adjacency *adj, uint32_
                 }
         }
         _cleanup_(json_object_putp) json_object *list = ring_addresses(best);
-        for (size_t i = 0; ips && i < json_object_array_length(list); i++) {
+        for (size_t i = 0; ips && i < json_array_len(list); i++) {
                 const char *a = json_object_get_string(json_object_array_get_idx(list, i));
                 if (!link_local(a)) {
                         json_object_array_add(ips, json_object_new_string(a));
@@ -287,7 +287,7 @@ int ring_hostfile_mlx(const RingPlan *plan, const char *backend, FILE *f) {
                         return r;
                 json_object_array_add(hosts, h);
         }
-        if (!streq(backend, "ring") && json_object_array_length(ctl_member(json_object_array_get_idx(hosts, 0), "ips")) == 0) {
+        if (!streq(backend, "ring") && json_array_len(ctl_member(json_object_array_get_idx(hosts, 0), "ips")) == 0) {
                 _cleanup_(freep) char *a = escape_for_terminal(cable_set_hostname(plan->set, plan->order[0]));
                 fprintf(stderr, "Cannot write the host file: rank 0 (%s) has no routable address for the JACCL "
                                 "coordinator.\n",

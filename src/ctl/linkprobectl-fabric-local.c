@@ -13,7 +13,7 @@
 static json_object *by_path_map(json_object *list) {
         json_object *map = json_object_new_object();
 
-        for (size_t i = 0; map && i < json_object_array_length(list); i++) {
+        for (size_t i = 0; map && i < json_array_len(list); i++) {
                 json_object *o = json_object_array_get_idx(list, i);
                 const char *path = json_string_or(o, "Path", NULL);
                 if (path)
@@ -45,7 +45,7 @@ typedef struct View {
 } View;
 
 static int add_interfaces(View *v, json_object *links, json_object *rdma) {
-        for (size_t i = 0; i < json_object_array_length(links); i++) {
+        for (size_t i = 0; i < json_array_len(links); i++) {
                 json_object *l = json_object_array_get_idx(links, i), *addresses = ctl_member(l, "Addresses"), *iface;
                 const char *name = json_string_or(l, "Name", NULL);
                 double mbps = json_figure(l, "SpeedMbps");
@@ -57,7 +57,7 @@ static int add_interfaces(View *v, json_object *links, json_object *rdma) {
                         return -ENOMEM;
                 if (mbps > 0)
                         json_object_object_add(iface, "SpeedGbps", json_object_new_double(mbps / 1000));
-                for (size_t k = 0; k < json_object_array_length(addresses); k++) {
+                for (size_t k = 0; k < json_array_len(addresses); k++) {
                         json_object *a = json_object_array_get_idx(addresses, k);
                         const char *address = json_string_or(a, "Address", NULL);
                         if (address && fabric_interface_add_address(iface, address, json_int_or(a, "PrefixLength", 0),
@@ -65,7 +65,7 @@ static int add_interfaces(View *v, json_object *links, json_object *rdma) {
                                 return -ENOMEM;
                 }
         }
-        for (size_t i = 0; i < json_object_array_length(rdma); i++) {
+        for (size_t i = 0; i < json_array_len(rdma); i++) {
                 json_object *p = json_object_array_get_idx(rdma, i);
                 json_object *link = lookup(v->links, json_string_or(p, "NetInterface", NULL));
                 json_object *iface = link ? fabric_interface(v->model, v->self, json_string_or(link, "Name", "")) : NULL;
@@ -136,7 +136,7 @@ int fabric_add_local_view(json_object *model, FabricSides *sides, json_object *n
         r = add_interfaces(&v, ctl_member(kinds, "Link"), ctl_member(kinds, "RdmaPort"));
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < json_object_array_length(neighbors); i++) {
+        for (size_t i = 0; i < json_array_len(neighbors); i++) {
                 json_object *nb = json_object_array_get_idx(neighbors, i), *l;
                 const char *id = json_string_or(nb, "NodeId", "");
 
@@ -144,21 +144,21 @@ int fabric_add_local_view(json_object *model, FabricSides *sides, json_object *n
                 if (r < 0)
                         return r;
                 l = ctl_member(nb, "Paths");
-                for (size_t k = 0; k < json_object_array_length(l); k++) {
+                for (size_t k = 0; k < json_array_len(l); k++) {
                         json_object *p = lookup(peers, json_object_get_string(json_object_array_get_idx(l, k)));
                         r = p ? add_path(&v, id, p) : 0;
                         if (r < 0)
                                 return r;
                 }
                 l = ctl_member(nb, "ThunderboltPeers");
-                for (size_t k = 0; k < json_object_array_length(l); k++) {
+                for (size_t k = 0; k < json_array_len(l); k++) {
                         json_object *o = lookup(tbt, json_object_get_string(json_object_array_get_idx(l, k)));
                         r = o ? add_thunderbolt(&v, id, o) : 0;
                         if (r < 0)
                                 return r;
                 }
                 l = ctl_member(nb, "Problems");
-                for (size_t k = 0; k < json_object_array_length(l); k++) {
+                for (size_t k = 0; k < json_array_len(l); k++) {
                         const char *problem = json_object_get_string(json_object_array_get_idx(l, k));
                         r = self ? fabric_add_problem(model, "%s: %s", fabric_hostname(model, id), problem)
                                  : fabric_add_problem(model, "%s, as %s sees it: %s", fabric_hostname(model, id),

@@ -62,7 +62,7 @@ int fabric_add_node(json_object *model, const char *node_id, const char *hostnam
                         json_object_object_add(n, "Self", json_object_new_boolean(true));
                 return 0;
         }
-        if (json_object_array_length(nodes) >= FABRIC_NODES_MAX)
+        if (json_array_len(nodes) >= FABRIC_NODES_MAX)
                 return -E2BIG;
         n = json_object_new_object();
         if (!n)
@@ -87,7 +87,7 @@ const char *fabric_hostname(json_object *model, const char *node_id) {
 json_object *fabric_add_edge(json_object *model, const char *from, const char *to, const char *transport) {
         json_object *edges = ctl_member(model, "Edges"), *e;
 
-        if (json_object_array_length(edges) >= FABRIC_EDGES_MAX || !(e = json_object_new_object()))
+        if (json_array_len(edges) >= FABRIC_EDGES_MAX || !(e = json_object_new_object()))
                 return NULL;
         json_object_object_add(e, "From", json_object_new_string(from));
         json_object_object_add(e, "To", json_object_new_string(to));
@@ -107,7 +107,7 @@ json_object *fabric_add_interface(json_object *model, const char *node_id, const
 
         if (i)
                 return i;
-        if (json_object_array_length(list) >= FABRIC_INTERFACES_MAX || !(i = json_object_new_object()))
+        if (json_array_len(list) >= FABRIC_INTERFACES_MAX || !(i = json_object_new_object()))
                 return NULL;
         json_object_object_add(i, "NodeId", json_object_new_string(node_id));
         json_object_object_add(i, "Name", json_object_new_string(name));
@@ -126,7 +126,7 @@ json_object *fabric_add_interface(json_object *model, const char *node_id, const
 int fabric_interface_add_address(json_object *iface, const char *address, int64_t prefix_length, const char *class) {
         json_object *list = ctl_member(iface, "Addresses"), *a;
 
-        for (size_t k = 0; k < json_object_array_length(list); k++)
+        for (size_t k = 0; k < json_array_len(list); k++)
                 if (streq(json_string_or(json_object_array_get_idx(list, k), "Address", ""), address))
                         return 0;
         a = json_object_new_object();
@@ -141,7 +141,7 @@ int fabric_interface_add_address(json_object *iface, const char *address, int64_
 int fabric_interface_add_rdma(json_object *iface, const char *device, double gbps) {
         json_object *list = ctl_member(iface, "RdmaDevices");
 
-        for (size_t k = 0; k < json_object_array_length(list); k++)
+        for (size_t k = 0; k < json_array_len(list); k++)
                 if (streq(json_object_get_string(json_object_array_get_idx(list, k)), device))
                         return 0;
         if (gbps > 0 && json_double_or(iface, "RdmaGbps", 0) < gbps)

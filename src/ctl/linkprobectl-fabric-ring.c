@@ -310,7 +310,7 @@ static char *format_via(json_object *hop, const char *key, json_object *v) {
 
         if (!f)
                 return NULL;
-        for (size_t i = 0; i < json_object_array_length(cables); i++) {
+        for (size_t i = 0; i < json_array_len(cables); i++) {
                 json_object *c = json_object_array_get_idx(cables, i);
                 bool rdma = json_string_or(c, "FromRdmaDevice", NULL) && streq(json_string_or(c, "Transport", ""), "rdma");
                 fprintf(f, "%s%s → %s", i > 0 ? ", " : "",
@@ -329,10 +329,10 @@ static char *format_to_address(json_object *hop, const char *key, json_object *v
 
         if (!f)
                 return NULL;
-        for (size_t i = 0; i < json_object_array_length(cables); i++) {
+        for (size_t i = 0; i < json_array_len(cables); i++) {
                 json_object *a = ctl_member(json_object_array_get_idx(cables, i), "ToAddresses");
                 fprintf(f, "%s%s", i > 0 ? ", " : "",
-                        json_object_array_length(a) > 0 ? json_object_get_string(json_object_array_get_idx(a, 0)) : "-");
+                        json_array_len(a) > 0 ? json_object_get_string(json_object_array_get_idx(a, 0)) : "-");
         }
         fclose(f);
         return s;
@@ -382,7 +382,7 @@ static char *hop_footer(json_object *rows) {
                                                       : ctl_strdupf("a search: no ring's slowest hop beats %.2f Gb/s, %.0f%% more",
                                                                     bound, found > 0 ? (bound / found - 1) * 100 : 0);
         return ctl_strdupf("%zu nodes in a ring over %s, %" PRId64 " cable%s a hop, rank 0 first; the slowest hop %.2f Gb/s (%s)",
-                           json_object_array_length(ctl_member(d, "Ranks")), json_string_or(d, "Transport", ""), width,
+                           json_array_len(ctl_member(d, "Ranks")), json_string_or(d, "Transport", ""), width,
                            width == 1 ? "" : "s", found, strna(how));
 }
 
@@ -399,7 +399,7 @@ static int print_ring_dot(json_object *doc, FILE *f) {
         json_object *ranks = ctl_member(doc, "Ranks"), *hops = ctl_member(doc, "Hops");
 
         fprintf(f, "digraph ring {\n  node [shape=box];\n");
-        for (size_t i = 0; i < json_object_array_length(ranks); i++) {
+        for (size_t i = 0; i < json_array_len(ranks); i++) {
                 json_object *r = json_object_array_get_idx(ranks, i);
                 _cleanup_(freep) char *id = fabric_dot_escape(json_string_or(r, "NodeId", "")),
                                       *name = fabric_dot_escape(json_string_or(r, "Hostname", ""));
@@ -407,7 +407,7 @@ static int print_ring_dot(json_object *doc, FILE *f) {
                         return log_oom_ctl();
                 fprintf(f, "  \"%s\" [label=\"%zu: %s\"%s];\n", id, i, name, i == 0 ? ", style=bold" : "");
         }
-        for (size_t i = 0; i < json_object_array_length(hops); i++) {
+        for (size_t i = 0; i < json_array_len(hops); i++) {
                 json_object *h = json_object_array_get_idx(hops, i);
                 _cleanup_(freep) char *via = format_via(h, NULL, NULL), *from = fabric_dot_escape(json_string_or(h, "From", "")),
                                       *to = fabric_dot_escape(json_string_or(h, "To", "")), *v = fabric_dot_escape(via);
@@ -476,7 +476,7 @@ static char *format_path(json_object *row, const char *key, json_object *v) {
 
         if (!f)
                 return NULL;
-        for (size_t i = 0; i < json_object_array_length(v); i++)
+        for (size_t i = 0; i < json_array_len(v); i++)
                 fprintf(f, "%s%s", i > 0 ? " → " : "", json_object_get_string(json_object_array_get_idx(v, i)));
         fclose(f);
         return s;

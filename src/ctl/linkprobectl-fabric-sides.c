@@ -147,6 +147,75 @@ static size_t group_start(const FabricSides *sides, const char *from, const char
         return lo;
 }
 
+void fabric_address_host(const char *address, char *buf, size_t size) {
+        const char *p = address + (address[0] == '[');
+        size_t n = strcspn(p, "%]");
+
+        /* "10.0.0.2:7472": IPv4 with a port (one colon); IPv6 has two or more. */
+        if (address[0] != '[' && strchr(p, ':') == strrchr(p, ':') && strchr(p, ':'))
+                n = MIN(n, (size_t) (strchr(p, ':') - p));
+        snprintf(buf, size, "%.*s", (int) n, p);
+}
+
+/* node\x1faddress -> the node's interface that holds the address. */
+static json_object *address_index(json_object *model) {
+        json_object *index = json_object_new_object(), *ifaces = ctl_member(model, "Interfaces");
+
+        for (size_t i = 0; index && i < json_array_len(ifaces); i++) {
+                json_object *iface = json_object_array_get_idx(ifaces, i), *addresses = ctl_member(iface, "Addresses");
+                for (size_t k = 0; k < json_array_len(addresses); k++) {
+                        char key[512];
+                        snprintf(key, sizeof(key), "%s\x1f%s", json_string_or(iface, "NodeId", ""),
+                                 json_string_or(json_object_array_get_idx(addresses, k), "Address", ""));
+                        json_object_object_add(index, key, json_object_get(ctl_member(iface, "Name")));
+                }
+        }
+        return index;
+}
+
+static void resolve_far(FabricSide *x, json_object *index) {
+        char host[256], key[512];
+        json_object *name;
+
+        if (!x->address)
+                return;
+        fabric_address_host(x->address, host, sizeof(host));
+        snprintf(key, sizeof(key), "%s\x1f%s", x->to, host);
+        if (json_object_object_get_ex(index, key, &name))
+                x->far = json_object_get_string(name);
+}
+
+/* How far apart two ends' figures are: x's upload is y's download, and the other way round. */
+static double disagreement(const FabricSide *x, const FabricSide *y) {
+        double a = MAX(MAX(x->up, y->down), 1e-9), b = MAX(MAX(x->down, y->up), 1e-9);
+        return fabs(x->up - y->down) / a + fabs(x->down - y->up) / b;
+}
+
+/* The far end's word about the same cable as x, from the group (x->to, x->from, x->transport). */
+static FabricSide *partner(FabricSides *sides, const FabricSide *x) {
+        FabricSide *best = NULL;
+        double best_d = INFINITY;
+
+        for (int round = 0; round < 3 && !best; round++)
+                for (size_t j = group_start(sides, x->to, x->from, x->transport); j < sides->n; j++) {
+                        FabricSide *c = &sides->s[j];
+                        if (!streq(c->from, x->to) || !streq(c->to, x->from) || !streq(c->transport, x->transport))
+                                break;
+                        if (c->used)
+                                continue;
+                        /* Known by address either way first; then the figures that agree best. */
+                        if (round == 0 && x->far && streq(x->far, c->interface) && (!c->far || streq(c->far, x->interface)))
+                                return c;
+                        if (round == 1 && c->far && streq(c->far, x->interface) && !x->far)
+                                return c;
+                        if (round == 2 && (!x->far || !c->far) && disagreement(x, c) < best_d) {
+                                best = c;
+                                best_d = disagreement(x, c);
+                        }
+                }
+        return best;
+}
+
 static int compare_edges(const void *a, const void *b) {
         json_object *x = *(json_object *const *) a, *y = *(json_object *const *) b;
         static const char *const keys[] = { "FromHostname", "ToHostname", "From", "To", "Transport", "FromInterface" };
@@ -160,10 +229,13 @@ static int compare_edges(const void *a, const void *b) {
 }
 
 int fabric_sides_merge(json_object *model, FabricSides *sides) {
+        _cleanup_(json_object_putp) json_object *index = address_index(model);
         size_t k = 0;
         int r;
 
-        /* One word per (from, to, transport, interface). */
+        if (!index)
+                return -ENOMEM;
+        /* One word per (from, to, transport, interface); an address alone is no edge. */
         if (sides->n > 1)
                 qsort(sides->s, sides->n, sizeof(FabricSide), compare_words);
         for (size_t i = 0; i < sides->n; i++) {
@@ -172,24 +244,21 @@ int fabric_sides_merge(json_object *model, FabricSides *sides) {
                 else
                         sides->s[k++] = sides->s[i];
         }
-        sides->n = k;
-        /* Prometheus does not know which cable is which; a cable's two ends measure the same: per
-         * transport, the fastest pairs with the fastest. */
+        sides->n = 0;
+        for (size_t i = 0; i < k; i++)
+                if (sides->s[i].fields != SIDE_ADDRESS)
+                        sides->s[sides->n++] = sides->s[i];
+        for (size_t i = 0; i < sides->n; i++)
+                resolve_far(&sides->s[i], index);
         if (sides->n > 1)
                 qsort(sides->s, sides->n, sizeof(FabricSide), compare_sides);
         for (size_t i = 0; i < sides->n; i++) {
-                FabricSide *x = &sides->s[i], *y = NULL;
+                FabricSide *x = &sides->s[i], *y;
 
                 if (x->used)
                         continue;
                 x->used = true;
-                for (size_t j = group_start(sides, x->to, x->from, x->transport); j < sides->n && !y; j++) {
-                        FabricSide *c = &sides->s[j];
-                        if (!streq(c->from, x->to) || !streq(c->to, x->from) || !streq(c->transport, x->transport))
-                                break;
-                        if (!c->used)
-                                y = c;
-                }
+                y = partner(sides, x);
                 if (y)
                         y->used = true;
                 r = add_merged(model, x, y);

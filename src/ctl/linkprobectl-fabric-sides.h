@@ -31,6 +31,7 @@ typedef struct FabricSide {
         bool stale, degraded;
         bool measured;        /* false: a Thunderbolt rate negotiated, not measured */
         unsigned fields;      /* FabricSideField */
+        const char *far;      /* the interface at the other end, when the address tells (the merge) */
         bool used;
 } FabricSide;
 
@@ -47,7 +48,13 @@ FabricSide *fabric_sides_add(FabricSides *sides, const char *from, const char *t
                              const char *interface);
 void fabric_sides_done(FabricSides *sides);
 
-/* Combines the words, pairs each node's edges to a neighbour with the neighbour's edges back (per
- * transport, the fastest with the fastest), and adds one edge per pair, or per word the far end did
- * not echo, to the model. */
+/* Combines the words, pairs each node's edges to a neighbour with the neighbour's edges back, and
+ * adds one edge per pair, or per word the far end did not echo, to the model. Which of the far end's
+ * edges is the same cable: the one whose interface holds the address this end measured (the model's
+ * Interfaces say which), else the one whose figures agree best with this end's (its upload is our
+ * download and the other way round). A word that only gives an address adds no edge. */
 int fabric_sides_merge(json_object *model, FabricSides *sides);
+
+/* The host part of an address as measured ("[fe80::1%tb0]:7472", "10.0.0.2:7472"): no brackets, port
+ * or zone, as interfaces list their addresses. */
+void fabric_address_host(const char *address, char *buf, size_t size);

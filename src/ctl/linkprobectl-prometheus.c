@@ -228,7 +228,7 @@ static bool valid_id(const char *id) {
 /* Every series `fabric` reads, in one query: one answer to parse, one round trip. */
 #define FABRIC_SERIES                                                                                     \
         "{__name__=~\"linkprobe_(node_info|node_identity_info|neighbor_info|neighbor_problems|edge_[a-z_]+|" \
-        "link_address_info|link_speed_bytes|rdma_port_info|rdma_port_rate_bytes)\"}"
+        "link_address_info|link_speed_bytes|rdma_port_info|rdma_port_rate_bytes|peer_measured_timestamp_seconds)\"}"
 
 typedef struct Reading {
         json_object *model;
@@ -238,6 +238,7 @@ typedef struct Reading {
         json_object *targets;   /* scrape target -> the NodeId it answers with */
         json_object *first;     /* NodeId -> the first scrape target that answered with it */
         json_object *rdma_rate; /* NodeId/device -> Gb/s */
+        json_object *owners;    /* address -> the NodeId whose interface holds it ("" when two do) */
 } Reading;
 
 static void reading_done(Reading *r) {
@@ -245,6 +246,7 @@ static void reading_done(Reading *r) {
         json_object_put(r->targets);
         json_object_put(r->first);
         json_object_put(r->rdma_rate);
+        json_object_put(r->owners);
         fabric_sides_done(&r->sides);
 }
 
@@ -389,10 +391,49 @@ static int add_interface_series(Reading *rd, json_object *series, const char *na
                        : 0;
 }
 
+/* Which node holds each address: the interfaces are read by now. */
+static int index_owners(Reading *rd) {
+        json_object *ifaces = ctl_member(rd->model, "Interfaces");
+
+        for (size_t i = 0; i < json_array_len(ifaces); i++) {
+                json_object *iface = json_object_array_get_idx(ifaces, i), *addresses = ctl_member(iface, "Addresses");
+                const char *node = json_string_or(iface, "NodeId", "");
+                for (size_t k = 0; k < json_array_len(addresses); k++) {
+                        const char *a = json_string_or(json_object_array_get_idx(addresses, k), "Address", "");
+                        const char *was = string_at(rd->owners, a);
+                        json_object_object_add(rd->owners, a, json_object_new_string(was && !streq(was, node) ? "" : node));
+                }
+        }
+        return 0;
+}
+
+/* A path a node measured, over its interface `source` to address `peer`: whose address it is tells
+ * which of the neighbour's cables that edge is (the merge reads it). */
+static int add_path_address(Reading *rd, json_object *series) {
+        const char *node = node_of(rd, series), *peer = label(series, "peer"), *source = label(series, "source");
+        const char *transport = label(series, "transport"), *owner;
+        char host[256];
+        FabricSide *s;
+
+        if (!node || !peer || isempty(source) || !transport)
+                return 0;
+        fabric_address_host(peer, host, sizeof(host));
+        owner = string_at(rd->owners, host);
+        if (isempty(owner) || streq(owner, node))
+                return 0;
+        s = fabric_sides_add(&rd->sides, node, owner, transport, source);
+        if (!s)
+                return -ENOMEM;
+        s->address = peer;
+        s->fields = SIDE_ADDRESS;
+        return 0;
+}
+
 /* Passes over the answer, each reading what the next needs: the scrape targets' boots, the nodes, the
- * nodes their neighbours name, the RDMA ports' rates, then every edge and interface. */
+ * nodes their neighbours name, the RDMA ports' rates, every edge and interface, then the addresses
+ * each edge's path measured. */
 static int read_series(Reading *rd, unsigned pass) {
-        for (size_t i = 0; i < json_object_array_length(rd->result); i++) {
+        for (size_t i = 0; i < json_array_len(rd->result); i++) {
                 json_object *s = json_object_array_get_idx(rd->result, i);
                 const char *name = label(s, "__name__");
                 char target[1024], key[512];
@@ -425,6 +466,8 @@ static int read_series(Reading *rd, unsigned pass) {
                 } else if (pass == 3 && (streq(name, "linkprobe_link_address_info") || streq(name, "linkprobe_link_speed_bytes") ||
                                          streq(name, "linkprobe_rdma_port_info")))
                         r = add_interface_series(rd, s, name);
+                else if (pass == 4 && streq(name, "linkprobe_peer_measured_timestamp_seconds"))
+                        r = add_path_address(rd, s);
                 /* Past the bounds on nodes, a polluted server's answer is left out rather than fatal. */
                 if (r < 0 && r != -E2BIG)
                         return r;
@@ -451,11 +494,13 @@ int fabric_from_prometheus(const char *url, uint64_t timeout_usec, json_object *
                 return r;
         rd = (Reading) { .model = model, .result = result, .boots = json_object_new_object(),
                          .targets = json_object_new_object(), .first = json_object_new_object(),
-                         .rdma_rate = json_object_new_object() };
-        if (!rd.boots || !rd.targets || !rd.first || !rd.rdma_rate)
+                         .rdma_rate = json_object_new_object(), .owners = json_object_new_object() };
+        if (!rd.boots || !rd.targets || !rd.first || !rd.rdma_rate || !rd.owners)
                 return log_oom_ctl();
-        for (unsigned pass = 0; pass < 4; pass++) {
-                r = read_series(&rd, pass);
+        for (unsigned pass = 0; pass < 5; pass++) {
+                r = pass == 4 ? index_owners(&rd) : 0;
+                if (r >= 0)
+                        r = read_series(&rd, pass);
                 if (r < 0)
                         return log_oom_ctl();
         }

@@ -25,6 +25,7 @@ class Node:
         self.peers = []
         self.neighbors = {}  # NodeId -> Neighbor object
         self.rdma = []
+        self.thunderbolt = []
         self.taken_usec = int(time.time() * 1e6)
 
     def link(self, name, speed_mbps=0):
@@ -43,7 +44,7 @@ class Node:
         return {"Schema": 1, "Time": iso, "TimeUsec": self.taken_usec,
                 "Node": {"NodeId": self.node_id, "Hostname": self.hostname, "BootId": self.boot_id},
                 "Objects": {"Link": list(self.links.values()), "Peer": self.peers,
-                            "Neighbor": list(self.neighbors.values()), "RdmaPort": self.rdma, "Thunderbolt": []}}
+                            "Neighbor": list(self.neighbors.values()), "RdmaPort": self.rdma, "Thunderbolt": self.thunderbolt}}
 
 
 class Paper:
@@ -76,11 +77,12 @@ class Paper:
             nb["Links"].append(a.links[if_a]["Path"])
 
     def cable(self, a, if_a, b, if_b, up, down=None, *, back=None, routable=True, speed_mbps=0, stale=False,
-              age_s=0, measured=True, one_sided=False, rdma=None):
+              age_s=0, measured=True, one_sided=False, rdma=None, thunderbolt=None):
         """A cable between nodes a and b (hostnames), interfaces if_a and if_b. a measures up Gb/s towards
         b and down back; b measures the same unless back=(b's up, b's down) says otherwise. routable:
         each end gets an IPv4 address (else only link-local IPv6). rdma=(device at a, device at b, Gb/s
-        measured each way or None for the port rate only, port rate)."""
+        measured each way or None for the port rate only, port rate). thunderbolt=Gb/s: the cable is a
+        Thunderbolt one with thunderbolt-net, whose XDomain peers at both ends negotiated that rate."""
         a, b = self.nodes[a], self.nodes[b]
         down = up if down is None else down
         net = next(self._subnet)
@@ -102,6 +104,15 @@ class Paper:
         else:
             a.neighbor(b)
             b.neighbor(a)
+        if thunderbolt:
+            for node, other, link in ((a, b, la), (b, a, lb)):
+                sysname = f"0-{len(node.thunderbolt) + 1}"
+                obj = {"Path": f"{ROOT}/thunderbolt/{sysname}", "SysfsName": sysname, "Type": "peer",
+                       "PathRxGbps": thunderbolt, "PathTxGbps": thunderbolt, "Degraded": False, "Parent": "/",
+                       "NetInterface": link["Path"]}
+                node.thunderbolt.append(obj)
+                link["ThunderboltPeer"] = obj["Path"]
+                node.neighbor(other)["ThunderboltPeers"].append(obj["Path"])
         if rdma:
             dev_a, dev_b, gbps, rate = rdma
             for node, link, dev in ((a, la, dev_a), (b, lb, dev_b)):

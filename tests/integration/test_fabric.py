@@ -136,6 +136,8 @@ def test_metrics_join_into_edges(cluster):
             assert (f'linkprobe_neighbor_info{{node_id="{ids[role]}",neighbor_id="{far_id}",'
                     f'neighbor_hostname="{cluster[far].ns.hostname}",authenticated="true"}} 1') in text
             assert f'linkprobe_edge_rtt_seconds{{node_id="{ids[role]}",neighbor_id="{far_id}",transport="tcp",' in text
+            assert (f'linkprobe_edge_measured_timestamp_seconds{{node_id="{ids[role]}",neighbor_id="{far_id}",'
+                    'transport="tcp",') in text
             assert f'linkprobe_edge_thunderbolt_rx_bytes{{node_id="{ids[role]}",neighbor_id="{far_id}",' in text
     # The dock between A and C trained one lane: that edge is degraded, on both of A's cables to C.
     text = cluster["A"].ctl("metrics").stdout
@@ -402,20 +404,39 @@ def prometheus_config(directory, targets):
     return path
 
 
-def test_prometheus_draws_the_ring(cluster, tmp_path):
+class Prometheus:
+    """A Prometheus server in the monitor namespace scraping every node's /metrics each second."""
+
+    def __init__(self, cluster, directory):
+        targets = [node.metrics_address for node in cluster.nodes.values()]
+        self.mon = cluster.monitor
+        self.proc = subprocess.Popen(self.mon.exec_cmd([
+            "/usr/bin/prometheus", f"--config.file={prometheus_config(directory, targets)}",
+            f"--storage.tsdb.path={directory}/data", "--web.listen-address=127.0.0.1:9090"]),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def ctl(self, *args):
+        return lp.run(self.mon.exec_cmd([lp.CTL, "--no-pager", *args, "--prometheus=http://127.0.0.1:9090"]), check=False)
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def need_prometheus():
     if not os.access("/usr/bin/prometheus", os.X_OK):
         pytest.skip("no Prometheus server installed (Debian package prometheus)")
-    ids, mon = cluster.ids, cluster.monitor
+
+
+def test_prometheus_draws_the_ring(cluster, tmp_path):
+    need_prometheus()
+    ids = cluster.ids
     for role, node in cluster.nodes.items():
         wait_named(node, {i: cluster[r].ns.hostname for r, i in ids.items() if r != role})
-    targets = [node.metrics_address for node in cluster.nodes.values()]
-    prom = subprocess.Popen(mon.exec_cmd([
-        "/usr/bin/prometheus", f"--config.file={prometheus_config(str(tmp_path), targets)}",
-        f"--storage.tsdb.path={tmp_path}/data", "--web.listen-address=127.0.0.1:9090"]),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    prom = Prometheus(cluster, str(tmp_path))
     try:
         def fabric():
-            out = lp.run(mon.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:9090", "--json"]), check=False)
+            out = prom.ctl("fabric", "--json")
             if out.returncode != 0:
                 return None
             doc = json.loads(out.stdout)
@@ -426,23 +447,110 @@ def test_prometheus_draws_the_ring(cluster, tmp_path):
         assert doc["Source"] == "prometheus"
         assert {n["NodeId"]: n["Hostname"] for n in doc["Nodes"]} == {ids["A"]: "node-a", ids["B"]: "node-b",
                                                                        ids["C"]: "node-c"}
-        # The ring, each cable once, from both of its ends, with both interface names.
-        cables = sorted(tuple(sorted((e["FromInterface"], e["ToInterface"]))) for e in doc["Edges"]
-                        if e["Transport"] == "tcp" and isinstance(e["SeenFrom"], list))
-        assert {c for c in cables} <= {("ab", "ba"), ("bc", "cb"), ("ac", "ca"), ("ac2", "ca2"), ("ac", "ca2"),
-                                       ("ac2", "ca")}, cables
-        assert sum(1 for c in cables if "ab" in c) == 1 and sum(1 for c in cables if "bc" in c) == 1
+        # The ring, each cable once, from both of its ends, with both interface names: which of C's
+        # cables is A's ac, the address A measured over it says (ca holds it, not ca2).
+        def cables(doc):
+            return sorted(tuple(sorted((e["FromInterface"], e["ToInterface"]))) for e in doc["Edges"]
+                          if e["Transport"] == "tcp" and isinstance(e["SeenFrom"], list))
+        doc = lp.wait_for(lambda: (lambda d: d if cables(d) == [("ab", "ba"), ("ac", "ca"), ("ac2", "ca2"), ("bc", "cb")]
+                                   else None)(fabric()), 20, "every cable's two ends paired")
         tbt = [e for e in doc["Edges"] if e["Transport"] == "thunderbolt"]
         assert len(tbt) == 3 and all(isinstance(e["SeenFrom"], list) for e in tbt), tbt
-        dot = lp.run(mon.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:9090", "--dot"])).stdout
+        # Each node's interfaces, from its own scrape: the addresses the ring's host file is made of.
+        ifaces = {(i["NodeId"], i["Name"]): i for i in doc["Interfaces"]}
+        assert "10.77.2.1" in [a["Address"] for a in ifaces[(ids["B"], "bc")]["Addresses"]]
+        assert all(e["MeasuredAtUsec"] for e in doc["Edges"] if e["Transport"] == "tcp")
+        dot = prom.ctl("fabric", "--dot").stdout
         for role, node_id in ids.items():
             assert f'"{node_id}" [label="{cluster[role].ns.hostname}"];' in dot
-        table = lp.run(mon.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:9090"])).stdout
+        table = prom.ctl("fabric").stdout
         assert "both ends" in table
         print(table)
     finally:
-        prom.terminate()
-        prom.wait(10)
+        prom.close()
+
+
+def shape(node, ifname, rate):
+    """Caps what node sends over ifname (tc tbf: egress only); rate None removes the cap."""
+    if rate is None:
+        lp.run(node.ns.exec_cmd(["tc", "qdisc", "del", "dev", ifname, "root"]), check=False)
+    else:
+        lp.run(node.ns.exec_cmd(["tc", "qdisc", "replace", "dev", ifname, "root", "tbf", "rate", rate, "burst", "64kb",
+                                 "latency", "100ms"]))
+
+
+def test_ring_and_host_file_from_prometheus_and_snapshots_agree(cluster, tmp_path):
+    """The ring of the three nodes, read from Prometheus and from the nodes' snapshots: A -> C is made
+    slow (both of A's cables to C capped), so the ring must run A -> B -> C -> A, with C -> A over ca (ca2
+    is capped too, and its ends have link-local addresses only). B is the coordinator: the only node
+    whose cables to both others are fast both ways. Both sources give that ring, and the same host
+    file, which MLX's reader accepts."""
+    from fabric_paper import check_mlx_hostfile
+    need_prometheus()
+    a, b, c, ids = cluster["A"], cluster["B"], cluster["C"], cluster.ids
+    for role, node in cluster.nodes.items():
+        wait_named(node, {i: cluster[r].ns.hostname for r, i in ids.items() if r != role})
+    # The ring backend needs addresses MLX can use at both ends of A-B (link-local only otherwise).
+    a.ns.ip("addr", "add", "10.77.1.1/24", "dev", "ab")
+    b.ns.ip("addr", "add", "10.77.1.2/24", "dev", "ba")
+    for ifname, rate in (("ac", "40mbit"), ("ac2", "40mbit")):
+        shape(a, ifname, rate)
+    shape(c, "ca2", "80mbit")
+    prom = Prometheus(cluster, str(tmp_path))
+    try:
+        def slow(node, far, ifnames, limit):
+            """Node's measured upload towards far over each of ifnames is below limit Gb/s."""
+            peers = [p for p in node.peers().values()
+                     if p["SourceInterfaceName"] in ifnames and p["RemoteNodeId"] == ids[far] and p["MeasuredAt"]]
+            return peers and all(0 < p["UploadGbps"] < limit for p in peers)
+        lp.wait_for(lambda: slow(a, "C", ("ac", "ac2"), 0.2) and slow(c, "A", ("ca2",), 0.2), 60,
+                    "the capped cables to be measured again")
+
+        files = []
+        for role, node in cluster.nodes.items():
+            path = tmp_path / f"{role}.json"
+            out = node.ctl("snapshot")
+            assert out.returncode == 0, out.stderr
+            path.write_text(out.stdout)
+            files.append(str(path))
+
+        def from_snapshots(*args):
+            return lp.run([lp.CTL, "--no-pager", "fabric", "ring", "--snapshots", *args, *files], check=False)
+
+        def ring_order(out):
+            return [r["Hostname"] for r in json.loads(out.stdout)["Ranks"]] if out.returncode == 0 else out.stderr
+
+        want = ["node-b", "node-c", "node-a"]
+        assert ring_order(from_snapshots("--json")) == want
+        # Prometheus holds the same once it has scraped the new measurements and addresses.
+        lp.wait_for(lambda: ring_order(prom.ctl("fabric", "ring", "--json")) == want and
+                    prom.ctl("fabric", "ring", "--hostfile=mlx").returncode == 0, 40,
+                    "Prometheus to give the same ring")
+        snap = json.loads(from_snapshots("--json").stdout)
+        scraped = json.loads(prom.ctl("fabric", "ring", "--json").stdout)
+        assert snap["Transport"] == scraped["Transport"] == "tcp" and snap["Width"] == scraped["Width"] == 1
+        assert snap["Exact"] and snap["Coordinator"] == scraped["Coordinator"] == ids["B"]
+        for s, p in zip(snap["Hops"], scraped["Hops"]):
+            assert (s["From"], s["To"]) == (p["From"], p["To"])
+            assert [(x["FromInterface"], x["ToInterface"], x["ToAddresses"]) for x in s["Cables"]] == \
+                   [(x["FromInterface"], x["ToInterface"], x["ToAddresses"]) for x in p["Cables"]]
+        assert [x["FromInterface"] for h in snap["Hops"] for x in h["Cables"]] == ["bc", "ca", "ab"]
+        hostfile = from_snapshots("--hostfile=mlx")
+        assert hostfile.returncode == 0, hostfile.stderr
+        assert json.loads(hostfile.stdout) == json.loads(prom.ctl("fabric", "ring", "--hostfile=mlx").stdout)
+        backend, hosts = check_mlx_hostfile(hostfile.stdout)
+        # Each rank listens on its own end of the cable from the rank before it.
+        assert backend == "ring" and hosts == [("node-b", ["10.77.1.2"], []), ("node-c", ["10.77.2.2"], []),
+                                               ("node-a", ["10.77.3.2"], [])], hosts
+        coord = json.loads(prom.ctl("fabric", "coordinator", "--json").stdout)
+        assert coord["NodeId"] == ids["B"] and coord["WorstHops"] == 1
+        print(prom.ctl("fabric", "ring").stdout)
+    finally:
+        prom.close()
+        for node, ifname in ((a, "ac"), (a, "ac2"), (c, "ca2")):
+            shape(node, ifname, None)
+        a.ns.ip("addr", "del", "10.77.1.1/24", "dev", "ab")
+        b.ns.ip("addr", "del", "10.77.1.2/24", "dev", "ba")
 
 
 class FakePrometheus:
