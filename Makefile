@@ -91,7 +91,7 @@ DEBIAN_BUILD_PACKAGES := gcc make pkg-config libsystemd-dev libnl-3-dev libnl-ro
 	libjson-c-dev libinih-dev
 DEBIAN_TEST_PACKAGES := libcmocka-dev clang libclang-rt-14-dev dbus python3 python3-dbus python3-pytest \
 	python3-gi gir1.2-umockdev-1.0 umockdev iproute2 procps iputils-ping mandoc groff-base prometheus curl
-DEBIAN_BENCH_PACKAGES := iproute2 hyperfine
+DEBIAN_BENCH_PACKAGES := iproute2 hyperfine python3-yaml
 
 # Every component lists its pieces in its own fragment:
 #   static libraries: LIBRARIES += name; name_SOURCES := ...

@@ -269,7 +269,8 @@ int verb_fabric(sd_bus *bus, int argc, char **argv) {
         int first = command ? 2 : 1, r;
 
         if (arg_prometheus)
-                r = fabric_from_prometheus(arg_prometheus, arg_timeout_usec ?: 10 * USEC_PER_SEC, &model);
+                r = fabric_from_prometheus(arg_prometheus, arg_timeout_usec ?: 10 * USEC_PER_SEC, command ? arg_nodes : NULL,
+                                           &model);
         else if (arg_snapshots)
                 r = fabric_from_snapshots(argv + first, (size_t) (argc - first), &model);
         else

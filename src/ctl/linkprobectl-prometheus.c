@@ -226,9 +226,14 @@ static bool valid_id(const char *id) {
 }
 
 /* Every series `fabric` reads, in one query: one answer to parse, one round trip. */
-#define FABRIC_SERIES                                                                                     \
-        "{__name__=~\"linkprobe_(node_info|node_identity_info|neighbor_info|neighbor_problems|edge_[a-z_]+|" \
-        "link_address_info|link_speed_bytes|rdma_port_info|rdma_port_rate_bytes|peer_measured_timestamp_seconds)\"}"
+#define NODE_SERIES "linkprobe_(node_info|node_identity_info|link_address_info|link_speed_bytes|rdma_port_info|" \
+        "rdma_port_rate_bytes|peer_measured_timestamp_seconds)"
+#define EDGE_SERIES "linkprobe_(neighbor_info|neighbor_problems|edge_[a-z_]+)"
+#define FABRIC_SERIES "{__name__=~\"" NODE_SERIES "|" EDGE_SERIES "\"}"
+/* Who is who: enough to find a few nodes' series among a thousand. */
+#define IDENTITY_SERIES "{__name__=~\"linkprobe_(node_info|node_identity_info)\"}"
+/* Past this many nodes asked for, the whole cluster is read: a selector that long gains nothing. */
+#define SELECTED_MAX 64
 
 typedef struct Reading {
         json_object *model;
@@ -475,7 +480,60 @@ static int read_series(Reading *rd, unsigned pass) {
         return 0;
 }
 
-int fabric_from_prometheus(const char *url, uint64_t timeout_usec, json_object **ret) {
+/* s as an RE2 pattern that matches it alone, inside a PromQL double-quoted string. */
+static void append_literal(FILE *f, const char *s) {
+        for (; *s; s++) {
+                if (*s == '\\') {
+                        fputs("\\\\\\\\", f); /* an escaped backslash in the regex, each escaped for the string */
+                        continue;
+                }
+                if (strchr(".+*?()|[]{}^$", *s))
+                        fputs("\\\\", f); /* a regex backslash, escaped for the string */
+                if (*s == '"')
+                        fputc('\\', f);
+                fputc(*s, f);
+        }
+}
+
+/*
+ * The query for the series of only the nodes named (hostnames or NodeIds, comma-separated): their
+ * edges by node_id, their links by scrape target. NULL when a name is not among the identities (the
+ * whole cluster is read, and the ring says which names it does not know) or too many are named.
+ */
+static char *selected_query(json_object *identities, const char *names) {
+        _cleanup_(freep) char *copy = strdup(names), *ids = NULL, *targets = NULL, *q = NULL;
+        size_t n_ids = 0, n_targets = 0, ids_len = 0, targets_len = 0;
+        FILE *fi = open_memstream(&ids, &ids_len), *ft = open_memstream(&targets, &targets_len);
+        char *state = NULL;
+        bool complete = copy && fi && ft;
+
+        for (char *w = copy ? strtok_r(copy, ", ", &state) : NULL; complete && w; w = strtok_r(NULL, ", ", &state)) {
+                bool found = false;
+                for (size_t i = 0; i < json_array_len(identities); i++) {
+                        json_object *s = json_object_array_get_idx(identities, i);
+                        if (!streq(strempty(label(s, "__name__")), "linkprobe_node_identity_info") ||
+                            (!streq_ptr(label(s, "node_id"), w) && !streq_ptr(label(s, "nodename"), w)))
+                                continue;
+                        found = true;
+                        fprintf(fi, "%s", n_ids++ > 0 ? "|" : "");
+                        append_literal(fi, strempty(label(s, "node_id")));
+                        fprintf(ft, "%s", n_targets++ > 0 ? "|" : "");
+                        append_literal(ft, strempty(label(s, "instance")));
+                }
+                complete = found && n_ids <= SELECTED_MAX;
+        }
+        if (fi)
+                fclose(fi);
+        if (ft)
+                fclose(ft);
+        if (!complete || n_ids == 0)
+                return NULL;
+        /* Nodes answering with one NodeId from two targets come along, as they must to be seen. */
+        return ctl_strdupf("{__name__=~\"" EDGE_SERIES "\",node_id=~\"%s\"} or {__name__=~\"" NODE_SERIES
+                           "\",instance=~\"%s\"}", ids, targets);
+}
+
+int fabric_from_prometheus(const char *url, uint64_t timeout_usec, const char *only, json_object **ret) {
         _cleanup_(json_object_putp) json_object *model = fabric_model_new("prometheus"), *result = NULL;
         _cleanup_(reading_done) Reading rd = {};
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
@@ -489,9 +547,25 @@ int fabric_from_prometheus(const char *url, uint64_t timeout_usec, json_object *
                 fprintf(stderr, "Cannot use \"%s\": expected http://HOST[:PORT][/PATH].\n", strna(shown));
                 return CTL_EXIT_USAGE;
         }
-        r = query(&u, url, FABRIC_SERIES, deadline, &result);
-        if (r != 0)
-                return r;
+        if (only) {
+                _cleanup_(json_object_putp) json_object *identities = NULL;
+                _cleanup_(freep) char *expr = NULL;
+
+                r = query(&u, url, IDENTITY_SERIES, deadline, &identities);
+                if (r != 0)
+                        return r;
+                expr = selected_query(identities, only);
+                if (expr) {
+                        r = query(&u, url, expr, deadline, &result);
+                        if (r != 0)
+                                return r;
+                }
+        }
+        if (!result) {
+                r = query(&u, url, FABRIC_SERIES, deadline, &result);
+                if (r != 0)
+                        return r;
+        }
         rd = (Reading) { .model = model, .result = result, .boots = json_object_new_object(),
                          .targets = json_object_new_object(), .first = json_object_new_object(),
                          .rdma_rate = json_object_new_object(), .owners = json_object_new_object() };
