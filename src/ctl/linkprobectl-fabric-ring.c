@@ -53,15 +53,21 @@ static int run_transport(const CableSet *s, CableTransport t, RingRun *run) {
 /* Why there is no ring, in a sentence about the nodes. */
 static void explain(const CableSet *s, const RingRun *run) {
         const RingResult *res = &run->res;
-        _cleanup_(freep) char *a = escape_for_terminal(cable_set_hostname(s, res->a)),
-                              *b = escape_for_terminal(cable_set_hostname(s, res->b));
+        _cleanup_(freep) char *a = escape_for_terminal(res->a < s->n ? cable_set_hostname(s, res->a) : "?"),
+                              *b = escape_for_terminal(res->b < s->n ? cable_set_hostname(s, res->b) : "?");
         const char *t = cable_transport_to_string(run->transport);
         size_t cables = 0;
 
         fprintf(stderr, "No ring over %s through these %zu nodes: ", t, s->n);
         switch (res->verdict) {
         case RING_NO_CABLE:
-                fprintf(stderr, "%s has no cable to any other of them.\n", strna(a));
+                for (size_t i = 0; i < s->n_cables; i++)
+                        cables += s->cables[i].u == res->a || s->cables[i].v == res->a;
+                if (cables > 0)
+                        fprintf(stderr, "%s has no cable that carries %s to any other of them%s.\n", strna(a), t,
+                                run->transport == CABLE_RDMA ? " (no RDMA device at one end)" : "");
+                else
+                        fprintf(stderr, "%s has no cable to any other of them.\n", strna(a));
                 return;
         case RING_NO_WAY_OUT:
         case RING_NO_WAY_IN:

@@ -501,7 +501,7 @@ static void append_literal(FILE *f, const char *s) {
  * whole cluster is read, and the ring says which names it does not know) or too many are named.
  */
 static char *selected_query(json_object *identities, const char *names) {
-        _cleanup_(freep) char *copy = strdup(names), *ids = NULL, *targets = NULL, *q = NULL;
+        _cleanup_(freep) char *copy = strdup(names), *ids = NULL, *targets = NULL;
         size_t n_ids = 0, n_targets = 0, ids_len = 0, targets_len = 0;
         FILE *fi = open_memstream(&ids, &ids_len), *ft = open_memstream(&targets, &targets_len);
         char *state = NULL;

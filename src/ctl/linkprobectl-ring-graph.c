@@ -164,7 +164,7 @@ static RingVerdict check_degrees(const RingGraph *g, double t, uint32_t *ret_a, 
                 if (v != RING_FOUND && (worst == RING_FOUND || v < worst)) {
                         worst = v;
                         *ret_a = u;
-                        *ret_b = out_one;
+                        *ret_b = out_one != UINT32_MAX ? out_one : 0;
                 }
         }
         return worst;
