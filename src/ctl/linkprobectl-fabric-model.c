@@ -161,3 +161,18 @@ int fabric_add_problem(json_object *model, const char *format, ...) {
                 return -ENOMEM;
         return json_object_array_add(ctl_member(model, "Problems"), json_object_new_string(s)) < 0 ? -ENOMEM : 0;
 }
+
+/* Graphviz: `fabric --dot` and `fabric ring --dot` draw the model. */
+char *fabric_dot_escape(const char *s) {
+        char *ret = malloc(strlen(strempty(s)) * 2 + 1), *t = ret;
+
+        if (!ret)
+                return NULL;
+        for (const char *p = strempty(s); *p; p++) {
+                if (*p == '"' || *p == '\\')
+                        *t++ = '\\';
+                *t++ = (unsigned char) *p < 0x20 || *p == 0x7f ? '?' : *p;
+        }
+        *t = '\0';
+        return ret;
+}

@@ -9,8 +9,8 @@
 #include <stdarg.h>
 
 #include "linkprobectl-fabric-cables.h"
+#include "linkprobectl-fabric-model.h"
 #include "linkprobectl-fabric-ring.h"
-#include "linkprobectl-fabric.h"
 #include "linkprobectl.h"
 #include "shared/time-util.h"
 

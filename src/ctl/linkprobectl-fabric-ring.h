@@ -7,6 +7,10 @@
 
 #include "linkprobectl-fabric-cables.h"
 
+/* fabric ring and fabric coordinator over the model: 0, or an exit code after saying why. */
+int fabric_ring(json_object *model);
+int fabric_coordinator(json_object *model);
+
 /* The ring chosen: its nodes in rank order and the cables each hop stripes over. */
 typedef struct RingPlan {
         const CableSet *set;

@@ -9,7 +9,7 @@
 
 #include "linkprobectl-fabric-local.h"
 #include "linkprobectl-fabric-model.h"
-#include "linkprobectl-fabric.h"
+#include "linkprobectl-fabric-snapshots.h"
 #include "linkprobectl.h"
 #include "shared/fileio.h"
 #include "shared/time-util.h"

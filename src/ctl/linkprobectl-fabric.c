@@ -6,6 +6,8 @@
 
 #include "linkprobectl-fabric-local.h"
 #include "linkprobectl-fabric-model.h"
+#include "linkprobectl-fabric-ring.h"
+#include "linkprobectl-fabric-snapshots.h"
 #include "linkprobectl-fabric.h"
 #include "linkprobectl-prometheus.h"
 #include "linkprobectl.h"
@@ -69,20 +71,6 @@ static char *format_rtt(json_object *e, const char *key, json_object *v) {
 }
 
 /* ---- Graphviz ---- */
-
-char *fabric_dot_escape(const char *s) {
-        char *ret = malloc(strlen(strempty(s)) * 2 + 1), *t = ret;
-
-        if (!ret)
-                return NULL;
-        for (const char *p = strempty(s); *p; p++) {
-                if (*p == '"' || *p == '\\')
-                        *t++ = '\\';
-                *t++ = (unsigned char) *p < 0x20 || *p == 0x7f ? '?' : *p;
-        }
-        *t = '\0';
-        return ret;
-}
 
 /* The label's lines, each escaped on its own, joined by DOT's "\n": nothing in a name can make a line. */
 static char *dot_label(const char *const *lines, size_t n) {
