@@ -567,13 +567,20 @@ class FakePrometheus:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802
                 query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query).get("query", [""])[0]
-                # A plain metric name, or the selector fabric sends: {__name__=~"REGEX"}.
-                m = re.fullmatch(r'\{__name__=~"(.*)"\}', query)
-                names = [n for n in series if re.fullmatch(m.group(1), n)] if m else [query.split(" ")[0]]
-                result = [{"metric": {"__name__": name, **labels}, "value": [1700000000, str(v)]}
-                          for name in names for labels, v in series.get(name, [])]
-                if query.endswith("> 0"):
-                    result = [r for r in result if float(r["value"][1]) > 0]
+                # What fabric sends: selectors ({__name__=~"REGEX"}, NAME{LABEL!="VALUE"}), some "> 0",
+                # joined by "or".
+                result = []
+                for part in query.split(" or "):
+                    nonzero = part.endswith(" > 0")
+                    part = part.removesuffix(" > 0")
+                    m = re.fullmatch(r'\{__name__=~"(.*)"\}', part)
+                    n = re.fullmatch(r'([a-z_]+)(?:\{([a-z_]+)!="(.*)"\})?', part)
+                    names = [x for x in series if re.fullmatch(m.group(1), x)] if m else [n.group(1)]
+                    for name in names:
+                        for labels, v in series.get(name, []):
+                            if (nonzero and float(v) <= 0) or (n and n.group(2) and labels.get(n.group(2)) == n.group(3)):
+                                continue
+                            result.append({"metric": {"__name__": name, **labels}, "value": [1700000000, str(v)]})
                 data = body if body is not None else json.dumps(
                     {"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
                 self.send_response(status)
