@@ -523,34 +523,57 @@ static void append_literal(FILE *f, const char *s) {
  */
 static char *selected_query(json_object *identities, const char *names) {
         _cleanup_(freep) char *copy = strdup(names), *ids = NULL, *targets = NULL;
+        _cleanup_(json_object_putp) json_object *wanted = json_object_new_object();
         size_t n_ids = 0, n_targets = 0, ids_len = 0, targets_len = 0;
-        FILE *fi = open_memstream(&ids, &ids_len), *ft = open_memstream(&targets, &targets_len);
+        FILE *fi = NULL, *ft = NULL;
         char *state = NULL;
-        bool complete = copy && fi && ft;
 
-        for (char *w = copy ? strtok_r(copy, ", ", &state) : NULL; complete && w; w = strtok_r(NULL, ", ", &state)) {
+        if (!copy || !wanted)
+                return NULL;
+        /* The NodeIds named, by NodeId or hostname. */
+        for (char *w = strtok_r(copy, ", ", &state); w; w = strtok_r(NULL, ", ", &state)) {
                 bool found = false;
                 for (size_t i = 0; i < json_array_len(identities); i++) {
                         json_object *s = json_object_array_get_idx(identities, i);
-                        if (!streq(strempty(label(s, "__name__")), "linkprobe_node_identity_info") ||
-                            (!streq_ptr(label(s, "node_id"), w) && !streq_ptr(label(s, "nodename"), w)))
+                        const char *id = label(s, "node_id");
+                        if (!id || !streq(strempty(label(s, "__name__")), "linkprobe_node_identity_info") ||
+                            (!streq(id, w) && !streq_ptr(label(s, "nodename"), w)))
                                 continue;
                         found = true;
-                        fprintf(fi, "%s", n_ids++ > 0 ? "|" : "");
-                        append_literal(fi, strempty(label(s, "node_id")));
+                        if (!json_object_object_get_ex(wanted, id, NULL))
+                                json_object_object_add(wanted, id, NULL);
+                }
+                if (!found || json_object_object_length(wanted) > SELECTED_MAX)
+                        return NULL;
+        }
+        fi = open_memstream(&ids, &ids_len);
+        ft = open_memstream(&targets, &targets_len);
+        if (!fi || !ft) {
+                if (fi)
+                        fclose(fi);
+                if (ft)
+                        fclose(ft);
+                return NULL;
+        }
+        json_object_object_foreach(wanted, id, unused) {
+                (void) unused;
+                fprintf(fi, "%s", n_ids++ > 0 ? "|" : "");
+                append_literal(fi, id);
+        }
+        /* Every scrape target answering with one of them: a clone of a node comes along, to be seen. */
+        for (size_t i = 0; i < json_array_len(identities); i++) {
+                json_object *s = json_object_array_get_idx(identities, i);
+                if (streq(strempty(label(s, "__name__")), "linkprobe_node_identity_info") &&
+                    json_object_object_get_ex(wanted, strempty(label(s, "node_id")), NULL)) {
                         fprintf(ft, "%s", n_targets++ > 0 ? "|" : "");
                         append_literal(ft, strempty(label(s, "instance")));
                 }
-                complete = found && n_ids <= SELECTED_MAX;
         }
-        if (fi)
-                fclose(fi);
-        if (ft)
-                fclose(ft);
-        if (!complete || n_ids == 0)
+        fclose(fi);
+        fclose(ft);
+        if (n_ids == 0)
                 return NULL;
-        /* Nodes answering with one NodeId from two targets come along, as they must to be seen. No
-         * series of the one side of "or" has the label set of one of the other's (see FABRIC_NONZERO). */
+        /* No series of the one side of "or" has the label set of one of the other's (see FABRIC_NONZERO). */
         return ctl_strdupf("{__name__=~\"" EDGE_SERIES "\",node_id=~\"%s\"} or {__name__=~\"" NODE_SERIES
                            "\",instance=~\"%s\"}", ids, targets);
 }

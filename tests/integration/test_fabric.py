@@ -573,12 +573,15 @@ class FakePrometheus:
                 for part in query.split(" or "):
                     nonzero = part.endswith(" > 0")
                     part = part.removesuffix(" > 0")
-                    m = re.fullmatch(r'\{__name__=~"(.*)"\}', part)
+                    m = re.fullmatch(r'\{__name__=~"([^"]*)"((?:,[a-z_]+=~"[^"]*")*)\}', part)
                     n = re.fullmatch(r'([a-z_]+)(?:\{([a-z_]+)!="(.*)"\})?', part)
                     names = [x for x in series if re.fullmatch(m.group(1), x)] if m else [n.group(1)]
+                    matchers = re.findall(r',([a-z_]+)=~"([^"]*)"', m.group(2)) if m else []
                     for name in names:
                         for labels, v in series.get(name, []):
                             if (nonzero and float(v) <= 0) or (n and n.group(2) and labels.get(n.group(2)) == n.group(3)):
+                                continue
+                            if any(not re.fullmatch(rx.replace("\\\\", "\\"), labels.get(k, "")) for k, rx in matchers):
                                 continue
                             result.append({"metric": {"__name__": name, **labels}, "value": [1700000000, str(v)]})
                 data = body if body is not None else json.dumps(
@@ -659,6 +662,60 @@ def test_prometheus_disagreement_and_hostile_labels(netns):
     assert out.returncode == 2 and "http://" in out.stderr
     out = lp.run(netns.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:1", "--timeout=2s"]), check=False)
     assert out.returncode == 1 and "Cannot query Prometheus" in out.stderr
+
+
+def test_prometheus_clashing_node_ids_and_a_ring_over_the_rest(netns):
+    """Two scrape targets answer with one NodeId from two boots (a cloned machine ID): said, and the
+    node is left out of the ring (named, it is refused); one target scraped twice (one boot) is not a
+    clash. The ring over the others, and --nodes= reading only theirs."""
+    ids = {h: f"{i + 1:032x}" for i, h in enumerate(("a", "b", "c", "d"))}
+    gbps = 1e9 / 8
+
+    def target(host, boot, job="linkprobe"):
+        return {"instance": f"{host}:9479", "job": job}
+
+    series = {"linkprobe_node_info": [], "linkprobe_node_identity_info": [], "linkprobe_neighbor_info": [],
+              "linkprobe_edge_upload_bytes": [], "linkprobe_edge_download_bytes": [],
+              "linkprobe_link_address_info": []}
+    for host, node_id in ids.items():
+        for job in ("linkprobe", "node"):  # scraped twice, as node_exporter's textfile and /metrics
+            series["linkprobe_node_info"].append(({**target(host, job), "job": job, "boot_id": f"boot-{host}",
+                                                   "nodename": host}, 1))
+            series["linkprobe_node_identity_info"].append(({**target(host, job), "job": job, "node_id": node_id,
+                                                            "nodename": host}, 1))
+    # A clone of d: d's NodeId, another boot, another host name.
+    series["linkprobe_node_info"].append(({"instance": "clone:9479", "job": "linkprobe", "boot_id": "boot-x",
+                                           "nodename": "clone"}, 1))
+    series["linkprobe_node_identity_info"].append(({"instance": "clone:9479", "job": "linkprobe", "node_id": ids["d"],
+                                                    "nodename": "clone"}, 1))
+    for x, y in (("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("d", "a")):
+        for f, t in ((x, y), (y, x)):
+            labels = {**target(f, None), "node_id": ids[f], "neighbor_id": ids[t], "transport": "tcp", "interface": f"{f}{t}"}
+            series["linkprobe_edge_upload_bytes"].append((labels, 10 * gbps))
+            series["linkprobe_edge_download_bytes"].append((labels, 10 * gbps))
+            series["linkprobe_link_address_info"].append(({**target(f, None), "device": f"{f}{t}",
+                                                           "address": f"10.0.{ord(f)}.{ord(t)}", "prefix_length": "24",
+                                                           "class": "private"}, 1))
+    fake = FakePrometheus(netns.name, series)
+    try:
+        def ctl(*args):
+            return lp.run(netns.exec_cmd([lp.CTL, "--no-pager", *args, f"--prometheus={fake.url}"]), check=False)
+        doc = json.loads(ctl("fabric", "--json").stdout)
+        clash = [p for p in doc["Problems"] if "Two nodes answer with NodeId" in p]
+        assert len(clash) == 1 and ids["d"] in clash[0] and "clone" in clash[0], doc["Problems"]
+        assert [n["Hostname"] for n in doc["Nodes"] if n.get("Clashing")] == ["d"]
+        out = ctl("fabric", "ring", "--json")
+        assert out.returncode == 0 and "leaving out d" in out.stderr, out.stderr
+        assert sorted(r["Hostname"] for r in json.loads(out.stdout)["Ranks"]) == ["a", "b", "c"]
+        out = ctl("fabric", "ring", "--nodes=a,b,d")
+        assert out.returncode == 1 and 'Node "d" cannot be placed' in out.stderr, out.stderr
+        before = len(fake.queries)
+        out = ctl("fabric", "ring", "--nodes=a,b,c", "--json")
+        assert out.returncode == 0 and json.loads(out.stdout)["BottleneckGbps"] == 10, out.stderr
+        # The identities, then only those nodes' series: by node_id and by scrape target.
+        assert len(fake.queries) - before == 2 and 'node_id=~"' in fake.queries[-1], fake.queries[before:]
+    finally:
+        fake.close()
 
 
 def test_a_neighbour_vanishes(cluster):
