@@ -1,4 +1,6 @@
 # Benchmarks: `make bench` runs bench/run-all, which prints a table of ratios against the anchor tools.
+# bench/bench-fabric times linkprobectl fabric on a simulated 1,000-node cluster (bench/fabric-sim
+# writes its metrics) served by a real Prometheus.
 TEST_PROGRAMS += latency-client
 latency-client_SOURCES := bench/latency-client.c
 latency-client_LIBS := shared

@@ -4,9 +4,10 @@
 
 _linkprobectl() {
         local verbs='status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot fabric'
-        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --tolerance= --list'
+        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --tolerance= --list --snapshots --nodes= --hostfile= --backend='
         local -a args bus_args=()
-        local cur i verb=''
+        local cur i verb='' sub='' snapshots=''
+        [[ " ${COMP_LINE:0:COMP_POINT} " == *' --snapshots '* ]] && snapshots=1
 
         # Split the line ourselves, on blanks only: COMP_WORDS is also split at COMP_WORDBREAKS (= and :),
         # which would cut "--bus-address=unix:path=/run/x" into seven words.
@@ -25,10 +26,14 @@ _linkprobectl() {
                         ((i++))
                         ;;
                 --bus-address=* | --user | --system) bus_args+=("${args[i]}") ;;
-                --transport | --timeout | --color | --what | --who | --why | --prometheus | --tolerance) ((i++)) ;;
+                --transport | --timeout | --color | --what | --who | --why | --prometheus | --tolerance | --nodes | --hostfile | --backend) ((i++)) ;;
                 -*) ;;
                 *)
-                        [[ -z $verb ]] && verb=${args[i]}
+                        if [[ -z $verb ]]; then
+                                verb=${args[i]}
+                        elif [[ $verb == fabric && -z $sub ]]; then
+                                sub=${args[i]}
+                        fi
                         ;;
                 esac
         done
@@ -43,6 +48,16 @@ _linkprobectl() {
                 COMPREPLY=()
         elif [[ $prev == --prometheus || $prev == --tolerance || $cur == --prometheus=* || $cur == --tolerance=* ]]; then
                 COMPREPLY=()
+        elif [[ $prev == --nodes || $cur == --nodes=* ]]; then
+                COMPREPLY=()
+        elif [[ $prev == --hostfile ]]; then
+                COMPREPLY=($(compgen -W "mlx" -- "$cur"))
+        elif [[ $cur == --hostfile=* ]]; then
+                COMPREPLY=($(compgen -W "--hostfile=mlx" -- "$cur"))
+        elif [[ $prev == --backend ]]; then
+                COMPREPLY=($(compgen -W "ring jaccl jaccl-ring" -- "$cur"))
+        elif [[ $cur == --backend=* ]]; then
+                COMPREPLY=($(compgen -W "--backend=ring --backend=jaccl --backend=jaccl-ring" -- "$cur"))
         elif [[ $prev == --transport ]]; then
                 COMPREPLY=($(compgen -W "tcp rdma" -- "$cur"))
         elif [[ $cur == --transport=* ]]; then
@@ -59,6 +74,12 @@ _linkprobectl() {
                 COMPREPLY=($(compgen -W "--json=pretty --json=short --json=off" -- "$cur"))
         elif [[ $verb == probe && $prev == probe ]]; then
                 COMPREPLY=($(compgen -W 'gpu' -- "$cur"))
+        elif [[ $verb == fabric && -z $sub && $cur != -* ]]; then
+                # "fabric ring", "fabric coordinator"; with --snapshots, the snapshot files too.
+                COMPREPLY=($(compgen -W 'ring coordinator' -- "$cur"))
+                [[ -n $snapshots ]] && COMPREPLY+=($(compgen -f -- "$cur"))
+        elif [[ $verb == fabric && -n $snapshots && $cur != -* ]]; then
+                COMPREPLY=($(compgen -f -- "$cur"))
         elif [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "$options" -- "$cur"))
                 if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then

@@ -10,21 +10,32 @@
 /* Bounds on what an answer may make us hold. */
 #define FABRIC_NODES_MAX 4096
 #define FABRIC_EDGES_MAX 65536
+#define FABRIC_INTERFACES_MAX 65536
 
 /*
  * The model, one JSON document whatever the source (linkprobectl(1), FABRIC):
- *   {"Source": "daemon"|"prometheus", "Nodes": [{"NodeId", "Hostname", "Self"}],
+ *   {"Source": "daemon"|"prometheus"|"snapshots", "Nodes": [{"NodeId", "Hostname", "Self"}],
  *    "Edges": [{"From", "To", "FromHostname", "ToHostname", "Transport", "FromInterface", "ToInterface",
- *               "UploadGbps", "DownloadGbps", "RttUsec", "Measured", "Stale", "Degraded", "SeenFrom",
- *               "Disagreement"}],
+ *               "Address", "UploadGbps", "DownloadGbps", "RttUsec", "Measured", "MeasuredAt",
+ *               "MeasuredAtUsec", "Stale", "Degraded", "SeenFrom", "Disagreement"}],
+ *    "Interfaces": [{"NodeId", "Name", "Addresses": [{"Address", "PrefixLength", "Class"}], "SpeedGbps",
+ *                    "RdmaDevices": ["mlx5_0"], "RdmaGbps"}],
  *    "Problems": ["..."]}
  * Upload is From -> To, download To -> From. A Thunderbolt edge's rates are negotiated, not measured
- * ("Measured": false).
+ * ("Measured": false). A node may carry "Clashing": true when two nodes answered with its NodeId.
  */
 json_object *fabric_model_new(const char *source);
 /* Adds a node once (a later call may fill in a hostname an earlier one lacked). */
 int fabric_add_node(json_object *model, const char *node_id, const char *hostname, bool self);
+json_object *fabric_node(json_object *model, const char *node_id);
 const char *fabric_hostname(json_object *model, const char *node_id);
 /* A new edge object, added to the model's Edges; NULL when out of memory or past the bound. */
 json_object *fabric_add_edge(json_object *model, const char *from, const char *to, const char *transport);
+/* A node's interface by name, created empty the first time; NULL when out of memory or past the bound. */
+json_object *fabric_add_interface(json_object *model, const char *node_id, const char *name);
+json_object *fabric_interface(json_object *model, const char *node_id, const char *name);
+int fabric_interface_add_address(json_object *iface, const char *address, int64_t prefix_length, const char *class);
+int fabric_interface_add_rdma(json_object *iface, const char *device, double gbps);
 int fabric_add_problem(json_object *model, const char *format, ...) _printf_(2, 3);
+/* A string as a DOT quoted string's contents: quotes and backslashes escaped, control characters '?'. */
+char *fabric_dot_escape(const char *s);

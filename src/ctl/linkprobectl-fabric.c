@@ -4,7 +4,10 @@
 #include <math.h>
 #include <stdarg.h>
 
+#include "linkprobectl-fabric-local.h"
 #include "linkprobectl-fabric-model.h"
+#include "linkprobectl-fabric-ring.h"
+#include "linkprobectl-fabric-snapshots.h"
 #include "linkprobectl-fabric.h"
 #include "linkprobectl-prometheus.h"
 #include "linkprobectl.h"
@@ -14,70 +17,10 @@
 
 /* ---- from this node's daemon ---- */
 
-static json_object *by_path(json_object *list, const char *path) {
-        for (size_t i = 0; path && i < json_object_array_length(list); i++) {
-                json_object *o = json_object_array_get_idx(list, i);
-                if (streq(json_string_or(o, "Path", ""), path))
-                        return o;
-        }
-        return NULL;
-}
-
-/* Whether a Thunderbolt hop from the host down to o negotiated less than both its ends can. */
-static bool tbt_degraded(json_object *tbt, json_object *o) {
-        for (unsigned steps = 0; o && steps < 64; steps++) {
-                if (json_bool_or(o, "Degraded", false))
-                        return true;
-                o = by_path(tbt, json_string_or(o, "Parent", NULL));
-        }
-        return false;
-}
-
-static void add_local_path(json_object *model, const char *self, json_object *nb, json_object *p, json_object *links,
-                           json_object *tbt) {
-        json_object *link = by_path(links, json_string_or(p, "SourceInterface", NULL));
-        json_object *peer = link ? by_path(tbt, json_string_or(link, "ThunderboltPeer", NULL)) : NULL;
-        json_object *e = fabric_add_edge(model, self, json_string_or(nb, "NodeId", ""), json_string_or(p, "Transport", "tcp"));
-
-        if (!e)
-                return;
-        json_object_object_add(e, "FromInterface", json_string_or_null(json_string_or(p, "SourceInterfaceName", NULL)));
-        json_object_object_add(e, "ToInterface", NULL);
-        json_object_object_add(e, "Address", json_string_or_null(json_string_or(p, "Address", NULL)));
-        json_object_object_add(e, "UploadGbps", json_object_new_double(json_double_or(p, "UploadGbps", 0)));
-        json_object_object_add(e, "DownloadGbps", json_object_new_double(json_double_or(p, "DownloadGbps", 0)));
-        json_object_object_add(e, "RttUsec", json_object_new_double(json_double_or(p, "RttUsec", 0)));
-        json_object_object_add(e, "Measured", json_object_new_boolean(true));
-        json_object_object_add(e, "Stale", json_object_new_boolean(json_bool_or(p, "Stale", false)));
-        json_object_object_add(e, "Degraded", json_object_new_boolean(peer && tbt_degraded(tbt, peer)));
-        json_object_object_add(e, "SeenFrom", json_object_new_string(self));
-        json_object_object_add(e, "Disagreement", NULL);
-}
-
-static void add_local_thunderbolt(json_object *model, const char *self, json_object *nb, json_object *o, json_object *links,
-                                  json_object *tbt) {
-        json_object *link = by_path(links, json_string_or(o, "NetInterface", NULL));
-        json_object *e = fabric_add_edge(model, self, json_string_or(nb, "NodeId", ""), "thunderbolt");
-
-        if (!e)
-                return;
-        json_object_object_add(e, "FromInterface", json_string_or_null(link ? json_string_or(link, "Name", NULL)
-                                                                              : json_string_or(o, "SysfsName", NULL)));
-        json_object_object_add(e, "ToInterface", NULL);
-        json_object_object_add(e, "UploadGbps", json_object_new_double(json_double_or(o, "PathRxGbps", 0)));
-        json_object_object_add(e, "DownloadGbps", json_object_new_double(json_double_or(o, "PathTxGbps", 0)));
-        json_object_object_add(e, "RttUsec", NULL);
-        json_object_object_add(e, "Measured", json_object_new_boolean(false));
-        json_object_object_add(e, "Stale", json_object_new_boolean(false));
-        json_object_object_add(e, "Degraded", json_object_new_boolean(tbt_degraded(tbt, o)));
-        json_object_object_add(e, "SeenFrom", json_object_new_string(self));
-        json_object_object_add(e, "Disagreement", NULL);
-}
-
 static int fabric_from_daemon(sd_bus *bus, json_object **ret) {
-        _cleanup_(json_object_putp) json_object *objects = NULL, *node = NULL, *neighbors = NULL, *peers = NULL,
-                                               *links = NULL, *tbt = NULL, *model = NULL;
-        const char *self;
+        static const char *const kinds[] = { "Neighbor", "Peer", "Link", "Thunderbolt", "RdmaPort" };
+        _cleanup_(json_object_putp) json_object *objects = NULL, *node = NULL, *lists = NULL, *model = NULL;
+        _cleanup_(fabric_sides_done) FabricSides sides = {};
         int r;
 
         r = ctl_get_root_interface(bus, "Node", false, &node);
@@ -85,44 +28,25 @@ static int fabric_from_daemon(sd_bus *bus, json_object **ret) {
                 r = ctl_get_objects(bus, &objects);
         if (r != 0)
                 return r;
-        self = json_string_or(node, "NodeId", NULL);
-        if (isempty(self)) {
+        lists = json_object_new_object();
+        model = fabric_model_new("daemon");
+        if (!lists || !model)
+                return log_oom_ctl();
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                json_object *l = ctl_children(objects, kinds[i]);
+                if (!l)
+                        return log_oom_ctl();
+                json_object_object_add(lists, kinds[i], l);
+        }
+        r = fabric_add_local_view(model, &sides, node, lists, true);
+        if (r == -EADDRNOTAVAIL) {
                 fprintf(stderr, "This daemon has no NodeId (no /etc/machine-id?): it names no neighbours.\n");
                 return CTL_EXIT_FAILURE;
         }
-        neighbors = ctl_children(objects, "Neighbor");
-        peers = ctl_children(objects, "Peer");
-        links = ctl_children(objects, "Link");
-        tbt = ctl_children(objects, "Thunderbolt");
-        model = fabric_model_new("daemon");
-        if (!neighbors || !peers || !links || !tbt || !model)
+        if (r >= 0)
+                r = fabric_sides_merge(model, &sides);
+        if (r < 0)
                 return log_oom_ctl();
-        if (fabric_add_node(model, self, json_string_or(node, "Hostname", NULL), true) < 0)
-                return log_oom_ctl();
-        for (size_t i = 0; i < json_object_array_length(neighbors); i++) {
-                json_object *nb = json_object_array_get_idx(neighbors, i), *l;
-                const char *id = json_string_or(nb, "NodeId", "");
-
-                if (fabric_add_node(model, id, json_string_or(nb, "Hostname", NULL), false) < 0)
-                        return log_oom_ctl();
-                l = ctl_member(nb, "Paths");
-                for (size_t k = 0; l && k < json_object_array_length(l); k++) {
-                        json_object *p = by_path(peers, json_object_get_string(json_object_array_get_idx(l, k)));
-                        if (p && ctl_timestamp_usec(p, "MeasuredAt") > 0)
-                                add_local_path(model, self, nb, p, links, tbt);
-                }
-                l = ctl_member(nb, "ThunderboltPeers");
-                for (size_t k = 0; l && k < json_object_array_length(l); k++) {
-                        json_object *o = by_path(tbt, json_object_get_string(json_object_array_get_idx(l, k)));
-                        if (o)
-                                add_local_thunderbolt(model, self, nb, o, links, tbt);
-                }
-                l = ctl_member(nb, "Problems");
-                for (size_t k = 0; l && k < json_object_array_length(l); k++)
-                        if (fabric_add_problem(model, "%s: %s", fabric_hostname(model, id),
-                                               json_object_get_string(json_object_array_get_idx(l, k))) < 0)
-                                return log_oom_ctl();
-        }
         *ret = TAKE_PTR(model);
         return 0;
 }
@@ -147,20 +71,6 @@ static char *format_rtt(json_object *e, const char *key, json_object *v) {
 }
 
 /* ---- Graphviz ---- */
-
-char *fabric_dot_escape(const char *s) {
-        char *ret = malloc(strlen(strempty(s)) * 2 + 1), *t = ret;
-
-        if (!ret)
-                return NULL;
-        for (const char *p = strempty(s); *p; p++) {
-                if (*p == '"' || *p == '\\')
-                        *t++ = '\\';
-                *t++ = (unsigned char) *p < 0x20 || *p == 0x7f ? '?' : *p;
-        }
-        *t = '\0';
-        return ret;
-}
 
 /* The label's lines, each escaped on its own, joined by DOT's "\n": nothing in a name can make a line. */
 static char *dot_label(const char *const *lines, size_t n) {
@@ -285,34 +195,81 @@ static int print_problems(json_object *model) {
         return fflush(stdout) == 0 ? 0 : CTL_EXIT_FAILURE;
 }
 
+/* "ring" or "coordinator" after "fabric", or NULL. */
+static const char *fabric_command(int argc, char **argv) {
+        return argc > 1 && (streq(argv[1], "ring") || streq(argv[1], "coordinator")) ? argv[1] : NULL;
+}
+
+static int usage(const char *message) {
+        fprintf(stderr, "%s\n", message);
+        return CTL_EXIT_USAGE;
+}
+
 int check_fabric_args(int argc, char **argv) {
-        if (arg_dot && arg_json != JSON_OFF) {
-                fprintf(stderr, "--dot and --json are two ways to print the graph: pick one.\n");
-                return CTL_EXIT_USAGE;
-        }
+        const char *command = fabric_command(argc, argv);
+        int files = argc - 1 - !!command;
+
+        if (arg_dot && arg_json != JSON_OFF)
+                return usage("--dot and --json are two ways to print the graph: pick one.");
         if (arg_prometheus && !startswith(arg_prometheus, "http://")) {
                 _cleanup_(freep) char *shown = escape_for_terminal(arg_prometheus);
                 fprintf(stderr, "--prometheus= takes an http:// URL (no TLS here; use a local proxy), not \"%s\".\n",
                         strna(shown));
                 return CTL_EXIT_USAGE;
         }
+        if (arg_prometheus && arg_snapshots)
+                return usage("--prometheus= and --snapshots are two sources of the cluster's graph: pick one.");
+        if (!command && files > 0 && !arg_snapshots) {
+                _cleanup_(freep) char *shown = escape_for_terminal(argv[1]);
+                fprintf(stderr, "Unknown fabric command \"%s\": ring or coordinator (or --snapshots FILE...).\n", strna(shown));
+                return CTL_EXIT_USAGE;
+        }
+        if (arg_snapshots && files == 0)
+                return usage("--snapshots needs the files, one per node, from \"linkprobectl snapshot\".");
+        if (command && !arg_prometheus && !arg_snapshots) {
+                fprintf(stderr, "fabric %s needs the whole cluster: --prometheus=URL or --snapshots FILE...\n", command);
+                return CTL_EXIT_USAGE;
+        }
+        if (arg_nodes && !command)
+                return usage("--nodes= belongs to fabric ring and fabric coordinator.");
+        if (arg_hostfile && !streq_ptr(command, "ring"))
+                return usage("--hostfile= belongs to fabric ring.");
+        if (arg_backend && !arg_hostfile)
+                return usage("--backend= says which host file to write: give --hostfile=mlx with it.");
+        if (arg_hostfile && (arg_dot || arg_json != JSON_OFF))
+                return usage("--hostfile= prints the host file: --dot and --json do not apply.");
+        if (arg_dot && streq_ptr(command, "coordinator"))
+                return usage("fabric coordinator prints no graph: --dot does not apply.");
+        if (arg_backend && arg_probe_transport && streq(arg_backend, "ring") != streq(arg_probe_transport, "tcp")) {
+                fprintf(stderr, "--backend=%s runs over %s, not --transport=%s.\n", arg_backend,
+                        streq(arg_backend, "ring") ? "tcp" : "rdma", arg_probe_transport);
+                return CTL_EXIT_USAGE;
+        }
         return 0;
 }
 
 bool fabric_needs_no_bus(void) {
-        return arg_prometheus;
+        return arg_prometheus || arg_snapshots;
 }
 
 int verb_fabric(sd_bus *bus, int argc, char **argv) {
         _cleanup_(json_object_putp) json_object *model = NULL;
-        int r;
+        const char *command = fabric_command(argc, argv);
+        int first = command ? 2 : 1, r;
 
         if (arg_prometheus)
-                r = fabric_from_prometheus(arg_prometheus, arg_timeout_usec ?: 10 * USEC_PER_SEC, &model);
+                r = fabric_from_prometheus(arg_prometheus, arg_timeout_usec ?: 10 * USEC_PER_SEC, command ? arg_nodes : NULL,
+                                           &model);
+        else if (arg_snapshots)
+                r = fabric_from_snapshots(argv + first, (size_t) (argc - first), &model);
         else
                 r = fabric_from_daemon(bus, &model);
         if (r != 0)
                 return r;
+        if (streq_ptr(command, "ring"))
+                return fabric_ring(model);
+        if (streq_ptr(command, "coordinator"))
+                return fabric_coordinator(model);
         if (arg_json != JSON_OFF)
                 return ctl_output_json(model);
         if (arg_dot)

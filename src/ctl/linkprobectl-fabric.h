@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* linkprobectl-fabric.h — the cluster's graph as `fabric` shows it, from one daemon or from Prometheus */
+/* linkprobectl-fabric.h — the cluster's graph as `fabric` shows it, from one daemon, the nodes' snapshots or Prometheus */
 #pragma once
 
 #include <json-c/json.h>
@@ -8,5 +8,3 @@
 
 /* Graphviz: one node per NodeId, one edge per edge, degraded in red, stale dashed. */
 int fabric_print_dot(json_object *model, FILE *f);
-/* A string as a DOT quoted string's contents: quotes and backslashes escaped, control characters '?'. */
-char *fabric_dot_escape(const char *s);

@@ -52,7 +52,7 @@ static const Verb verbs[] = {
         { "probe", 2, 2, verb_probe, check_probe_args, false },
         { "inhibit", 2, -1, verb_inhibit, check_inhibit_args, false },
         { "inhibitors", 1, 1, verb_inhibitors, NULL, true },
-        { "fabric", 1, 1, verb_fabric, check_fabric_args, true, fabric_needs_no_bus },
+        { "fabric", 1, -1, verb_fabric, check_fabric_args, true, fabric_needs_no_bus },
 };
 
 static void help(void) {
@@ -76,7 +76,11 @@ static void help(void) {
                "  inhibit [--] CMD... Run CMD while holding off GPU/RDMA probes; its exit status\n"
                "  inhibitors          Who holds off probes now (also: inhibit --list)\n"
                "  fabric              Which node is at the other end of every link, each edge\n"
-               "                      (--dot: Graphviz; --prometheus=URL: the whole cluster)\n"
+               "                      (--dot: Graphviz; --prometheus=URL or --snapshots FILE...:\n"
+               "                      the whole cluster)\n"
+               "  fabric ring         The order of the nodes whose slowest hop is fastest, rank 0\n"
+               "                      first (--hostfile=mlx: MLX's launcher host file)\n"
+               "  fabric coordinator  The node every other node reaches best (rank 0)\n"
                "\nOptions:\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n"
@@ -91,7 +95,8 @@ static void help(void) {
                "     --system            Talk to the system bus (default)\n"
                "     --user              Talk to the user's session bus\n"
                "     --bus-address=ADDR  Talk to the bus at ADDR\n"
-               "     --transport=tcp|rdma  probe ADDRESS: what to measure (default tcp)\n"
+               "     --transport=tcp|rdma  probe ADDRESS: what to measure (default tcp);\n"
+               "                         fabric ring: what the ring runs over (default: the faster)\n"
                "     --timeout=TIME      probe: how long to wait for the result\n"
                "                         (default 60s for a peer, 300s for the GPUs)\n"
                "     --what=gpu|rdma|gpu:rdma  inhibit: what to hold off (default gpu)\n"
@@ -100,6 +105,13 @@ static void help(void) {
                "     --prometheus=URL    fabric: the whole cluster, from a Prometheus server's API\n"
                "     --tolerance=PERCENT fabric: how far two ends may differ before it is said\n"
                "                         (default 25)\n"
+               "     --snapshots         fabric: the arguments are snapshot files, one per node\n"
+               "     --nodes=NAME,...    fabric ring, coordinator: only these nodes (hostnames or\n"
+               "                         NodeIds; default all)\n"
+               "     --hostfile=mlx      fabric ring: print MLX's launcher host file\n"
+               "     --backend=ring|jaccl|jaccl-ring\n"
+               "                         fabric ring --hostfile=mlx: the MLX backend (default: JACCL\n"
+               "                         over RDMA, else ring)\n"
                "\nExit status: 0 on success, 1 on failure (daemon not running, no such link, a\n"
                "refused call), 2 on bad usage. See linkprobectl(1).\n");
 }
@@ -220,6 +232,10 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_PROMETHEUS,
                 ARG_TOLERANCE,
                 ARG_LIST,
+                ARG_SNAPSHOTS,
+                ARG_NODES,
+                ARG_HOSTFILE,
+                ARG_BACKEND,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -242,6 +258,10 @@ static int parse_argv(int argc, char *argv[]) {
                 { "prometheus", required_argument, NULL, ARG_PROMETHEUS },
                 { "tolerance", required_argument, NULL, ARG_TOLERANCE },
                 { "list", no_argument, NULL, ARG_LIST },
+                { "snapshots", no_argument, NULL, ARG_SNAPSHOTS },
+                { "nodes", required_argument, NULL, ARG_NODES },
+                { "hostfile", required_argument, NULL, ARG_HOSTFILE },
+                { "backend", required_argument, NULL, ARG_BACKEND },
                 {},
         };
         int c, r;
@@ -334,6 +354,30 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_LIST:
                         arg_list = true;
                         break;
+                case ARG_SNAPSHOTS:
+                        arg_snapshots = true;
+                        break;
+                case ARG_NODES:
+                        if (strspn(optarg, ", ") == strlen(optarg)) {
+                                fprintf(stderr, "--nodes= needs hostnames or NodeIds, separated by commas.\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        arg_nodes = optarg;
+                        break;
+                case ARG_HOSTFILE:
+                        if (!streq(optarg, "mlx")) {
+                                fprintf(stderr, "--hostfile= takes mlx (the host file of MLX's launcher, mlx.launch).\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        arg_hostfile = optarg;
+                        break;
+                case ARG_BACKEND:
+                        if (!streq(optarg, "ring") && !streq(optarg, "jaccl") && !streq(optarg, "jaccl-ring")) {
+                                fprintf(stderr, "--backend= takes ring, jaccl or jaccl-ring.\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        arg_backend = optarg;
+                        break;
                 case ':':
                         fprintf(stderr, "Option %s needs an argument. See --help.\n", argv[optind - 1]);
                         return -CTL_EXIT_USAGE;
@@ -353,7 +397,8 @@ static int parse_argv(int argc, char *argv[]) {
 /* Options with their value in the next word: the value stays with them when hoisted. */
 static bool takes_separate_value(const char *arg) {
         static const char *const with_value[] = { "--bus-address", "--transport", "--timeout", "--color",
-                                                  "--what", "--who", "--why", "--prometheus", "--tolerance" };
+                                                  "--what", "--who", "--why", "--prometheus", "--tolerance",
+                                                  "--nodes", "--hostfile", "--backend" };
         for (size_t i = 0; i < ELEMENTSOF(with_value); i++)
                 if (streq(arg, with_value[i]))
                         return true;

@@ -16,3 +16,7 @@ const char *arg_why = NULL;
 const char *arg_prometheus = NULL;
 bool arg_dot = false;
 double arg_tolerance = FABRIC_TOLERANCE_DEFAULT;
+bool arg_snapshots = false;
+const char *arg_nodes = NULL;
+const char *arg_hostfile = NULL;
+const char *arg_backend = NULL;

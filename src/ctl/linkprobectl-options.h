@@ -43,6 +43,10 @@ extern const char *arg_why;       /* --why= */
 extern const char *arg_prometheus; /* fabric --prometheus=URL */
 extern bool arg_dot;               /* fabric --dot */
 extern double arg_tolerance;       /* fabric --tolerance=, percent */
+extern bool arg_snapshots;         /* fabric --snapshots: the arguments are snapshot files */
+extern const char *arg_nodes;      /* fabric ring/coordinator --nodes=, comma-separated */
+extern const char *arg_hostfile;   /* fabric ring --hostfile= ("mlx") */
+extern const char *arg_backend;    /* fabric ring --backend= (ring, jaccl, jaccl-ring) */
 
 /* The tolerance within which the two ends of an edge agree about a rate (--tolerance=, percent). */
 #define FABRIC_TOLERANCE_DEFAULT 25.0

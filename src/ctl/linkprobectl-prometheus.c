@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 
 #include "linkprobectl-fabric-model.h"
+#include "linkprobectl-fabric-sides.h"
 #include "linkprobectl-prometheus.h"
 #include "linkprobectl.h"
 #include "shared/node-identity.h"
@@ -180,7 +181,7 @@ static char *url_encode(const char *s) {
 }
 
 /* The result vector of an instant query: [{"metric": {...}, "value": [t, "v"]}]; 0, or an exit code. */
-static int query(const Url *u, const char *expr, uint64_t deadline, json_object **ret) {
+static int query(const Url *u, const char *url, const char *expr, uint64_t deadline, json_object **ret) {
         _cleanup_(freep) char *encoded = url_encode(expr), *path = NULL, *body = NULL;
         _cleanup_(json_object_putp) json_object *doc = NULL;
         json_object *result;
@@ -190,7 +191,8 @@ static int query(const Url *u, const char *expr, uint64_t deadline, json_object 
                 return log_oom_ctl();
         r = http_get(u, path, deadline, &body);
         if (r < 0) {
-                fprintf(stderr, "Cannot query Prometheus at %s:%s for %s: %s\n", u->host, u->port, expr,
+                _cleanup_(freep) char *shown = escape_for_terminal(url);
+                fprintf(stderr, "Cannot query Prometheus at %s: %s\n", strna(shown),
                         r == -EBADMSG ? "not a successful HTTP answer" : r == -ETIME ? "timed out" : strerror(-r));
                 return CTL_EXIT_FAILURE;
         }
@@ -223,163 +225,363 @@ static bool valid_id(const char *id) {
         return id && node_id_from_string(id, bytes) >= 0;
 }
 
-/* What one node says about one of its edges, before the two ends are merged. */
-typedef struct Side {
-        const char *from, *to, *transport, *interface;
-        double up, down, rtt_usec;
-        bool stale, degraded, measured, used;
-} Side;
+/* Every series `fabric` reads, in one query: one answer to parse, one round trip. */
+#define NODE_SERIES "linkprobe_(node_info|node_identity_info|link_address_info|link_speed_bytes|rdma_port_info|" \
+        "rdma_port_rate_bytes|peer_measured_timestamp_seconds)"
+#define EDGE_SERIES "linkprobe_(neighbor_info|neighbor_problems|edge_[a-z_]+)"
+/* The whole cluster's, without what says nothing: flags and counts that are 0 (absent is the same),
+ * link speeds that are unknown, loopback addresses; a third less to answer, send and parse. Two
+ * queries, not one joined by "or": "or" keeps one series per label set whatever the metric's name,
+ * and an edge's flags have the label set of its rates. */
+#define FABRIC_SERIES                                                                                        \
+        "{__name__=~\"linkprobe_(node_info|node_identity_info|neighbor_info|rdma_port_info|rdma_port_rate_bytes|" \
+        "peer_measured_timestamp_seconds|edge_(upload|download)_bytes|edge_rtt_seconds|"                    \
+        "edge_measured_timestamp_seconds|edge_thunderbolt_(rx|tx)_bytes)\"}"
+#define FABRIC_NONZERO                                                                                        \
+        "{__name__=~\"linkprobe_(neighbor_problems|edge_stale|edge_degraded|edge_thunderbolt_degraded|"      \
+        "link_speed_bytes)\"} > 0 or linkprobe_link_address_info{class!=\"loopback\"}"
+/* Who is who: enough to find a few nodes' series among a thousand. */
+#define IDENTITY_SERIES "{__name__=~\"linkprobe_(node_info|node_identity_info)\"}"
+/* Past this many nodes asked for, the whole cluster is read: a selector that long gains nothing. */
+#define SELECTED_MAX 64
 
-typedef struct Sides {
-        Side *s;
-        size_t n;
-} Sides;
+typedef struct Reading {
+        json_object *model;
+        FabricSides sides;
+        json_object *result[2];
+        json_object *boots;     /* scrape target -> its boot_id */
+        json_object *targets;   /* scrape target -> the NodeId it answers with */
+        json_object *first;     /* NodeId -> the first scrape target that answered with it */
+        json_object *rdma_rate; /* NodeId/device -> Gb/s */
+        json_object *owners;    /* address -> the NodeId whose interface holds it ("" when two do) */
+} Reading;
 
-static Side *side_get(Sides *sides, const char *from, const char *to, const char *transport, const char *interface) {
-        Side *grown;
-
-        for (size_t i = 0; i < sides->n; i++)
-                if (streq(sides->s[i].from, from) && streq(sides->s[i].to, to) && streq(sides->s[i].transport, transport) &&
-                    streq(sides->s[i].interface, interface))
-                        return &sides->s[i];
-        if (sides->n >= FABRIC_EDGES_MAX || !(grown = reallocarray(sides->s, sides->n + 1, sizeof(Side))))
-                return NULL;
-        sides->s = grown;
-        sides->s[sides->n] = (Side) { .from = from, .to = to, .transport = transport, .interface = interface,
-                                      .measured = !streq(transport, "thunderbolt") };
-        return &sides->s[sides->n++];
+static void reading_done(Reading *r) {
+        json_object_put(r->boots);
+        json_object_put(r->targets);
+        json_object_put(r->first);
+        json_object_put(r->rdma_rate);
+        json_object_put(r->owners);
+        fabric_sides_done(&r->sides);
 }
 
-typedef enum Field { FIELD_UP, FIELD_DOWN, FIELD_RTT, FIELD_STALE, FIELD_DEGRADED } Field;
+/* A scrape target: what Prometheus adds to every series it scrapes. */
+static void target_of(json_object *series, char *buf, size_t size) {
+        snprintf(buf, size, "%s\x1f%s", strempty(label(series, "instance")), strempty(label(series, "job")));
+}
 
-/* Folds one family's series into the sides; per-edge label "interface" (or "sysname" for Thunderbolt). */
-static void fold(json_object *result, const char *transport_override, Field field, double scale, Sides *sides) {
-        for (size_t i = 0; i < json_object_array_length(result); i++) {
-                json_object *series = json_object_array_get_idx(result, i);
-                const char *from = label(series, "node_id"), *to = label(series, "neighbor_id");
-                const char *transport = transport_override ?: label(series, "transport");
-                /* Prometheus keeps no empty labels: a Thunderbolt peer without a network interface is
-                 * named by its sysname. */
-                const char *interface = label(series, "interface") ?: transport_override ? label(series, "sysname") : NULL;
-                Side *s;
+/* The NodeId of the node a per-node series (a link, an RDMA port) came from. */
+static const char *node_of(Reading *rd, json_object *series) {
+        json_object *v;
+        char target[1024];
 
-                if (!valid_id(from) || !valid_id(to) || !transport)
-                        continue;
-                interface = strempty(interface);
-                s = side_get(sides, from, to, transport, interface);
-                if (!s)
-                        continue;
-                double v = value(series) * scale;
-                switch (field) {
-                case FIELD_UP:
-                        s->up = v;
-                        break;
-                case FIELD_DOWN:
-                        s->down = v;
-                        break;
-                case FIELD_RTT:
-                        s->rtt_usec = v;
-                        break;
-                case FIELD_STALE:
-                        s->stale = v != 0;
-                        break;
-                case FIELD_DEGRADED:
-                        s->degraded = v != 0;
-                        break;
-                }
+        target_of(series, target, sizeof(target));
+        return json_object_object_get_ex(rd->targets, target, &v) ? json_object_get_string(v) : NULL;
+}
+
+static const char *string_at(json_object *map, const char *key) {
+        json_object *v;
+        return json_object_object_get_ex(map, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+/* Two scrape targets answering with one NodeId are one node scraped twice (one boot) or two machines
+ * with one machine ID (two boots; without a boot ID, two hostnames). */
+static int add_identity(Reading *rd, json_object *series) {
+        const char *id = label(series, "node_id"), *host = label(series, "nodename"), *boot, *other;
+        char target[1024];
+        json_object *was;
+
+        if (!valid_id(id))
+                return 0;
+        target_of(series, target, sizeof(target));
+        boot = string_at(rd->boots, target);
+        json_object_object_add(rd->targets, target, json_object_new_string(id));
+        if (!json_object_object_get_ex(rd->first, id, &was)) {
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "boot", json_string_or_null(boot));
+                json_object_object_add(o, "host", json_string_or_null(host));
+                json_object_object_add(o, "target", json_object_new_string(target));
+                json_object_object_add(rd->first, id, o);
+                return fabric_add_node(rd->model, id, host, false);
         }
+        other = json_string_or(was, "boot", NULL);
+        if (boot && other ? streq(boot, other) : streq_ptr(host, json_string_or(was, "host", NULL)))
+                return 0;
+        if (json_bool_or(fabric_node(rd->model, id), "Clashing", false))
+                return 0;
+        json_object_object_add(fabric_node(rd->model, id), "Clashing", json_object_new_boolean(true));
+        return fabric_add_problem(rd->model,
+                                  "Two nodes answer with NodeId %s (\"%s\" and \"%s\"): a cloned machine ID? Give each "
+                                  "node its own /etc/machine-id",
+                                  id, strna(json_string_or(was, "host", NULL)), strna(host));
 }
 
-static int compare_sides(const void *a, const void *b) {
-        const Side *x = a, *y = b;
-        double bx = MIN(x->up, x->down), by = MIN(y->up, y->down);
-        return bx != by ? (bx > by ? -1 : 1) : strcmp(x->interface, y->interface);
-}
+typedef struct EdgeFamily {
+        const char *name, *transport;
+        FabricSideField field;
+        double scale;
+} EdgeFamily;
 
-static bool differ(double a, double b) {
-        double big = MAX(a, b);
-        return big > 0 && fabs(a - b) > big * arg_tolerance / 100.0;
-}
+static const EdgeFamily edge_families[] = {
+        { "linkprobe_edge_upload_bytes", NULL, SIDE_UP, 8e-9 },
+        { "linkprobe_edge_download_bytes", NULL, SIDE_DOWN, 8e-9 },
+        { "linkprobe_edge_rtt_seconds", NULL, SIDE_RTT, 1e6 },
+        { "linkprobe_edge_stale", NULL, SIDE_STALE, 1 },
+        { "linkprobe_edge_degraded", NULL, SIDE_DEGRADED, 1 },
+        { "linkprobe_edge_measured_timestamp_seconds", NULL, SIDE_MEASURED_AT, 1e6 },
+        { "linkprobe_edge_thunderbolt_rx_bytes", "thunderbolt", SIDE_UP, 8e-9 },
+        { "linkprobe_edge_thunderbolt_tx_bytes", "thunderbolt", SIDE_DOWN, 8e-9 },
+        { "linkprobe_edge_thunderbolt_degraded", "thunderbolt", SIDE_DEGRADED, 1 },
+};
 
-/* One edge from x's word, with y's (the far end's, the other way round) when there is one. */
-static int add_merged(json_object *model, const Side *x, const Side *y) {
-        json_object *e = fabric_add_edge(model, x->from, x->to, x->transport), *seen;
-        _cleanup_(freep) char *dis = NULL;
+/* One family's word about one edge; per-edge label "interface" (or "sysname" for Thunderbolt). */
+static int add_edge_word(Reading *rd, json_object *series, const EdgeFamily *f) {
+        const char *from = label(series, "node_id"), *to = label(series, "neighbor_id");
+        const char *transport = f->transport ?: label(series, "transport");
+        /* Prometheus keeps no empty labels: a Thunderbolt peer without a network interface is named by
+         * its sysname. */
+        const char *interface = label(series, "interface") ?: f->transport ? label(series, "sysname") : NULL;
+        double v = value(series) * f->scale;
+        FabricSide *s;
 
-        if (!e)
+        if (!valid_id(from) || !valid_id(to) || !transport)
+                return 0;
+        s = fabric_sides_add(&rd->sides, from, to, transport, interface);
+        if (!s)
                 return -ENOMEM;
-        json_object_object_add(e, "FromInterface", json_string_or_null(isempty(x->interface) ? NULL : x->interface));
-        json_object_object_add(e, "ToInterface", json_string_or_null(y && !isempty(y->interface) ? y->interface : NULL));
-        json_object_object_add(e, "UploadGbps", json_object_new_double(x->up));
-        json_object_object_add(e, "DownloadGbps", json_object_new_double(x->down));
-        json_object_object_add(e, "RttUsec", x->measured ? json_object_new_double(x->rtt_usec) : NULL);
-        json_object_object_add(e, "Measured", json_object_new_boolean(x->measured));
-        json_object_object_add(e, "Stale", json_object_new_boolean(x->stale || (y && y->stale)));
-        json_object_object_add(e, "Degraded", json_object_new_boolean(x->degraded || (y && y->degraded)));
-        if (y) {
-                seen = json_object_new_array();
-                json_object_array_add(seen, json_object_new_string(x->from));
-                json_object_array_add(seen, json_object_new_string(y->from));
-        } else
-                seen = json_object_new_string(x->from);
-        json_object_object_add(e, "SeenFrom", seen);
-        /* x's upload is the direction y downloads, and the other way round. */
-        if (y && (differ(x->up, y->down) || differ(x->down, y->up)) &&
-            asprintf(&dis, "%s says %.2f Gb/s to %s and %.2f from it; %s says %.2f Gb/s from %s and %.2f to it",
-                     fabric_hostname(model, x->from), x->up, fabric_hostname(model, x->to), x->down,
-                     fabric_hostname(model, y->from), y->down, fabric_hostname(model, x->from), y->up) < 0)
-                return -ENOMEM;
-        json_object_object_add(e, "Disagreement", json_string_or_null(dis));
+        s->fields = f->field;
+        s->measured = !f->transport;
+        switch (f->field) {
+        case SIDE_UP:
+                s->up = v;
+                break;
+        case SIDE_DOWN:
+                s->down = v;
+                break;
+        case SIDE_RTT:
+                s->rtt_usec = v;
+                break;
+        case SIDE_STALE:
+                s->stale = v != 0;
+                break;
+        case SIDE_DEGRADED:
+                s->degraded = v != 0;
+                break;
+        case SIDE_MEASURED_AT:
+                s->measured_at = v > 0 ? (uint64_t) v : 0;
+                break;
+        case SIDE_ADDRESS:
+                break;
+        }
         return 0;
 }
 
-/* Pairs each node's edges to a neighbour with the neighbour's edges back, per transport, the fastest
- * with the fastest (Prometheus does not know which cable is which; a cable's two ends measure the
- * same). What is seen from one end only stays an edge of its own. */
-static int merge(json_object *model, Sides *sides) {
-        if (sides->n > 1)
-                qsort(sides->s, sides->n, sizeof(Side), compare_sides);
-        for (size_t i = 0; i < sides->n; i++) {
-                Side *x = &sides->s[i], *y = NULL;
-                int r;
+static int add_interface_series(Reading *rd, json_object *series, const char *name) {
+        const char *node = node_of(rd, series), *device = label(series, "device");
+        json_object *iface;
+        char key[512];
 
-                if (x->used)
-                        continue;
-                x->used = true;
-                for (size_t j = i + 1; j < sides->n && !y; j++) {
-                        Side *c = &sides->s[j];
-                        if (!c->used && streq(c->from, x->to) && streq(c->to, x->from) && streq(c->transport, x->transport))
-                                y = c;
+        if (!node || isempty(device))
+                return 0;
+        if (streq(name, "linkprobe_rdma_port_info")) {
+                const char *netdev = label(series, "netdev");
+                json_object *v;
+                if (isempty(netdev) || !(iface = fabric_add_interface(rd->model, node, netdev)))
+                        return isempty(netdev) ? 0 : -ENOMEM;
+                snprintf(key, sizeof(key), "%s/%s", node, device);
+                return fabric_interface_add_rdma(iface, device, json_object_object_get_ex(rd->rdma_rate, key, &v)
+                                                                        ? json_object_get_double(v) : 0);
+        }
+        iface = fabric_add_interface(rd->model, node, device);
+        if (!iface)
+                return -ENOMEM;
+        if (streq(name, "linkprobe_link_speed_bytes")) {
+                if (value(series) > 0)
+                        json_object_object_add(iface, "SpeedGbps", json_object_new_double(value(series) * 8e-9));
+                return 0;
+        }
+        const char *address = label(series, "address");
+        return address ? fabric_interface_add_address(iface, address, strtoll(strempty(label(series, "prefix_length")), NULL, 10),
+                                                      label(series, "class"))
+                       : 0;
+}
+
+/* Which node holds each address: the interfaces are read by now. */
+static int index_owners(Reading *rd) {
+        json_object *ifaces = ctl_member(rd->model, "Interfaces");
+
+        for (size_t i = 0; i < json_array_len(ifaces); i++) {
+                json_object *iface = json_object_array_get_idx(ifaces, i), *addresses = ctl_member(iface, "Addresses");
+                const char *node = json_string_or(iface, "NodeId", "");
+                for (size_t k = 0; k < json_array_len(addresses); k++) {
+                        const char *a = json_string_or(json_object_array_get_idx(addresses, k), "Address", "");
+                        const char *was = string_at(rd->owners, a);
+                        json_object_object_add(rd->owners, a, json_object_new_string(was && !streq(was, node) ? "" : node));
                 }
-                if (y)
-                        y->used = true;
-                r = add_merged(model, x, y);
+        }
+        return 0;
+}
+
+/* A path a node measured, over its interface `source` to address `peer`: whose address it is tells
+ * which of the neighbour's cables that edge is (the merge reads it). */
+static int add_path_address(Reading *rd, json_object *series) {
+        const char *node = node_of(rd, series), *peer = label(series, "peer"), *source = label(series, "source");
+        const char *transport = label(series, "transport"), *owner;
+        char host[256];
+        FabricSide *s;
+
+        if (!node || !peer || isempty(source) || !transport)
+                return 0;
+        fabric_address_host(peer, host, sizeof(host));
+        owner = string_at(rd->owners, host);
+        if (isempty(owner) || streq(owner, node))
+                return 0;
+        s = fabric_sides_add(&rd->sides, node, owner, transport, source);
+        if (!s)
+                return -ENOMEM;
+        s->address = peer;
+        s->fields = SIDE_ADDRESS;
+        return 0;
+}
+
+/* Passes over the answer, each reading what the next needs: the scrape targets' boots, the nodes, the
+ * nodes their neighbours name, the RDMA ports' rates, every edge and interface, then the addresses
+ * each edge's path measured. */
+static int read_answer(Reading *rd, json_object *result, unsigned pass);
+
+static int read_series(Reading *rd, unsigned pass) {
+        for (size_t k = 0; k < ELEMENTSOF(rd->result); k++) {
+                int r = read_answer(rd, rd->result[k], pass);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-int fabric_from_prometheus(const char *url, uint64_t timeout_usec, json_object **ret) {
-        static const struct {
-                const char *name, *transport;
-                Field field;
-                double scale;
-        } families[] = {
-                { "linkprobe_edge_upload_bytes", NULL, FIELD_UP, 8e-9 },
-                { "linkprobe_edge_download_bytes", NULL, FIELD_DOWN, 8e-9 },
-                { "linkprobe_edge_rtt_seconds", NULL, FIELD_RTT, 1e6 },
-                { "linkprobe_edge_stale", NULL, FIELD_STALE, 1 },
-                { "linkprobe_edge_degraded", NULL, FIELD_DEGRADED, 1 },
-                { "linkprobe_edge_thunderbolt_rx_bytes", "thunderbolt", FIELD_UP, 8e-9 },
-                { "linkprobe_edge_thunderbolt_tx_bytes", "thunderbolt", FIELD_DOWN, 8e-9 },
-                { "linkprobe_edge_thunderbolt_degraded", "thunderbolt", FIELD_DEGRADED, 1 },
-        };
-        _cleanup_(json_object_putp) json_object *model = fabric_model_new("prometheus"), *identities = NULL,
-                                               *neighbors = NULL, *problems = NULL;
-        json_object *results[ELEMENTSOF(families)] = {};
+static int read_answer(Reading *rd, json_object *result, unsigned pass) {
+        for (size_t i = 0; i < json_array_len(result); i++) {
+                json_object *s = json_object_array_get_idx(result, i);
+                const char *name = label(s, "__name__");
+                char target[1024], key[512];
+                int r = 0;
+
+                if (!name)
+                        continue;
+                if (pass == 0 && streq(name, "linkprobe_node_info") && label(s, "boot_id")) {
+                        target_of(s, target, sizeof(target));
+                        json_object_object_add(rd->boots, target, json_object_new_string(label(s, "boot_id")));
+                } else if (pass == 1 && streq(name, "linkprobe_node_identity_info"))
+                        r = add_identity(rd, s);
+                else if (pass == 2 && streq(name, "linkprobe_neighbor_info") && valid_id(label(s, "neighbor_id")))
+                        r = fabric_add_node(rd->model, label(s, "neighbor_id"), label(s, "neighbor_hostname"), false);
+                else if (pass == 2 && streq(name, "linkprobe_rdma_port_rate_bytes") && node_of(rd, s) && label(s, "device")) {
+                        snprintf(key, sizeof(key), "%s/%s", node_of(rd, s), label(s, "device"));
+                        json_object_object_add(rd->rdma_rate, key, json_object_new_double(value(s) * 8e-9));
+                } else if (pass == 3 && streq(name, "linkprobe_neighbor_problems")) {
+                        if (value(s) > 0 && valid_id(label(s, "node_id")) && valid_id(label(s, "neighbor_id")))
+                                r = fabric_add_problem(rd->model, "%s sees %.0f problem(s) with %s: linkprobectl fabric on %s says which",
+                                                       fabric_hostname(rd->model, label(s, "node_id")), value(s),
+                                                       fabric_hostname(rd->model, label(s, "neighbor_id")),
+                                                       fabric_hostname(rd->model, label(s, "node_id")));
+                } else if (pass == 3 && startswith(name, "linkprobe_edge_")) {
+                        for (size_t k = 0; k < ELEMENTSOF(edge_families); k++)
+                                if (streq(name, edge_families[k].name)) {
+                                        r = add_edge_word(rd, s, &edge_families[k]);
+                                        break;
+                                }
+                } else if (pass == 3 && (streq(name, "linkprobe_link_address_info") || streq(name, "linkprobe_link_speed_bytes") ||
+                                         streq(name, "linkprobe_rdma_port_info")))
+                        r = add_interface_series(rd, s, name);
+                else if (pass == 4 && streq(name, "linkprobe_peer_measured_timestamp_seconds"))
+                        r = add_path_address(rd, s);
+                /* Past the bounds on nodes, a polluted server's answer is left out rather than fatal. */
+                if (r < 0 && r != -E2BIG)
+                        return r;
+        }
+        return 0;
+}
+
+/* s as an RE2 pattern that matches it alone, inside a PromQL double-quoted string. */
+static void append_literal(FILE *f, const char *s) {
+        for (; *s; s++) {
+                if (*s == '\\') {
+                        fputs("\\\\\\\\", f); /* an escaped backslash in the regex, each escaped for the string */
+                        continue;
+                }
+                if (strchr(".+*?()|[]{}^$", *s))
+                        fputs("\\\\", f); /* a regex backslash, escaped for the string */
+                if (*s == '"')
+                        fputc('\\', f);
+                fputc(*s, f);
+        }
+}
+
+/*
+ * The query for the series of only the nodes named (hostnames or NodeIds, comma-separated): their
+ * edges by node_id, their links by scrape target. NULL when a name is not among the identities (the
+ * whole cluster is read, and the ring says which names it does not know) or too many are named.
+ */
+static char *selected_query(json_object *identities, const char *names) {
+        _cleanup_(freep) char *copy = strdup(names), *ids = NULL, *targets = NULL;
+        _cleanup_(json_object_putp) json_object *wanted = json_object_new_object();
+        size_t n_ids = 0, n_targets = 0, ids_len = 0, targets_len = 0;
+        FILE *fi = NULL, *ft = NULL;
+        char *state = NULL;
+
+        if (!copy || !wanted)
+                return NULL;
+        /* The NodeIds named, by NodeId or hostname. */
+        for (char *w = strtok_r(copy, ", ", &state); w; w = strtok_r(NULL, ", ", &state)) {
+                bool found = false;
+                for (size_t i = 0; i < json_array_len(identities); i++) {
+                        json_object *s = json_object_array_get_idx(identities, i);
+                        const char *id = label(s, "node_id");
+                        if (!id || !streq(strempty(label(s, "__name__")), "linkprobe_node_identity_info") ||
+                            (!streq(id, w) && !streq_ptr(label(s, "nodename"), w)))
+                                continue;
+                        found = true;
+                        if (!json_object_object_get_ex(wanted, id, NULL))
+                                json_object_object_add(wanted, id, NULL);
+                }
+                if (!found || json_object_object_length(wanted) > SELECTED_MAX)
+                        return NULL;
+        }
+        fi = open_memstream(&ids, &ids_len);
+        ft = open_memstream(&targets, &targets_len);
+        if (!fi || !ft) {
+                if (fi)
+                        fclose(fi);
+                if (ft)
+                        fclose(ft);
+                return NULL;
+        }
+        json_object_object_foreach(wanted, id, unused) {
+                (void) unused;
+                fprintf(fi, "%s", n_ids++ > 0 ? "|" : "");
+                append_literal(fi, id);
+        }
+        /* Every scrape target answering with one of them: a clone of a node comes along, to be seen. */
+        for (size_t i = 0; i < json_array_len(identities); i++) {
+                json_object *s = json_object_array_get_idx(identities, i);
+                if (streq(strempty(label(s, "__name__")), "linkprobe_node_identity_info") &&
+                    json_object_object_get_ex(wanted, strempty(label(s, "node_id")), NULL)) {
+                        fprintf(ft, "%s", n_targets++ > 0 ? "|" : "");
+                        append_literal(ft, strempty(label(s, "instance")));
+                }
+        }
+        fclose(fi);
+        fclose(ft);
+        if (n_ids == 0)
+                return NULL;
+        /* No series of the one side of "or" has the label set of one of the other's (see FABRIC_NONZERO). */
+        return ctl_strdupf("{__name__=~\"" EDGE_SERIES "\",node_id=~\"%s\"} or {__name__=~\"" NODE_SERIES
+                           "\",instance=~\"%s\"}", ids, targets);
+}
+
+int fabric_from_prometheus(const char *url, uint64_t timeout_usec, const char *only, json_object **ret) {
+        _cleanup_(json_object_putp) json_object *model = fabric_model_new("prometheus"), *result = NULL, *nonzero = NULL;
+        _cleanup_(reading_done) Reading rd = {};
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
-        Sides sides = {};
         Url u;
         int r;
 
@@ -390,45 +592,41 @@ int fabric_from_prometheus(const char *url, uint64_t timeout_usec, json_object *
                 fprintf(stderr, "Cannot use \"%s\": expected http://HOST[:PORT][/PATH].\n", strna(shown));
                 return CTL_EXIT_USAGE;
         }
-        r = query(&u, "linkprobe_node_identity_info", deadline, &identities);
-        if (r == 0)
-                r = query(&u, "linkprobe_neighbor_info", deadline, &neighbors);
-        if (r == 0)
-                r = query(&u, "linkprobe_neighbor_problems > 0", deadline, &problems);
-        for (size_t i = 0; r == 0 && i < ELEMENTSOF(families); i++)
-                r = query(&u, families[i].name, deadline, &results[i]);
-        if (r != 0)
-                goto finish;
+        if (only) {
+                _cleanup_(json_object_putp) json_object *identities = NULL;
+                _cleanup_(freep) char *expr = NULL;
 
-        /* The nodes: those scraped, then those only their neighbours name. */
-        for (size_t i = 0; i < json_object_array_length(identities); i++) {
-                json_object *s = json_object_array_get_idx(identities, i);
-                if (valid_id(label(s, "node_id")) && fabric_add_node(model, label(s, "node_id"), label(s, "nodename"), false) < 0)
-                        break;
+                r = query(&u, url, IDENTITY_SERIES, deadline, &identities);
+                if (r != 0)
+                        return r;
+                expr = selected_query(identities, only);
+                if (expr) {
+                        r = query(&u, url, expr, deadline, &result);
+                        if (r != 0)
+                                return r;
+                }
         }
-        for (size_t i = 0; i < json_object_array_length(neighbors); i++) {
-                json_object *s = json_object_array_get_idx(neighbors, i);
-                if (valid_id(label(s, "neighbor_id")))
-                        (void) fabric_add_node(model, label(s, "neighbor_id"), label(s, "neighbor_hostname"), false);
+        if (!result) {
+                r = query(&u, url, FABRIC_SERIES, deadline, &result);
+                if (r == 0)
+                        r = query(&u, url, FABRIC_NONZERO, deadline, &nonzero);
+                if (r != 0)
+                        return r;
         }
-        for (size_t i = 0; i < json_object_array_length(problems); i++) {
-                json_object *s = json_object_array_get_idx(problems, i);
-                if (valid_id(label(s, "node_id")) && valid_id(label(s, "neighbor_id")))
-                        (void) fabric_add_problem(model, "%s sees %.0f problem(s) with %s: linkprobectl fabric on %s says which",
-                                                  fabric_hostname(model, label(s, "node_id")), value(s),
-                                                  fabric_hostname(model, label(s, "neighbor_id")),
-                                                  fabric_hostname(model, label(s, "node_id")));
+        rd = (Reading) { .model = model, .result = { result, nonzero }, .boots = json_object_new_object(),
+                         .targets = json_object_new_object(), .first = json_object_new_object(),
+                         .rdma_rate = json_object_new_object(), .owners = json_object_new_object() };
+        if (!rd.boots || !rd.targets || !rd.first || !rd.rdma_rate || !rd.owners)
+                return log_oom_ctl();
+        for (unsigned pass = 0; pass < 5; pass++) {
+                r = pass == 4 ? index_owners(&rd) : 0;
+                if (r >= 0)
+                        r = read_series(&rd, pass);
+                if (r < 0)
+                        return log_oom_ctl();
         }
-        for (size_t i = 0; i < ELEMENTSOF(families); i++)
-                fold(results[i], families[i].transport, families[i].field, families[i].scale, &sides);
-        if (merge(model, &sides) < 0) {
-                r = log_oom_ctl();
-                goto finish;
-        }
+        if (fabric_sides_merge(model, &rd.sides) < 0)
+                return log_oom_ctl();
         *ret = TAKE_PTR(model);
-finish:
-        for (size_t i = 0; i < ELEMENTSOF(families); i++)
-                json_object_put(results[i]);
-        free(sides.s);
-        return r;
+        return 0;
 }

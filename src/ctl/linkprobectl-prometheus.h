@@ -5,5 +5,7 @@
 #include <json-c/json.h>
 #include <stdint.h>
 
-/* The model of the whole cluster from a Prometheus server's HTTP API: 0, or an exit code after saying why. */
-int fabric_from_prometheus(const char *url, uint64_t timeout_usec, json_object **ret);
+/* The model of the whole cluster from a Prometheus server's HTTP API, or of the nodes named in only
+ * (comma-separated hostnames or NodeIds, NULL for all; a few are read alone, with their edges): 0, or
+ * an exit code after saying why. */
+int fabric_from_prometheus(const char *url, uint64_t timeout_usec, const char *only, json_object **ret);

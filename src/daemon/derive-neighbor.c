@@ -300,6 +300,7 @@ static int add_edge(Pass *s, Values *v, const Peer *p, bool live) {
                 e->upload_gbps = p->m.upload_gbps;
                 e->download_gbps = p->m.download_gbps;
                 e->rtt_usec = p->m.rtt_usec;
+                e->measured_at = p->m.measured_at;
                 e->stale = !live;
                 return 0;
         }
@@ -314,6 +315,7 @@ static int add_edge(Pass *s, Values *v, const Peer *p, bool live) {
                 .upload_gbps = p->m.upload_gbps,
                 .download_gbps = p->m.download_gbps,
                 .rtt_usec = p->m.rtt_usec,
+                .measured_at = p->m.measured_at,
                 .stale = !live,
                 .degraded = link_path_degraded(s, l),
         };
@@ -404,7 +406,7 @@ static bool edges_equal(const NeighborEdge *a, size_t na, const NeighborEdge *b,
                 if (!streq(a[i].transport, b[i].transport) || !streq(a[i].interface, b[i].interface) ||
                     !streq(a[i].path, b[i].path) || a[i].upload_gbps != b[i].upload_gbps ||
                     a[i].download_gbps != b[i].download_gbps || a[i].rtt_usec != b[i].rtt_usec ||
-                    a[i].stale != b[i].stale || a[i].degraded != b[i].degraded)
+                    a[i].measured_at != b[i].measured_at || a[i].stale != b[i].stale || a[i].degraded != b[i].degraded)
                         return false;
         return true;
 }

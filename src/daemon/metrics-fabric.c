@@ -9,7 +9,7 @@
  *   linkprobe_neighbor_info{node_id,neighbor_id,neighbor_hostname,authenticated}  1
  *   linkprobe_neighbor_problems{node_id,neighbor_id}                      how many Problems
  *   linkprobe_neighbor_aggregate_{upload,download}_bytes{node_id,neighbor_id}
- *   linkprobe_edge_{upload,download}_bytes, _rtt_seconds, _stale, _degraded
+ *   linkprobe_edge_{upload,download}_bytes, _rtt_seconds, _stale, _degraded, _measured_timestamp_seconds
  *           {node_id,neighbor_id,transport,interface}   the best path per transport and local link
  *   linkprobe_edge_thunderbolt_{rx,tx}_bytes, _degraded
  *           {node_id,neighbor_id,sysname,interface}     our XDomain peer whose far host is the neighbour
@@ -95,6 +95,7 @@ static void render_edges(const Node *node, Neighbors *neighbors, FILE *f) {
                 { "linkprobe_edge_rtt_seconds", "Median round-trip time to the neighbour on this edge." },
                 { "linkprobe_edge_stale", "1 when the edge's measurement is stale or its link is down." },
                 { "linkprobe_edge_degraded", "1 when a Thunderbolt hop under the edge runs below what both its ends can." },
+                { "linkprobe_edge_measured_timestamp_seconds", "When the edge's path was last measured (Unix time)." },
         };
         Neighbor *nb;
 
@@ -106,7 +107,7 @@ static void render_edges(const Node *node, Neighbors *neighbors, FILE *f) {
                                 Label l[4] = { { "node_id", node->node_id }, { "neighbor_id", nb->node_id },
                                                { "transport", e->transport }, { "interface", e->interface } };
                                 double v[] = { e->upload_gbps * 1.25e8, e->download_gbps * 1.25e8, e->rtt_usec / 1e6,
-                                               e->stale, e->degraded };
+                                               e->stale, e->degraded, (double) e->measured_at / 1e6 };
                                 _Static_assert(ELEMENTSOF(v) == ELEMENTSOF(families), "one value per family");
                                 sample(f, families[i].name, v[i], l, 4);
                         }

@@ -28,6 +28,7 @@ typedef struct NeighborEdge {
         char *interface;       /* the local link's name, "" unknown */
         char *path;            /* the Peer object */
         double upload_gbps, download_gbps, rtt_usec;
+        uint64_t measured_at; /* CLOCK_REALTIME µs of the path's measurement */
         bool stale;
         bool degraded; /* a Thunderbolt hop under it negotiated less than both its ends can */
 } NeighborEdge;

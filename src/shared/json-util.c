@@ -32,6 +32,10 @@ double json_double_or(json_object *o, const char *key, double fallback) {
         return v ? json_object_get_double(v) : fallback;
 }
 
+size_t json_array_len(json_object *o) {
+        return json_object_is_type(o, json_type_array) ? json_object_array_length(o) : 0;
+}
+
 double json_figure(json_object *o, const char *key) {
         double d = json_double_or(o, key, 0);
         return isfinite(d) && d >= 0 && d < 1e12 ? d : 0;

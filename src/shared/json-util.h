@@ -18,6 +18,9 @@ bool json_bool_or(json_object *o, const char *key, bool fallback);
 /* An integer member counts as a number too. */
 double json_double_or(json_object *o, const char *key, double fallback);
 
+/* The length of an array; 0 for anything else, NULL included (json-c asserts on those). */
+size_t json_array_len(json_object *o);
+
 /* A figure another program or a file on disk claims: finite, not negative and below 1e12, else 0. */
 double json_figure(json_object *o, const char *key);
 

@@ -63,6 +63,9 @@ def test_syntax():
     ("linkprobectl probe ", ["gpu"]),
     ("linkprobectl status --j", ["--json"]),
     ("linkprobectl --no-l", ["--no-legend"]),
+    ("linkprobectl fabric ", ["coordinator", "ring"]),
+    ("linkprobectl fabric ring --backend=", ["jaccl", "jaccl-ring", "ring"]),
+    ("linkprobectl fabric ring --hostfile=", ["mlx"]),
 ])
 def test_zsh_completion(line, expected):
     assert complete(line) == expected

@@ -506,7 +506,7 @@ VERBS = ("status list show monitor thunderbolt tree rdma gpu topo peers probe in
          "fabric").split()
 OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full", "--all", "--system", "--user",
            "--bus-address=", "--help", "--version", "--transport=", "--timeout=", "--what=", "--who=", "--why=",
-           "--dot", "--prometheus=", "--tolerance=", "--list"]
+           "--dot", "--prometheus=", "--tolerance=", "--list", "--snapshots", "--nodes=", "--hostfile=", "--backend="]
 
 
 @pytest.mark.parametrize("line,expected", [
@@ -529,6 +529,14 @@ OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full
     ("linkprobectl probe ", ["gpu"]),
     ("linkprobectl --json probe g", ["gpu"]),
     ("linkprobectl probe gpu ", []),
+    ("linkprobectl fabric ", ["ring", "coordinator"]),
+    ("linkprobectl fabric r", ["ring"]),
+    ("linkprobectl fabric ring ", []),
+    ("linkprobectl --prometheus http://x:9090 fabric c", ["coordinator"]),
+    ("linkprobectl fabric ring --hostfile=", ["--hostfile=mlx"]),
+    ("linkprobectl fabric ring --hostfile=mlx --backend ", ["ring", "jaccl", "jaccl-ring"]),
+    ("linkprobectl fabric ring --backend=jaccl", ["--backend=jaccl", "--backend=jaccl-ring"]),
+    ("linkprobectl fabric ring --nodes ", []),
 ])
 def test_bash_completion(line, expected):
     assert complete(line) == expected
@@ -542,6 +550,14 @@ def test_bash_completion_knows_everything_linkprobectl_offers():
     assert verbs and options, proc.stdout
     assert verbs <= set(VERBS), f"verbs not completed: {sorted(verbs - set(VERBS))}"
     assert options <= set(OPTIONS), f"options not completed: {sorted(options - set(OPTIONS))}"
+
+
+def test_bash_completion_of_snapshot_files(tmp_path, monkeypatch):
+    (tmp_path / "m1.json").write_text("{}")
+    (tmp_path / "m2.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    assert sorted(complete("linkprobectl fabric ring --snapshots m")) == ["m1.json", "m2.json"]
+    assert sorted(complete("linkprobectl fabric --snapshots m1.json m")) == ["m1.json", "m2.json"]
 
 
 def test_bash_completion_of_link_names(bus, netns, daemon_factory):

@@ -32,3 +32,6 @@ test-pci-sysfs_PKGS += umockdev-1.0
 $(BUILD)/tests/unit/test-pci-sysfs.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
 test-pci-derive_PKGS += umockdev-1.0
 $(BUILD)/tests/unit/test-pci-derive.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
+# The ring search is linkprobectl's (src/ctl/), pure C with no bus: its files are linked in directly.
+test-ring-search_SOURCES += src/ctl/linkprobectl-ring-search.c src/ctl/linkprobectl-ring-graph.c \
+	src/ctl/linkprobectl-ring-heuristic.c src/ctl/linkprobectl-ring-coordinator.c
