@@ -131,7 +131,7 @@ def readme_examples(path, source="README.md"):
 
 # roff escapes the manual pages use inside .EX, as the reader sees them.
 ROFF_ESCAPES = {"\\-": "-", "\\e": "\\", "\\(aq": "'", "\\(dq": '"', "\\(ga": "`", "\\&": "", "\\(em": "\u2014",
-                "\\(en": "\u2013", "\\(bu": "\u2022", "\\~": " ", "\\ ": " ", "\\(rs": "\\"}
+                "\\(->": "\u2192", "\\(en": "\u2013", "\\(bu": "\u2022", "\\~": " ", "\\ ": " ", "\\(rs": "\\"}
 ROFF_ESCAPE = re.compile(r"\\\[u([0-9A-Fa-f]{4,5})\]|\\\(..|\\.")
 
 
