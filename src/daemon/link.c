@@ -72,6 +72,7 @@ static Link *link_free(Link *l) {
         free(l->derived.thunderbolt_peer_path);
         free(l->derived.rdma_port_path);
         free(l->derived.pci_device_path);
+        free(l->derived.health_reason);
         return mfree(l);
 }
 
@@ -92,6 +93,8 @@ static int link_new(Links *links, int ifindex, Link **ret) {
         l->kind = LINK_KIND_OTHER;
         l->derived.connection_type = CONNECTION_UNKNOWN;
         l->sysfs_stale = true;
+        l->derived.health = HEALTH_UNKNOWN;
+        link_stats_init(l);
 
         r = table_put(&links->table, &l->ifindex, l);
         if (r < 0) {

@@ -61,6 +61,7 @@ static PciObject *pci_object_free(PciObject *o) {
         free(o->derived.parent_path);
         free(o->derived.path_limit);
         free(o->derived.degraded_reason);
+        free(o->derived.health_reason);
         strv_free(o->derived.problems);
         pci_gpu_links_free(o->derived.gpu_links, o->derived.n_gpu_links);
         return mfree(o);
@@ -140,6 +141,11 @@ static int pci_object_new(Pci *pci, PciDevice *d) {
                 return -ENOMEM;
         }
         o->derived.type = _PCI_PORT_TYPE_INVALID;
+        o->derived.health = HEALTH_UNKNOWN;
+        o->watch.gpu_busy_percent = -1;
+        for (PciAerSeverity s = 0; s < _PCI_AER_SEVERITY_MAX; s++)
+                o->watch.aer[s] = o->watch.aer_last[s] = COUNTER_UNKNOWN;
+        o->watch.correctable.total = COUNTER_UNKNOWN;
         r = table_put(&pci->functions, o->address, o);
         if (r < 0) {
                 pci_object_free(o);
@@ -199,6 +205,7 @@ static void pci_object_set_device(PciObject *o, PciDevice *d) {
         for (size_t i = 0; i < ELEMENTSOF(fields); i++)
                 if (fields[i].differs)
                         bus_object_changed(&o->bus, fields[i].property);
+        pci_object_count_link_change(o, &old->current, &d->current);
         if (changed) {
                 /* The tree's facts move with these: the pass rebuilds it. */
                 o->owner->changed = true;

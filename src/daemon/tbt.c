@@ -10,7 +10,7 @@
 #include "tbt.h"
 #include "udev.h"
 
-static const BusObjectType tbt_bus_type = {
+const BusObjectType tbt_bus_type = {
         .interface = TBT_INTERFACE,
 };
 
@@ -61,6 +61,7 @@ static TbtObject *tbt_object_free(TbtObject *o) {
         free(o->derived.net_interface_path);
         free(o->derived.pci_device_path);
         free(o->derived.path_limited_by);
+        free(o->derived.health_reason);
         return mfree(o);
 }
 
@@ -80,6 +81,7 @@ void thunderbolt_done(Thunderbolt *tbt) {
                 tbt_object_free(o);
         table_done(&tbt->objects);
         table_done(&tbt->services);
+        tbt_departed_done(tbt);
 }
 
 /* Takes over d. */
@@ -108,6 +110,7 @@ static int tbt_object_new(Thunderbolt *tbt, TbtDevice *d, TbtObject **ret) {
         o->type = _TBT_NODE_TYPE_INVALID;
         o->depth = -1;
         o->link_class = _TBT_LINK_CLASS_INVALID;
+        o->derived.health = HEALTH_UNKNOWN;
 
         r = table_put(tbt_table(tbt, device->kind), o->sysname, o);
         if (r < 0) {
@@ -118,6 +121,7 @@ static int tbt_object_new(Thunderbolt *tbt, TbtDevice *d, TbtObject **ret) {
         if (path) {
                 bus_object_init(&o->bus, tbt->publisher, &tbt_bus_type, TAKE_PTR(path));
                 o->published = true;
+                tbt_note_arrival(tbt, o);
         }
         log_tbt_debug(o, "Added (%s).", tbt_kind_to_string(o->device->kind));
         *ret = o;
@@ -128,6 +132,7 @@ static void tbt_object_remove(TbtObject *o) {
         Thunderbolt *tbt = o->owner;
 
         log_tbt_debug(o, "Removed.");
+        tbt_note_departure(tbt, o);
         /* InterfacesRemoved needs the object still findable. */
         bus_object_remove(&o->bus);
         table_remove(tbt_table(tbt, o->device->kind), o->sysname);
@@ -296,6 +301,8 @@ static int tbt_object_apply_node(TbtObject *const *objects, const TbtTopology *t
         bus_object_set(&o->bus, o->depth, node->depth, "Depth");
         bus_object_set(&o->bus, o->usb4_version, node->usb4_version, "Usb4Version");
 
+        if (o->has_link && node->has_link)
+                tbt_object_count_rate_change(o, o->rx_gbps, o->tx_gbps, node->link.rx_gbps, node->link.tx_gbps);
         o->has_link = node->has_link;
         bus_object_set(&o->bus, o->link_class, node->has_link ? node->link.link_class : _TBT_LINK_CLASS_INVALID,
                        "LinkClass");

@@ -3,6 +3,8 @@
 #pragma once
 
 #include "bus-object.h"
+#include "counter.h"
+#include "health.h"
 #include "log-object.h"
 #include "shared/table.h"
 #include "sysfs/thunderbolt.h"
@@ -18,6 +20,15 @@ struct udev_device;
  * objects are in objects (which GetManagedObjects walks), services in services. Names are unique
  * across both (one bus directory).
  */
+/* A router that went away, remembered by its UniqueId so that its return counts as a link change. */
+typedef struct TbtDeparted {
+        char *unique_id;
+        uint32_t link_changes;
+        Window changes;
+} TbtDeparted;
+
+#define TBT_DEPARTED_MAX 32
+
 typedef struct Thunderbolt {
         Table objects;  /* TbtObject* by sysname: what is published */
         Table services; /* TbtObject* by sysname: XDomain services, folded into peers */
@@ -25,6 +36,8 @@ typedef struct Thunderbolt {
         int sysfs_fd;
         /* The tree was rebuilt: the derivation pass redoes the network links' cross-links. */
         bool changed;
+        TbtDeparted departed[TBT_DEPARTED_MAX]; /* most recent first */
+        size_t n_departed;
 } Thunderbolt;
 
 typedef struct TbtObject {
@@ -49,6 +62,9 @@ typedef struct TbtObject {
         char **problems;
         unsigned path_generation; /* peers: 3, 4, 5 for the network link's ConnectionType; 0 unknown */
         char **services;          /* peers: the keys of their XDomain services */
+        /* Over time (tbt-changes.c): the link's rate or lanes changed, or the same UniqueId came back. */
+        uint32_t link_changes;
+        Window changes;
 
         /* Derived (derive-link.c writes these): the thunderbolt-net interface that reaches a peer. */
         struct {
@@ -57,6 +73,8 @@ typedef struct TbtObject {
                 char *pci_device_path; /* domains: PciDevice, the host interface (derive-pci.c) */
                 double path_limit_gbps; /* routers and peers: PathLimitGbps (derive-pci.c) */
                 char *path_limited_by;
+                Health health; /* derive-health.c */
+                char *health_reason;
         } derived;
 } TbtObject;
 
@@ -73,6 +91,16 @@ int tbt_object_path(const char *sysname, char **ret);
  * below it. The enumeration re-reads everything, marks and sweeps, and publishes the differences. */
 void tbt_udev_event(void *userdata, struct udev_device *device, const char *action);
 int tbt_enumerate_all(void *userdata);
+
+/* Tells Thunderbolt objects apart from others in the publisher's queue. */
+extern const BusObjectType tbt_bus_type;
+
+/* tbt-changes.c: a router's link moved from (rx, tx) Gb/s to (new_rx, new_tx); a router left (its
+ * UniqueId and changes are kept) or arrived (one it left before: a change). */
+void tbt_object_count_rate_change(TbtObject *o, unsigned rx, unsigned tx, unsigned new_rx, unsigned new_tx);
+void tbt_note_departure(Thunderbolt *tbt, TbtObject *o);
+void tbt_note_arrival(Thunderbolt *tbt, TbtObject *o);
+void tbt_departed_done(Thunderbolt *tbt);
 
 #define log_tbt_full_errno(o, level, error, ...) \
         log_object_full_errno(level, error, "THUNDERBOLT_DEVICE", (o)->sysname_utf8, __VA_ARGS__)
