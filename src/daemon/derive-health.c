@@ -49,7 +49,8 @@ typedef struct Subject {
 /* A new object's first verdict of ok, and anything while the watch is off, is not news: everything
  * else is said once, as it happens. */
 static void log_transition(const Subject *s, Health from, Health to, const char *reason) {
-        _cleanup_(freep) char *id = NULL, *health = NULL, *previous = NULL, *why = NULL, *kind = NULL, *path = NULL;
+        _cleanup_(freep) char *id = NULL, *health = NULL, *previous = NULL, *why = NULL, *kind = NULL, *path = NULL,
+                              *name = NULL;
         int level = to == HEALTH_OK ? LOG_NOTICE : to == HEALTH_UNKNOWN ? LOG_INFO : LOG_WARNING;
 
         if (from == HEALTH_UNKNOWN && to == HEALTH_OK)
@@ -59,11 +60,12 @@ static void log_transition(const Subject *s, Health from, Health to, const char 
             asprintf(&previous, "LINKPROBE_HEALTH_PREVIOUS=%s", health_to_string(from)) < 0 ||
             asprintf(&why, "LINKPROBE_HEALTH_REASON=%s", strempty(reason)) < 0 ||
             asprintf(&kind, "LINKPROBE_OBJECT_KIND=%s", s->kind) < 0 ||
-            asprintf(&path, "LINKPROBE_OBJECT=%s", s->bus->path) < 0) {
+            asprintf(&path, "LINKPROBE_OBJECT=%s", s->bus->path) < 0 ||
+            asprintf(&name, "LINKPROBE_OBJECT_NAME=%s", strempty(s->name)) < 0) {
                 log_oom();
                 return;
         }
-        char *fields[] = { id, health, previous, why, kind, path, NULL };
+        char *fields[] = { id, health, previous, why, kind, path, name, NULL };
         if (to == HEALTH_OK)
                 (void) log_object_structured(level, s->field, s->name, fields, "health ok again (was %s)",
                                              health_to_string(from));

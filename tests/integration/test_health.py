@@ -459,3 +459,22 @@ def test_all_ok_and_watch_off(netns, client, daemon_factory, bus):
     shown = shown[0] if isinstance(shown, list) else shown
     assert shown["RxErrors"] is None and shown["RxGbps"] is None
     assert client.managed_objects_differing_from_getall() == []
+
+
+def test_catalog(tmp_path):
+    """linkprobe.catalog explains every MESSAGE_ID the daemon logs, and journalctl reads it."""
+    with open(os.path.join(lp.TOP, "src", "daemon", "derive-health.h")) as f:
+        ids = set(re.findall(r'#define HEALTH_MESSAGE_\w+ "([0-9a-f]{32})"', f.read()))
+    catalog = os.path.join(lp.TOP, "systemd", "linkprobe.catalog")
+    with open(catalog) as f:
+        entries = set(re.findall(r"^-- ([0-9a-f]{32})$", f.read(), re.M))
+    assert len(ids) == 5 and entries == ids
+    if not shutil.which("journalctl"):
+        pytest.skip("journalctl is not installed")
+    os.makedirs(tmp_path / "usr/lib/systemd/catalog")
+    os.makedirs(tmp_path / "var/lib/systemd/catalog")
+    shutil.copy(catalog, tmp_path / "usr/lib/systemd/catalog")
+    lp.run(["journalctl", f"--root={tmp_path}", "--update-catalog"])
+    listed = lp.run(["journalctl", f"--root={tmp_path}", "--list-catalog"]).stdout
+    assert {line.split()[0] for line in listed.splitlines() if line.strip()} == ids, listed
+    assert "@LINKPROBE_OBJECT_NAME@ is flapping" in listed
