@@ -83,14 +83,16 @@ static void publish(const Subject *s, HealthVerdict *v, bool watched) {
                 health_verdict_add(v, HEALTH_UNKNOWN, NOT_WATCHED);
         }
         now = health_verdict_health(v);
-        reason = health_verdict_reason(v);
+        /* Most objects have nothing to say, every sample: no string is made for them. */
+        bool any = v->n > 0, oom = v->oom;
+        reason = any ? health_verdict_reason(v) : NULL;
         health_verdict_done(v);
-        if (!reason) {
+        if (oom || (any && !reason)) {
                 log_oom();
                 return;
         }
         bus_object_set(s->bus, *s->health, now, "Health");
-        if (bus_object_set_string(s->bus, s->reason, reason, "HealthReason") < 0)
+        if (bus_object_set_string(s->bus, s->reason, reason ?: "", "HealthReason") < 0)
                 log_oom();
         if (was != now && watched)
                 log_transition(s, was, now, reason);

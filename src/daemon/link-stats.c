@@ -20,8 +20,11 @@ void link_stats_init(Link *l) {
                 },
                 .last_rx = COUNTER_UNKNOWN,
                 .last_tx = COUNTER_UNKNOWN,
-                .last_crc = COUNTER_UNKNOWN,
-                .last_carrier = COUNTER_UNKNOWN,
+                /* A link there before the daemon has a history that is not ours to judge; one created
+                 * since counted its errors and carrier changes since it exists, even before the watch's
+                 * first look at it (a link that flaps as soon as it is made). */
+                .last_crc = l->links->enumerated ? 0 : COUNTER_UNKNOWN,
+                .last_carrier = l->links->enumerated ? 0 : COUNTER_UNKNOWN,
                 .rx_gbps = NAN,
                 .tx_gbps = NAN,
         };
@@ -52,10 +55,11 @@ void link_record_stats(Links *links, const LinkStats *s, uint64_t now) {
         l->watch.now.rx_bytes = s->rx_bytes;
         l->watch.now.tx_bytes = s->tx_bytes;
 
-        if (counter_advance(&l->watch.last_crc, s->rx_crc_errors, counter_max_events(interval), &n) && n > 0)
+        /* A new link's first reading counts from its creation, whenever that was. */
+        uint64_t events = counter_max_events(interval > 0 ? interval : WINDOW_SPAN_USEC);
+        if (counter_advance(&l->watch.last_crc, s->rx_crc_errors, events, &n) && n > 0)
                 window_add(&l->watch.crc_errors, now, n);
-        if (s->has_carrier_changes &&
-            counter_advance(&l->watch.last_carrier, s->carrier_changes, counter_max_events(interval), &n) && n > 0)
+        if (s->has_carrier_changes && counter_advance(&l->watch.last_carrier, s->carrier_changes, events, &n) && n > 0)
                 window_add(&l->watch.carrier_changes, now, n);
 
         l->watch.now.has_carrier_changes = s->has_carrier_changes;

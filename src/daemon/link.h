@@ -45,6 +45,9 @@ typedef struct Links {
         /* Links came or went, or one changed what others derive from it (kind, lower devices, its
          * backing device): the derivation pass redoes the cross-links and inherited types. */
         bool topology_changed;
+        /* The first dump is done: a link that appears now is new, and what its counters say happened
+         * since it was created (the watch counts its carrier changes and CRC errors from zero). */
+        bool enumerated;
 } Links;
 
 typedef struct Link {

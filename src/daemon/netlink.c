@@ -224,6 +224,7 @@ int netlink_enumerate(Netlink *nl) {
         if (r < 0)
                 return log_error_errno(r, "Failed to dump addresses: %m");
         links_sweep_addresses(links);
+        links->enumerated = true;
 
         /* A dump of thousands of links leaves freed pages between our long-lived objects; give
          * them back rather than keep the peak as resident set. */

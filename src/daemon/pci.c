@@ -143,8 +143,10 @@ static int pci_object_new(Pci *pci, PciDevice *d) {
         o->derived.type = _PCI_PORT_TYPE_INVALID;
         o->derived.health = HEALTH_UNKNOWN;
         o->watch.gpu_busy_percent = -1;
-        for (PciAerSeverity s = 0; s < _PCI_AER_SEVERITY_MAX; s++)
-                o->watch.aer[s] = o->watch.aer_last[s] = COUNTER_UNKNOWN;
+        for (PciAerSeverity s = 0; s < _PCI_AER_SEVERITY_MAX; s++) {
+                o->watch.aer[s] = COUNTER_UNKNOWN;
+                o->watch.aer_last[s] = pci->enumerated ? 0 : COUNTER_UNKNOWN;
+        }
         o->watch.correctable.total = COUNTER_UNKNOWN;
         r = table_put(&pci->functions, o->address, o);
         if (r < 0) {
@@ -327,6 +329,7 @@ int pci_enumerate_all(void *userdata) {
                         pci_object_remove(o);
 
         pci_read_kfd(pci);
+        pci->enumerated = true;
         bus_publisher_schedule(pci->publisher);
         log_debug("PCI: %zu functions, %zu KFD GPU links.", table_size(&pci->functions), pci->n_kfd_links);
         return 0;

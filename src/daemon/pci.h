@@ -46,6 +46,9 @@ typedef struct Pci {
         PciNames *names;
         /* Functions came, went or changed: the derivation pass rebuilds the tree. */
         bool changed;
+        /* The first enumeration is done: a function that appears now is new (hotplug), and its AER
+         * counters count from zero since it appeared. */
+        bool enumerated;
         KfdLink *kfd_links; /* GPU-to-GPU links of the KFD topology, read with every enumeration */
         size_t n_kfd_links;
 

@@ -12,8 +12,12 @@
 
 void rdma_port_counters_init(RdmaPort *p) {
         p->watch = (typeof(p->watch)) { .rx_gbps = NAN, .tx_gbps = NAN };
-        for (InfinibandCounter i = 0; i < _INFINIBAND_COUNTER_MAX; i++)
-                p->watch.value[i] = p->watch.last[i] = COUNTER_UNKNOWN;
+        for (InfinibandCounter i = 0; i < _INFINIBAND_COUNTER_MAX; i++) {
+                bool data = i == INFINIBAND_PORT_RCV_DATA || i == INFINIBAND_PORT_XMIT_DATA;
+                p->watch.value[i] = COUNTER_UNKNOWN;
+                /* A port that appeared since the daemon started counted its errors since then. */
+                p->watch.last[i] = p->owner->enumerated && !data ? 0 : COUNTER_UNKNOWN;
+        }
 }
 
 static const char *const counter_property[_INFINIBAND_COUNTER_MAX] = {
@@ -60,8 +64,11 @@ void rdma_port_record_counters(RdmaPort *p, const InfinibandCounters *c, int n, 
                         bus_object_set(&p->bus, p->watch.value[i], v, counter_property[i]);
                 else
                         p->watch.value[i] = v;
+                /* A new port's first reading counts from its appearance, whenever that was. */
                 known = counter_advance(&p->watch.last[i], v,
-                                        data ? counter_max_bytes(interval) : counter_max_events(interval), &increase);
+                                        data ? counter_max_bytes(interval)
+                                             : counter_max_events(interval > 0 ? interval : WINDOW_SPAN_USEC),
+                                        &increase);
                 if (data && known && interval > 0)
                         rate[i == INFINIBAND_PORT_XMIT_DATA] = counter_rate_gbps(increase, interval);
                 if (w && known && increase > 0)

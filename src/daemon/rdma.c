@@ -498,6 +498,7 @@ int rdma_enumerate(void *userdata) {
                         table_remove(&rdma->devices, dev->name);
                         rdma_device_free(dev);
                 }
+        rdma->enumerated = true;
         return 0;
 }
 

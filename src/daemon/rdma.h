@@ -27,6 +27,9 @@ typedef struct Rdma {
         /* Ports came or went, or changed their interfaces or transport: the derivation pass redoes
          * the cross-links with network links. */
         bool changed;
+        /* The first enumeration is done: a port that appears now is new, and its error counters count
+         * from zero since it appeared. */
+        bool enumerated;
 } Rdma;
 
 /* One non-zero GID table entry as published. */

@@ -422,6 +422,7 @@ def test_carrier_flapping(netns, client, daemon_factory, bus):
     daemon_factory(netns, config=WATCH)
     link = wait_for(lambda: client.link_by_name("flap0"), 10, "flap0")
     assert link["Health"] == "ok"
+    monitor = subprocess.Popen([lp.CTL, f"--bus-address={bus.address}", "monitor"], stdout=subprocess.PIPE, text=True)
     # The far end goes down and up: each is a carrier change of flap0.
     for _ in range(3):
         netns.ip("link", "set", "flap1", "up")
@@ -434,6 +435,23 @@ def test_carrier_flapping(netns, client, daemon_factory, bus):
     out = lp.ctl(bus, "health", "--no-pager", "--no-legend")
     assert out.returncode == 0 and re.search(r"link flap0\s+flapping\s+\d carrier changes", out.stdout), out.stdout
     assert 'linkprobe_link_health{device="flap0",health="flapping"} 1\n' in metrics(client)
+    # monitor gives the transition a line of its own, and leaves the rates out of the others.
+    lp.stop_process(monitor)
+    lines = monitor.stdout.read().splitlines()
+    assert any(re.search(r" health +link flap0: flapping: \d carrier changes in the last 2 min$", line) for line in lines), \
+        lines
+    assert not any(re.search(r"\b(Rx|Tx|RxGbps|TxGbps)=", line) for line in lines), lines
+
+    # A link made after the daemon started counts its carrier changes from its creation, also those
+    # before the watch's first look at it; whenever the samples fall, the count is the same.
+    netns.ip("link", "add", "flap2", "type", "veth", "peer", "name", "flap3")
+    netns.ip("link", "set", "flap2", "up")
+    for _ in range(3):
+        netns.ip("link", "set", "flap3", "up")
+        netns.ip("link", "set", "flap3", "down")
+    link = wait_for(lambda: (lambda l: l if l and l["Health"] == "flapping" else None)(client.link_by_name("flap2")),
+                    10, "flap2 flapping")
+    assert link["HealthReason"] == f"{link['CarrierChanges']} carrier changes in the last 2 min", link
 
 
 def test_all_ok_and_watch_off(netns, client, daemon_factory, bus):
