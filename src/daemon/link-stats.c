@@ -59,11 +59,10 @@ void link_record_stats(Links *links, const LinkStats *s, uint64_t now) {
         uint64_t events = counter_max_events(interval > 0 ? interval : WINDOW_SPAN_USEC);
         if (counter_advance(&l->watch.last_crc, s->rx_crc_errors, events, &n) && n > 0)
                 window_add(&l->watch.crc_errors, now, n);
-        if (s->has_carrier_changes && counter_advance(&l->watch.last_carrier, s->carrier_changes, events, &n) && n > 0)
+        /* Carrier changes come with every RTM_NEWLINK (CarrierChanges): what they say at the sample. */
+        if (counter_advance(&l->watch.last_carrier, l->carrier_changes, events, &n) && n > 0)
                 window_add(&l->watch.carrier_changes, now, n);
 
-        l->watch.now.has_carrier_changes = s->has_carrier_changes;
-        l->watch.now.carrier_changes = s->carrier_changes;
         l->watch.sampled = true;
         l->watch.at = now;
 }

@@ -25,15 +25,13 @@ typedef struct LinkAddress {
         uint32_t flags; /* IFA_F_* */
 } LinkAddress;
 
-/* What rtnetlink's statistics say about one link at one moment (IFLA_STATS64, IFLA_CARRIER_CHANGES). */
+/* What rtnetlink's statistics say about one link at one moment (struct rtnl_link_stats64). */
 typedef struct LinkStats {
         int ifindex;
         uint64_t rx_bytes, tx_bytes;
         uint64_t rx_errors, tx_errors;
         uint64_t rx_crc_errors;
         uint64_t rx_dropped;
-        bool has_carrier_changes;
-        uint32_t carrier_changes;
 } LinkStats;
 
 /* Every link, and what the derivation pass needs to know about them as a whole. */
