@@ -267,7 +267,7 @@ static void judge_thunderbolt(DeriveHealth *h, TbtObject *t, uint64_t now) {
                 .has_link = t->has_link,
                 .degraded = t->degraded,
                 .degraded_reason = t->degraded_reason,
-                .changes = window_sum(&t->changes, now, HEALTH_FLAP_WINDOW_USEC),
+                .changes = window_sum(&t->link_changes.window, now, HEALTH_FLAP_WINDOW_USEC),
         };
         HealthVerdict v = {};
 

@@ -8,28 +8,6 @@
 
 #include "link.h"
 
-void link_stats_init(Link *l) {
-        l->watch = (typeof(l->watch)) {
-                .now = {
-                        .rx_bytes = COUNTER_UNKNOWN,
-                        .tx_bytes = COUNTER_UNKNOWN,
-                        .rx_errors = COUNTER_UNKNOWN,
-                        .tx_errors = COUNTER_UNKNOWN,
-                        .rx_crc_errors = COUNTER_UNKNOWN,
-                        .rx_dropped = COUNTER_UNKNOWN,
-                },
-                .last_rx = COUNTER_UNKNOWN,
-                .last_tx = COUNTER_UNKNOWN,
-                /* A link there before the daemon has a history that is not ours to judge; one created
-                 * since counted its errors and carrier changes since it exists, even before the watch's
-                 * first look at it (a link that flaps as soon as it is made). */
-                .last_crc = l->links->enumerated ? 0 : COUNTER_UNKNOWN,
-                .last_carrier = l->links->enumerated ? 0 : COUNTER_UNKNOWN,
-                .rx_gbps = NAN,
-                .tx_gbps = NAN,
-        };
-}
-
 static double rate(uint64_t *last, uint64_t value, uint64_t interval) {
         uint64_t bytes;
 

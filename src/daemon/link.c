@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <arpa/inet.h>
+#include <math.h>
 #include <libudev.h>
 #include <linux/if.h>
 #include <linux/if_addr.h>
@@ -74,6 +75,29 @@ static Link *link_free(Link *l) {
         free(l->derived.pci_device_path);
         free(l->derived.health_reason);
         return mfree(l);
+}
+
+/* A new link's statistics are unknown until the watch samples them. */
+static void link_stats_init(Link *l) {
+        l->watch = (typeof(l->watch)) {
+                .now = {
+                        .rx_bytes = COUNTER_UNKNOWN,
+                        .tx_bytes = COUNTER_UNKNOWN,
+                        .rx_errors = COUNTER_UNKNOWN,
+                        .tx_errors = COUNTER_UNKNOWN,
+                        .rx_crc_errors = COUNTER_UNKNOWN,
+                        .rx_dropped = COUNTER_UNKNOWN,
+                },
+                .last_rx = COUNTER_UNKNOWN,
+                .last_tx = COUNTER_UNKNOWN,
+                /* A link there before the daemon has a history that is not ours to judge; one created
+                 * since counted its errors and carrier changes since it exists, even before the watch's
+                 * first look at it (a link that flaps as soon as it is made). */
+                .last_crc = l->links->enumerated ? 0 : COUNTER_UNKNOWN,
+                .last_carrier = l->links->enumerated ? 0 : COUNTER_UNKNOWN,
+                .rx_gbps = NAN,
+                .tx_gbps = NAN,
+        };
 }
 
 static int link_new(Links *links, int ifindex, Link **ret) {

@@ -145,8 +145,6 @@ void links_sweep_addresses(Links *links);
 /* The watch's sample of one link (now: CLOCK_MONOTONIC usec); a link that is not in the table is
  * ignored (its removal or addition is on its way). */
 void link_record_stats(Links *links, const LinkStats *s, uint64_t now);
-/* A new link's statistics: all unknown. */
-void link_stats_init(Link *l);
 
 /* Marks the link's sysfs facts for re-reading at the next flush (udev events, Refresh, another
  * source that saw sysfs move under it). */

@@ -196,7 +196,7 @@ static void render_thunderbolt(const MetricsSources *m, FILE *f) {
         TABLE_FOREACH(o, &m->thunderbolt->objects)
                 if (o->published) {
                         MetricsLabel labels[1] = { { "sysname", o->sysname_utf8 } };
-                        metrics_write_sample(f, changes.name, o->link_changes, labels, 1);
+                        metrics_write_sample(f, changes.name, o->link_changes.count, labels, 1);
                 }
         family(f, &health_family);
         TABLE_FOREACH(o, &m->thunderbolt->objects)

@@ -1,57 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What the PCI functions do over time: the watch reads, for every published function, the link as
- * trained now (the kernel's bandwidth controller retrains without a uevent), the AER counters, and a
- * GPU's load; this file records what it read on the function's object. Whether that is healthy is
- * the derivation pass's (derive-health.c).
+ * trained now (the kernel's bandwidth controller retrains without a uevent; pci_object_record_link()
+ * in pci.c counts the change, as it does for a udev event's re-read), the AER counters, and a GPU's
+ * load, and this file records the counters and the load on the function's object. Whether that is
+ * healthy is the derivation pass's (derive-health.c).
  */
 #include "pci.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
-
-static bool link_known(const PciLink *l) {
-        return l->gts > 0 && l->width > 0;
-}
-
-/* Counts a change between two readings that both knew the link: a VF's "Unknown"/x0, or a device in
- * D3cold that answers nothing, is not a change. */
-static void count_change(PciObject *o, const PciLink *from, const PciLink *to, uint64_t now, uint64_t realtime) {
-        if (!link_known(from) || !link_known(to) || (from->gts == to->gts && from->width == to->width))
-                return;
-        o->watch.link_changes++;
-        o->watch.last_change_at = realtime;
-        bus_object_changed(&o->bus, "LinkChanges");
-        bus_object_changed(&o->bus, "LastLinkChangeAt");
-        if (from->width != to->width)
-                window_add(&o->watch.width_changes, now, 1);
-        else if (!health_pci_change_is_power_saving(from, to))
-                window_add(&o->watch.speed_changes, now, 1);
-        log_pci_debug(o, "Link changed from %.1f GT/s x%u to %.1f GT/s x%u.", from->gts, from->width, to->gts, to->width);
-}
-
-void pci_object_count_link_change(PciObject *o, const PciLink *from, const PciLink *to) {
-        if (o->published)
-                count_change(o, from, to, now_usec(CLOCK_MONOTONIC), now_usec(CLOCK_REALTIME));
-}
-
-void pci_object_record_link(PciObject *o, const PciLink *current, uint64_t now, uint64_t realtime) {
-        PciLink *old = &o->device->current;
-
-        count_change(o, old, current, now, realtime);
-        if (old->gts == current->gts && old->width == current->width)
-                return;
-        if (old->gts != current->gts) {
-                bus_object_changed(&o->bus, "CurrentLinkSpeed");
-                bus_object_changed(&o->bus, "CurrentLinkGeneration");
-        }
-        if (old->width != current->width)
-                bus_object_changed(&o->bus, "CurrentLinkWidth");
-        *old = *current;
-        /* The tree's facts (Degraded, path rates) follow the link: the pass rebuilds it. */
-        o->owner->changed = true;
-        bus_publisher_schedule(o->owner->publisher);
-}
 
 /* "Receiver Error, Bad TLP": the kinds that rose since the last reading, most first. */
 static void note_kinds(PciObject *o, const PciAerCounters *now) {

@@ -10,16 +10,6 @@
 #include "rdma.h"
 #include "shared/log.h"
 
-void rdma_port_counters_init(RdmaPort *p) {
-        p->watch = (typeof(p->watch)) { .rx_gbps = NAN, .tx_gbps = NAN };
-        for (InfinibandCounter i = 0; i < _INFINIBAND_COUNTER_MAX; i++) {
-                bool data = i == INFINIBAND_PORT_RCV_DATA || i == INFINIBAND_PORT_XMIT_DATA;
-                p->watch.value[i] = COUNTER_UNKNOWN;
-                /* A port that appeared since the daemon started counted its errors since then. */
-                p->watch.last[i] = p->owner->enumerated && !data ? 0 : COUNTER_UNKNOWN;
-        }
-}
-
 static const char *const counter_property[_INFINIBAND_COUNTER_MAX] = {
         [INFINIBAND_SYMBOL_ERROR] = "SymbolErrors",
         [INFINIBAND_LINK_ERROR_RECOVERY] = "LinkErrorRecoveries",

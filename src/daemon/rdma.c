@@ -173,6 +173,17 @@ void rdma_done(Rdma *rdma) {
         table_done(&rdma->devices);
 }
 
+/* A new port's counters are unknown until the watch samples them. */
+static void rdma_port_counters_init(RdmaPort *p) {
+        p->watch = (typeof(p->watch)) { .rx_gbps = NAN, .tx_gbps = NAN };
+        for (InfinibandCounter i = 0; i < _INFINIBAND_COUNTER_MAX; i++) {
+                bool data = i == INFINIBAND_PORT_RCV_DATA || i == INFINIBAND_PORT_XMIT_DATA;
+                p->watch.value[i] = COUNTER_UNKNOWN;
+                /* A port that appeared since the daemon started counted its errors since then. */
+                p->watch.last[i] = p->owner->enumerated && !data ? 0 : COUNTER_UNKNOWN;
+        }
+}
+
 static int rdma_port_new(Rdma *rdma, const InfinibandDevice *d, unsigned number, RdmaPort **ret) {
         _cleanup_(freep) char *key = NULL, *path = NULL;
         RdmaPort *p;

@@ -150,8 +150,6 @@ int rdma_port_object_path(const char *device, unsigned port, char **ret_key, cha
 void rdma_port_record_counters(RdmaPort *p, const InfinibandCounters *c, int n, uint64_t now);
 /* Reads every port's counters; returns how many ports were read. */
 size_t rdma_sample(Rdma *rdma, uint64_t now);
-/* A new port's counters: all unknown. */
-void rdma_port_counters_init(RdmaPort *p);
 
 /* Marks a port for re-reading at the next flush (a verbs event, or its network interface's carrier
  * or speed moved). */

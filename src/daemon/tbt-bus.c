@@ -90,7 +90,7 @@ static const sd_bus_vtable tbt_vtable[] = {
         SD_BUS_PROPERTY("PathLimitGbps", "d", NULL, offsetof(TbtObject, derived.path_limit_gbps), EMITS),
         SD_BUS_PROPERTY("PathLimitedBy", "s", bus_property_get_string, offsetof(TbtObject, derived.path_limited_by),
                         EMITS),
-        SD_BUS_PROPERTY("LinkChanges", "u", NULL, offsetof(TbtObject, link_changes), EMITS),
+        SD_BUS_PROPERTY("LinkChanges", "u", NULL, offsetof(TbtObject, link_changes.count), EMITS),
         SD_BUS_PROPERTY("Health", "s", property_get_health, offsetof(TbtObject, derived.health), EMITS),
         SD_BUS_PROPERTY("HealthReason", "s", bus_property_get_string, offsetof(TbtObject, derived.health_reason), EMITS),
         SD_BUS_VTABLE_END,

@@ -8,6 +8,7 @@
 #include "log-object.h"
 #include "shared/table.h"
 #include "sysfs/thunderbolt.h"
+#include "tbt-changes.h"
 #include "tbt-topology.h"
 
 typedef struct UdevSource UdevSource;
@@ -20,15 +21,6 @@ struct udev_device;
  * objects are in objects (which GetManagedObjects walks), services in services. Names are unique
  * across both (one bus directory).
  */
-/* A router that went away, remembered by its UniqueId so that its return counts as a link change. */
-typedef struct TbtDeparted {
-        char *unique_id;
-        uint32_t link_changes;
-        Window changes;
-} TbtDeparted;
-
-#define TBT_DEPARTED_MAX 32
-
 typedef struct Thunderbolt {
         Table objects;  /* TbtObject* by sysname: what is published */
         Table services; /* TbtObject* by sysname: XDomain services, folded into peers */
@@ -36,8 +28,7 @@ typedef struct Thunderbolt {
         int sysfs_fd;
         /* The tree was rebuilt: the derivation pass redoes the network links' cross-links. */
         bool changed;
-        TbtDeparted departed[TBT_DEPARTED_MAX]; /* most recent first */
-        size_t n_departed;
+        TbtDepartures departed; /* routers and peers that left, by UniqueId (tbt-changes.h) */
 } Thunderbolt;
 
 typedef struct TbtObject {
@@ -62,9 +53,8 @@ typedef struct TbtObject {
         char **problems;
         unsigned path_generation; /* peers: 3, 4, 5 for the network link's ConnectionType; 0 unknown */
         char **services;          /* peers: the keys of their XDomain services */
-        /* Over time (tbt-changes.c): the link's rate or lanes changed, or the same UniqueId came back. */
-        uint32_t link_changes;
-        Window changes;
+        /* Over time: the link's rate or lanes changed, or the same UniqueId came back. */
+        TbtLinkChanges link_changes;
 
         /* Derived (derive-link.c writes these): the thunderbolt-net interface that reaches a peer. */
         struct {
@@ -94,13 +84,6 @@ int tbt_enumerate_all(void *userdata);
 
 /* Tells Thunderbolt objects apart from others in the publisher's queue. */
 extern const BusObjectType tbt_bus_type;
-
-/* tbt-changes.c: a router's link moved from (rx, tx) Gb/s to (new_rx, new_tx); a router left (its
- * UniqueId and changes are kept) or arrived (one it left before: a change). */
-void tbt_object_count_rate_change(TbtObject *o, unsigned rx, unsigned tx, unsigned new_rx, unsigned new_tx);
-void tbt_note_departure(Thunderbolt *tbt, TbtObject *o);
-void tbt_note_arrival(Thunderbolt *tbt, TbtObject *o);
-void tbt_departed_done(Thunderbolt *tbt);
 
 #define log_tbt_full_errno(o, level, error, ...) \
         log_object_full_errno(level, error, "THUNDERBOLT_DEVICE", (o)->sysname_utf8, __VA_ARGS__)

@@ -279,7 +279,21 @@ def test_usb4_tunnel_and_vf(netns, client, daemon_factory, testbed):
     for address in ("0000:00:07.0", "0000:2a:00.0", "0000:2b:01.0"):
         p = props(client, PCI, pci_path(address))
         assert p["Health"] == "ok" and p["HealthReason"] == "" and not p["Degraded"], (address, p)
-    assert props(client, "Thunderbolt", tbt_path("0-1"))["Health"] == "ok"
+    dock = props(client, "Thunderbolt", tbt_path("0-1"))
+    assert dock["Health"] == "ok" and dock["LinkChanges"] == 0
+
+    # The dock's link changes rate (the driver says so with a change uevent), then it is unplugged and
+    # comes back: both count, the second on the same UniqueId.
+    router = "/sys/devices/pci0000:00/0000:00:0d.2/domain0/0-0/0-1"
+    testbed.set_attribute(router, "rx_speed", "20.0 Gb/s\n")
+    testbed.set_attribute(router, "tx_speed", "20.0 Gb/s\n")
+    testbed.uevent(router, "change")
+    wait_props(client, "Thunderbolt", tbt_path("0-1"), lambda p: p["LinkChanges"] == 1, "a rate change")
+    testbed.uevent(router, "remove")
+    wait_for(lambda: tbt_path("0-1") not in client.objects(), 10, "the dock unplugged")
+    testbed.uevent(router, "add")
+    p = wait_props(client, "Thunderbolt", tbt_path("0-1"), lambda p: p["LinkChanges"] == 2, "the dock back")
+    assert 'linkprobe_thunderbolt_link_changes_total{sysname="0-1"} 2\n' in metrics(client)
 
     # The VF says Unknown and x0: skipped, whatever its physical function does.
     vf = pci_path("0000:41:01.0")
