@@ -81,7 +81,7 @@ typedef struct Link {
         bool on_thunderbolt;
         LinkKind kind; /* judged from the facts above */
 
-        /* Over time (link-stats.c): the statistics at the watch's last sample, the rates over its last
+        /* Over time: the statistics at the watch's last sample, the rates over its last
          * interval, and recent errors and carrier changes. */
         struct {
                 bool sampled;

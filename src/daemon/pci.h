@@ -10,7 +10,7 @@
 #include "shared/table.h"
 #include "sysfs/kfd.h"
 #include "sysfs/pci.h"
-#include "sysfs/pci-watch.h"
+#include "sysfs/watched.h"
 
 typedef struct PciNames PciNames;
 typedef struct UdevSource UdevSource;
@@ -66,7 +66,7 @@ typedef struct PciObject {
         PciDevice *device; /* what sysfs said at the last read */
         char *name;        /* from the PCI ID database when published; NULL unknown */
 
-        /* Over time (pci-sample.c): what the watch and udev saw the link and the AER counters do. */
+        /* Over time: what the watch and udev saw the link and the AER counters do. */
         struct {
                 bool sampled;            /* the watch read it at least once since it was published */
                 uint32_t link_changes;   /* LinkChanges: speed or width changes seen, both ends known */
@@ -131,7 +131,7 @@ int pci_enumerate_all(void *userdata);
 void pci_gpu_links_free(PciGpuLink *l, size_t n);
 void pci_affinity_free(PciAffinity *a, size_t n);
 
-/* The watch's readings (pci-sample.c). now: CLOCK_MONOTONIC, realtime: CLOCK_REALTIME, in usec. A
+/* The watch's readings. now: CLOCK_MONOTONIC, realtime: CLOCK_REALTIME, in usec. A
  * link change is also recorded when udev makes a function be read again. */
 void pci_object_record_link(PciObject *o, const PciLink *current, uint64_t now, uint64_t realtime);
 /* Counts a change of the trained link that a udev event's re-read found (now). */

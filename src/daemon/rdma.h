@@ -11,7 +11,7 @@
 #include "rdma-live.h"
 #include "shared/table.h"
 #include "sysfs/infiniband.h"
-#include "sysfs/infiniband-counters.h"
+#include "sysfs/watched.h"
 
 typedef struct UdevSource UdevSource;
 

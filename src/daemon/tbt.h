@@ -8,7 +8,6 @@
 #include "log-object.h"
 #include "shared/table.h"
 #include "sysfs/thunderbolt.h"
-#include "tbt-changes.h"
 #include "tbt-topology.h"
 
 typedef struct UdevSource UdevSource;
@@ -28,7 +27,7 @@ typedef struct Thunderbolt {
         int sysfs_fd;
         /* The tree was rebuilt: the derivation pass redoes the network links' cross-links. */
         bool changed;
-        TbtDepartures departed; /* routers and peers that left, by UniqueId (tbt-changes.h) */
+        TbtDepartures departed; /* routers and peers that left, by UniqueId (tbt-topology.h) */
 } Thunderbolt;
 
 typedef struct TbtObject {

@@ -6,7 +6,7 @@
 #include "daemon/gpu.h"
 #include "shared/string-util.h"
 #include "sysfs/kfd.h"
-#include "sysfs/pci-watch.h"
+#include "sysfs/watched.h"
 #include "sysfs/pci.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

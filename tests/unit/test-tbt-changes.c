@@ -3,7 +3,7 @@
  * when they leave, so that a replugged dock keeps counting where it was. */
 #include "unit-test.h"
 
-#include "daemon/tbt-changes.h"
+#include "daemon/tbt-topology.h"
 
 static void test_rate_changed(void **state) {
         assert_true(tbt_rate_changed(40, 40, 20, 40));

@@ -8,52 +8,34 @@
 #include "unit-test.h"
 
 #include "shared/string-util.h"
-#include "sysfs/infiniband-counters.h"
-#include "sysfs/pci-watch.h"
+#include "sysfs/watched.h"
 #include "sysfs/sysfs.h"
 
-static char root[] = "/tmp/linkprobe-test-pci-watch-XXXXXX";
+static UnitTree tree;
 static int root_fd = -EBADF;
 
 #define GPU "devices/pci0000:00/0000:00:01.1/0000:01:00.0"
 #define PORT "class/infiniband/mlx5_0/ports/1"
 
-static void mk(const char *rel) {
-        char cmd[700];
-        snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s'", root, rel);
-        assert_int_equal(system(cmd), 0);
-}
-
 static void put(const char *dir, const char *attr, const char *content) {
-        char path[700];
-        snprintf(path, sizeof(path), "%s/%s/%s", root, dir, attr);
-        FILE *f = fopen(path, "we");
-        assert_non_null(f);
-        fputs(content, f);
-        fclose(f);
+        unit_tree_write(&tree, dir, attr, content);
 }
 
 static void rm(const char *dir, const char *attr) {
-        char path[700];
-        snprintf(path, sizeof(path), "%s/%s/%s", root, dir, attr);
-        assert_int_equal(unlink(path), 0);
+        unit_tree_unlink(&tree, dir, attr);
 }
 
 static int setup(void **state) {
-        if (!mkdtemp(root))
+        if (unit_tree_new(&tree, "sysfs-watch") < 0)
                 return -1;
-        mk(GPU "/power");
-        mk(PORT "/counters");
-        mk("class/infiniband/rxe0/ports/1");
-        root_fd = sysfs_root_open(root);
-        return root_fd < 0 ? -1 : 0;
+        put(PORT "/counters", ".keep", "");
+        put("class/infiniband/rxe0/ports/1", ".keep", "");
+        root_fd = tree.fd;
+        return 0;
 }
 
 static int teardown(void **state) {
-        char cmd[600];
-        safe_close(root_fd);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-        return system(cmd) == 0 ? 0 : -1;
+        return unit_tree_remove(&tree);
 }
 
 static void test_current_link(void **state) {
@@ -145,16 +127,16 @@ static void test_gpu_busy(void **state) {
 
         assert_int_equal(pci_read_gpu_busy(root_fd, GPU, &busy), -ENOENT);
         put(GPU, "gpu_busy_percent", "97\n");
-        put(GPU, "power/runtime_status", "active\n");
+        put(GPU "/power", "runtime_status", "active\n");
         assert_int_equal(pci_read_gpu_busy(root_fd, GPU, &busy), 0);
         assert_int_equal(busy, 97);
         /* Suspended: idle, and gpu_busy_percent is not read (it would wake the GPU on some kernels). */
         put(GPU, "gpu_busy_percent", "garbage\n");
-        put(GPU, "power/runtime_status", "suspended\n");
+        put(GPU "/power", "runtime_status", "suspended\n");
         busy = -1;
         assert_int_equal(pci_read_gpu_busy(root_fd, GPU, &busy), 0);
         assert_int_equal(busy, 0);
-        put(GPU, "power/runtime_status", "active\n");
+        put(GPU "/power", "runtime_status", "active\n");
         assert_int_equal(pci_read_gpu_busy(root_fd, GPU, &busy), -EINVAL);
         put(GPU, "gpu_busy_percent", "101\n");
         assert_int_equal(pci_read_gpu_busy(root_fd, GPU, &busy), -ERANGE);
