@@ -350,7 +350,7 @@ def test_ipoib_traffic_without_rdma(netns, far, client, daemon_factory, testbed)
 
     server = iperf3_server(far, "10.77.4.2")
     try:
-        proc = iperf3_client(netns, "10.77.4.2", "1.5G", 4)
+        proc = iperf3_client(netns, "10.77.4.2", "3G", 6)
         p = wait_props(client, "RdmaPort", port, lambda p: "fallen back to sockets" in p["HealthReason"],
                        "the suspected fallback", timeout=20)
         assert re.fullmatch(r"[\d.]+ Gb/s over TCP/IP and none over RDMA on mlx5_0 port 1: a job may have fallen "
