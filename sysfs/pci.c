@@ -190,6 +190,20 @@ static int read_links(int root_fd, PciDevice *d) {
         return r;
 }
 
+/* "removable", "fixed" or "unknown" (Documentation/ABI/testing/sysfs-devices-removable). */
+static int read_removable(int root_fd, PciDevice *d) {
+        char buf[32];
+        int r;
+
+        r = read_attr(root_fd, d, "removable", buf, sizeof(buf));
+        if (r <= 0)
+                return r;
+        if (!streq(buf, "removable") && !streq(buf, "fixed") && !streq(buf, "unknown"))
+                return add_bad_value(d, "removable", buf, "removable, fixed or unknown");
+        d->removable = streq(buf, "removable");
+        return 0;
+}
+
 int pci_device_read(int root_fd, const char *address, PciDevice **ret) {
         _cleanup_(pci_device_freep) PciDevice *d = NULL;
         _cleanup_(freep) char *dir = NULL, *self = NULL;
@@ -227,6 +241,8 @@ int pci_device_read(int root_fd, const char *address, PciDevice **ret) {
                 r = read_locality(root_fd, d);
         if (r >= 0)
                 r = read_links(root_fd, d);
+        if (r >= 0)
+                r = read_removable(root_fd, d);
         if (r < 0)
                 return r;
 

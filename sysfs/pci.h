@@ -45,6 +45,10 @@ typedef struct PciDevice {
         char *local_cpus; /* local_cpulist as the kernel prints it ("0-15,32-47"); NULL unknown */
 
         bool is_pcie;    /* it has link attributes at all */
+        /* The kernel's "removable" attribute says so: since Linux 6.12 that is every function tunnelled
+         * through USB4/Thunderbolt below an external-facing port (before, also a discrete Thunderbolt
+         * controller right below one). */
+        bool removable;
         PciLink current; /* current_link_speed / current_link_width */
         PciLink max;     /* max_link_speed / max_link_width */
 

@@ -11,6 +11,8 @@ BASHCOMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 # Debian's zsh reads vendor completions from here (and only zsh's own ones from site-functions).
 ZSHCOMPLETIONDIR ?= $(DATADIR)/zsh/vendor-completions
 CONFDIR ?= $(SYSCONFDIR)/linkprobe
+# journalctl --update-catalog reads every *.catalog here.
+CATALOGDIR ?= $(PREFIX)/lib/systemd/catalog
 
 # Introspection XML, one file per interface; whoever writes or generates them appends here.
 DBUS_INTERFACES += $(wildcard systemd/interfaces/org.linkprobe.LinkProbe1*.xml)
@@ -35,7 +37,7 @@ $(BUILD)/systemd/linkprobed.service: systemd/linkprobed.service.in $(BUILD)/buil
 define install_systemd
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(UDEVRULESDIR) \
 		$(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(DBUSSERVICEDIR) $(DESTDIR)$(BASHCOMPLETIONDIR) \
-		$(DESTDIR)$(ZSHCOMPLETIONDIR) \
+		$(DESTDIR)$(ZSHCOMPLETIONDIR) $(DESTDIR)$(CATALOGDIR) \
 		$(DESTDIR)$(CONFDIR)
 	install -m 0644 $(BUILD)/systemd/linkprobed.service systemd/linkprobed.socket $(DESTDIR)$(UNITDIR)/
 	install -m 0644 systemd/linkprobe.sysusers $(DESTDIR)$(SYSUSERSDIR)/linkprobe.conf
@@ -44,6 +46,7 @@ define install_systemd
 	install -m 0644 systemd/org.linkprobe.LinkProbe1.service $(DESTDIR)$(DBUSSERVICEDIR)/
 	install -m 0644 systemd/linkprobectl.bash $(DESTDIR)$(BASHCOMPLETIONDIR)/linkprobectl
 	install -m 0644 systemd/_linkprobectl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_linkprobectl
+	install -m 0644 systemd/linkprobe.catalog $(DESTDIR)$(CATALOGDIR)/linkprobe.catalog
 	$(if $(strip $(DBUS_INTERFACES)),install -d $(DESTDIR)$(DBUSINTERFACEDIR) && \
 		install -m 0644 $(DBUS_INTERFACES) $(DESTDIR)$(DBUSINTERFACEDIR)/)
 	test -e $(DESTDIR)$(CONFDIR)/linkprobed.conf || \
@@ -56,6 +59,7 @@ define uninstall_systemd
 	rm -f $(DESTDIR)$(DBUSPOLICYDIR)/org.linkprobe.LinkProbe1.conf
 	rm -f $(DESTDIR)$(DBUSSERVICEDIR)/org.linkprobe.LinkProbe1.service
 	rm -f $(DESTDIR)$(BASHCOMPLETIONDIR)/linkprobectl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_linkprobectl
+	rm -f $(DESTDIR)$(CATALOGDIR)/linkprobe.catalog
 	rm -f $(addprefix $(DESTDIR)$(DBUSINTERFACEDIR)/,$(notdir $(DBUS_INTERFACES)))
 	! cmp -s systemd/linkprobed.conf $(DESTDIR)$(CONFDIR)/linkprobed.conf || \
 		rm -f $(DESTDIR)$(CONFDIR)/linkprobed.conf

@@ -142,6 +142,34 @@ static char *format_address_lines(json_object *l, const char *key, json_object *
         return s;
 }
 
+/* "flapping: 7 carrier changes in the last 2 min". */
+static char *format_health(json_object *l, const char *key, json_object *v) {
+        const char *reason = json_string_or(l, "HealthReason", "");
+        return ctl_strdupf("%s%s%s", json_string_or(l, "Health", "unknown"), isempty(reason) ? "" : ": ", reason);
+}
+
+/* "rx 1.25 Gb/s, tx 0.3 Gb/s" over the watch's last interval; nothing before its second sample. */
+static char *format_traffic(json_object *l, const char *key, json_object *v) {
+        json_object *rx = ctl_member(l, "RxGbps"), *tx = ctl_member(l, "TxGbps");
+        if (!rx || !tx)
+                return NULL;
+        return ctl_strdupf("rx %.3g Gb/s, tx %.3g Gb/s", json_object_get_double(rx), json_object_get_double(tx));
+}
+
+/* "rx 0, tx 0, CRC 0, dropped 12"; nothing when the kernel gives no statistics. */
+static char *format_errors(json_object *l, const char *key, json_object *v) {
+        if (!ctl_member(l, "RxErrors"))
+                return NULL;
+        return ctl_strdupf("rx %" PRId64 ", tx %" PRId64 ", CRC %" PRId64 ", dropped %" PRId64, json_int_or(l, "RxErrors", 0),
+                           json_int_or(l, "TxErrors", 0), json_int_or(l, "RxCrcErrors", 0), json_int_or(l, "RxDropped", 0));
+}
+
+static const char *colour_health(json_object *l, const char *key, json_object *v) {
+        const char *h = json_string_or(l, "Health", NULL);
+        return streq_ptr(h, "ok") ? ANSI_GREEN : streq_ptr(h, "degraded") ? ANSI_YELLOW
+             : streq_ptr(h, "errors") || streq_ptr(h, "flapping") ? ANSI_RED : NULL;
+}
+
 static const CtlField link_fields[] = {
         { "Kind", "Kind", NULL, NULL, false },
         { "Connection type", "ConnectionType", NULL, NULL, false },
@@ -151,6 +179,9 @@ static const CtlField link_fields[] = {
         { "Hardware address", "HardwareAddress", NULL, NULL, false },
         { "Speed", "SpeedMbps", format_speed, NULL, false },
         { "Driver", "Driver", NULL, NULL, false },
+        { "Health", "Health", format_health, colour_health, false },
+        { "Traffic", "RxGbps", format_traffic, NULL, true },
+        { "Errors", "RxErrors", format_errors, NULL, true },
         { "Thunderbolt peer", "ThunderboltPeer", ctl_format_object, NULL, true },
         { "RDMA port", "RdmaPort", ctl_format_object, NULL, true },
         { "Addresses", "Addresses", format_address_lines, NULL, false },

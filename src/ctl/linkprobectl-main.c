@@ -53,6 +53,7 @@ static const Verb verbs[] = {
         { "inhibit", 2, -1, verb_inhibit, check_inhibit_args, false },
         { "inhibitors", 1, 1, verb_inhibitors, NULL, true },
         { "fabric", 1, -1, verb_fabric, check_fabric_args, true, fabric_needs_no_bus },
+        { "health", 1, 1, verb_health, NULL, true },
 };
 
 static void help(void) {
@@ -63,6 +64,8 @@ static void help(void) {
                "  list [PATTERN...]   One line per network link (those whose name matches)\n"
                "  show LINK...        Everything about links, by name or index (-a: every link)\n"
                "  monitor             Print changes as they happen, until interrupted\n"
+               "  health              Every link, port, PCI function and Thunderbolt device that is\n"
+               "                      not ok (degraded, errors, flapping, unknown), and why\n"
                "  peers               One line per measured path to a peer\n"
                "  probe ADDRESS       Measure the path to ADDRESS now and print the result\n"
                "  metrics             Everything in the Prometheus text format\n"

@@ -195,7 +195,10 @@ static void emit(Monitor *mon, const char *event, const char *path, const char *
                         free_and_replace(what, with);
                 }
         }
-        if (streq(event, "changed"))
+        if (streq(event, "health"))
+                details = ctl_strdupf("%s%s%s", json_string_or(props, "Health", "?"),
+                                      json_string_or(props, "Why", NULL) ? ": " : "", json_string_or(props, "Why", ""));
+        else if (streq(event, "changed"))
                 details = format_properties(props, invalidated);
         else if (streq(event, "added") && props) {
                 _cleanup_(json_object_putp) json_object *summary = added_summary(interface, props);
@@ -230,6 +233,37 @@ static void object_added(Monitor *mon, const char *path, const char *interface, 
         emit(mon, "added", path, interface, props, NULL);
 }
 
+/* A transition of Health gets a line of its own, with its reason: what `monitor` is watched for. The
+ * two properties are then left out of the "changed" line. */
+static void emit_health(Monitor *mon, const char *path, const char *interface, json_object *changed) {
+        _cleanup_(json_object_putp) json_object *health = NULL;
+        json_object *v;
+
+        if (!json_object_object_get_ex(changed, "Health", &v))
+                return;
+        health = json_object_new_object();
+        if (!health)
+                return;
+        json_object_object_add(health, "Health", json_object_get(v));
+        if (json_object_object_get_ex(changed, "HealthReason", &v) && !isempty(json_object_get_string(v)))
+                json_object_object_add(health, "Why", json_object_get(v));
+        emit(mon, "health", path, interface, health, NULL);
+        json_object_object_del(changed, "Health");
+        json_object_object_del(changed, "HealthReason");
+}
+
+/* What the watch moves every interval (rates, error and traffic counters): for people only with
+ * --all, or a busy machine's lines would bury every event. */
+static void drop_sampled(json_object *changed) {
+        static const char *const sampled[] = {
+                "RxGbps",       "TxGbps",     "RxErrors",       "TxErrors",  "RxCrcErrors",
+                "RxDropped",    "SymbolErrors", "LinkErrorRecoveries", "LinkDowned", "RcvErrors",
+                "XmitDiscards", "AerCorrectable", "AerNonFatal", "AerFatal",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(sampled); i++)
+                json_object_object_del(changed, sampled[i]);
+}
+
 static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *e) {
         _cleanup_(json_object_putp) json_object *changed = NULL, *invalidated = NULL;
         Monitor *mon = userdata;
@@ -241,8 +275,16 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
         if (!startswith(interface, BUS_INTERFACE_PREFIX) || !changed)
                 return 0;
         normalize(interface, changed);
-        emit(mon, "changed", path, interface, changed, invalidated);
         remember(mon, path, interface, changed);
+        if (arg_json != JSON_OFF) {
+                emit(mon, "changed", path, interface, changed, invalidated);
+                return 0;
+        }
+        emit_health(mon, path, interface, changed);
+        if (!arg_all)
+                drop_sampled(changed);
+        if (json_object_object_length(changed) > 0 || (invalidated && json_object_array_length(invalidated) > 0))
+                emit(mon, "changed", path, interface, changed, invalidated);
         return 0;
 }
 

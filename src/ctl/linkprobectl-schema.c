@@ -45,8 +45,25 @@ static const struct {
         { "Fp32Spread", 3 },          { "Fp16Spread", 3 },            { "Fp32BestTflops", 3 },
         { "Fp16BestTflops", 3 },      { "MemoryBandwidthBestGBps", 1 }, { "HostToDeviceGBps", 2 },
         { "DeviceToHostGBps", 2 },    { "Gbps", 2 },                  { "PathGbps", 2 },
-        { "PathLimitGbps", 2 },       { "PciPathGBps", 3 },
+        { "PathLimitGbps", 2 },       { "PciPathGBps", 3 },           { "RxGbps", 3 },
+        { "TxGbps", 3 },
 };
+
+/* Counters the daemon publishes as 2^64-1 when the kernel has none (org.linkprobe.LinkProbe1(5)): null
+ * here. */
+static const char *const counters[] = {
+        "AerCorrectable", "AerNonFatal", "AerFatal", "SymbolErrors", "LinkErrorRecoveries", "LinkDowned", "RcvErrors",
+        "XmitDiscards",   "RxErrors",    "TxErrors", "RxCrcErrors",  "RxDropped",
+};
+
+static bool is_unknown_counter(const char *key, json_object *v) {
+        if (!json_object_is_type(v, json_type_int) || json_object_get_uint64(v) != UINT64_MAX)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(counters); i++)
+                if (streq(key, counters[i]))
+                        return true;
+        return false;
+}
 
 static json_object *name_members(json_object *tuple, const char *const *members) {
         json_object *named;
@@ -120,10 +137,13 @@ static void normalize_values(json_object *o, unsigned depth) {
                 return;
 
         /* Collected first: adding members while iterating is not allowed. */
-        char *timestamps[32];
-        size_t n_timestamps = 0;
+        char *timestamps[32], *unknown[16];
+        size_t n_timestamps = 0, n_unknown = 0;
         json_object_object_foreach(o, key, v) {
-                if (is_timestamp(key, v)) {
+                if (is_unknown_counter(key, v)) {
+                        if (n_unknown < ELEMENTSOF(unknown))
+                                unknown[n_unknown++] = key;
+                } else if (is_timestamp(key, v)) {
                         if (n_timestamps < ELEMENTSOF(timestamps))
                                 timestamps[n_timestamps++] = key;
                 } else if (json_object_is_type(v, json_type_double)) {
@@ -136,6 +156,8 @@ static void normalize_values(json_object *o, unsigned depth) {
                 } else
                         normalize_values(v, depth + 1);
         }
+        for (size_t i = 0; i < n_unknown; i++)
+                json_object_object_add(o, unknown[i], NULL);
         for (size_t i = 0; i < n_timestamps; i++) {
                 _cleanup_(freep) char *name = strdup(timestamps[i]), *usec_key = NULL;
                 uint64_t usec;

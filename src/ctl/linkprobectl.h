@@ -58,6 +58,7 @@ int verb_probe_gpu(sd_bus *bus, int argc, char **argv);
 int verb_inhibit(sd_bus *bus, int argc, char **argv);
 int verb_inhibitors(sd_bus *bus, int argc, char **argv);
 int verb_fabric(sd_bus *bus, int argc, char **argv);
+int verb_health(sd_bus *bus, int argc, char **argv);
 /* fabric --prometheus= reads Prometheus, not the daemon: no bus connection. */
 bool fabric_needs_no_bus(void);
 

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <math.h>
+
 #include "bus-object.h"
 #include "shared/bus-names.h"
 #include "shared/log.h"
@@ -100,6 +102,14 @@ void bus_object_changed(BusObject *o, const char *property) {
 void bus_object_queue(BusObject *o) {
         if (o->publisher)
                 (void) publisher_enqueue(o->publisher, o);
+}
+
+bool bus_object_set_double(BusObject *o, double *field, double value, const char *property) {
+        if ((isnan(*field) && isnan(value)) || *field == value)
+                return false;
+        *field = value;
+        bus_object_changed(o, property);
+        return true;
 }
 
 int bus_object_set_string(BusObject *o, char **field, const char *value, const char *property) {

@@ -93,6 +93,9 @@ void bus_object_done(BusObject *o);
                 _c_;                                                \
         })
 
+/* The same for a double, where NaN (unknown) equals NaN: an unknown rate staying unknown is no change. */
+bool bus_object_set_double(BusObject *o, double *field, double value, const char *property);
+
 /* The same for owned strings (NULL allowed). Returns 1 if changed, 0 if equal, -ENOMEM. */
 int bus_object_set_string(BusObject *o, char **field, const char *value, const char *property);
 /* The same for owned string lists; takes over *value. Returns 1 if changed, 0 if equal. */

@@ -80,6 +80,16 @@ static int parse_deadline_field(const char *value, void *field, char *why, size_
         return 0;
 }
 
+static int parse_watch_interval(const char *value, void *field, char *why, size_t n) {
+        uint64_t v;
+        if (parse_duration_usec(value, &v) < 0 || (v != 0 && (v < 10 * USEC_PER_MSEC || v > 3600 * USEC_PER_SEC))) {
+                snprintf(why, n, "expected 0 (off) or a duration between 10ms and 1h");
+                return -EINVAL;
+        }
+        *(uint64_t *) field = v;
+        return 0;
+}
+
 static int parse_group_name(const char *value, void *field, char *why, size_t n) {
         /* What groupadd accepts: no separators, no whitespace, not too long, not a number. */
         bool ok = !isempty(value) && strlen(value) <= 32 && strspn(value, "0123456789") != strlen(value);
@@ -119,6 +129,7 @@ static const ConfigItem config_items[] = {
         { "Metrics", "TextfileDirectory", parse_directory_field, offsetof(Config, metrics_textfile_directory) },
         { "Metrics", "TextfileIntervalSec", parse_duration_field, offsetof(Config, metrics_textfile_interval_usec) },
         { "Metrics", "ListenAddress", parse_listen_field, offsetof(Config, metrics_listen) },
+        { "Watch", "IntervalSec", parse_watch_interval, offsetof(Config, watch_interval_usec) },
         { "Memory", "PollIntervalSec", parse_duration_field, offsetof(Config, memory_poll_usec) },
         { "Memory", "ChangeThresholdPercent", parse_percent_field, offsetof(Config, memory_change_percent) },
         { "Peers", "Address", config_parse_peer_addresses, offsetof(Config, peers.addresses) },
@@ -160,6 +171,7 @@ void config_init(Config *c) {
                 .log_level = -1,
                 .netlink_rcvbuf = 8 << 20,
                 .udev_rcvbuf = 4 << 20,
+                .watch_interval_usec = 2 * USEC_PER_SEC,
                 .memory_poll_usec = 10 * USEC_PER_SEC,
                 .memory_change_percent = 1,
                 .metrics_textfile_interval_usec = USEC_PER_SEC,

@@ -18,6 +18,8 @@ typedef struct Config {
         char *metrics_textfile_directory;        /* TextfileDirectory=, NULL = off */
         uint64_t metrics_textfile_interval_usec; /* TextfileIntervalSec= */
         char *metrics_listen;                    /* ListenAddress=, NULL = off */
+        /* [Watch] */
+        uint64_t watch_interval_usec;   /* IntervalSec=, 0 = off */
         /* [Memory] */
         uint64_t memory_poll_usec;      /* PollIntervalSec=, 0 = off */
         unsigned memory_change_percent; /* ChangeThresholdPercent= of TotalBytes */

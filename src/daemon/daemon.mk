@@ -26,3 +26,7 @@ $(BUILD)/src/daemon/rdma-verbs.o: $(BUILD)/rdma-config.h
 PKG_MODULES += libpci
 DEBIAN_BUILD_PACKAGES += libpci-dev
 linkprobed_PKGS += libpci
+
+# Links over time (issue 20): test_health.py checks a veth's rates against iperf3 (bench-watch too, and
+# probes.mk already has it for the benchmarks).
+DEBIAN_TEST_PACKAGES += iperf3

@@ -214,6 +214,62 @@ static int node_problems(const PciTree *t, const PciObject *o, char ***ret) {
         return 0;
 }
 
+/* The Thunderbolt router whose PCIe adapter a tunnelled function sits behind: one at the depth of its
+ * tunnels (each tunnel is one hop of the Thunderbolt tree), in a domain whose host interface shares the
+ * function's host bridge when one does. sysfs links no PCIe tunnel to its router: where several could be
+ * it, the slowest stands for them. */
+static TbtObject *tunnel_router(const DerivePciSources *src, const PciObject *o, unsigned tunnels) {
+        TbtObject *t, *best = NULL;
+        bool best_same_bridge = false;
+
+        TABLE_FOREACH(t, &src->thunderbolt->objects) {
+                char domain[32];
+                TbtObject *d;
+                PciObject *nhi;
+                bool same_bridge;
+
+                if (!t->published || !t->has_link || t->depth != (int) tunnels ||
+                    !IN_SET(t->type, TBT_NODE_HUB, TBT_NODE_DEVICE))
+                        continue;
+                snprintf(domain, sizeof(domain), "domain%d", t->device->domain_index);
+                d = t->device->domain_index >= 0 ? tbt_object_get(src->thunderbolt, domain) : NULL;
+                nhi = d ? pci_object_for_syspath(src->pci, d->device->syspath) : NULL;
+                same_bridge = nhi && streq_ptr(nhi->device->host_bridge, o->device->host_bridge);
+                if (best && best_same_bridge && !same_bridge)
+                        continue;
+                if (!best || (same_bridge && !best_same_bridge) ||
+                    MIN(t->path_rx_gbps, t->path_tx_gbps) < MIN(best->path_rx_gbps, best->path_tx_gbps)) {
+                        best = t;
+                        best_same_bridge = same_bridge;
+                }
+        }
+        return best;
+}
+
+/* Behind a tunnel, the Thunderbolt path stands where the tunnel's 2.5 GT/s would. */
+static int tunnel_limit(const DerivePciSources *src, const PciObject *o, const PciTreeNode *n, double *gbps, char **limit) {
+        TbtObject *t;
+        unsigned rate;
+
+        if (n->tunnels == 0)
+                return 0;
+        t = tunnel_router(src, o, n->tunnels);
+        if (!t)
+                return 0;
+        rate = t->path_rx_gbps > 0 && t->path_tx_gbps > 0 ? MIN(t->path_rx_gbps, t->path_tx_gbps)
+                                                          : MAX(t->path_rx_gbps, t->path_tx_gbps);
+        if (rate == 0 || (*gbps > 0 && *gbps <= rate))
+                return 0;
+        *gbps = rate;
+        free(*limit);
+        if (asprintf(limit, "Thunderbolt path to %s at %u/%u Gb/s (PCIe tunnel)", t->sysname_utf8, t->path_rx_gbps,
+                     t->path_tx_gbps) < 0) {
+                *limit = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 static int apply_node(PciSnapshot *s, const DerivePciSources *src, size_t i) {
         _cleanup_(strv_freep) char **problems = NULL;
         _cleanup_(freep) char *limit = NULL;
@@ -231,13 +287,22 @@ static int apply_node(PciSnapshot *s, const DerivePciSources *src, size_t i) {
         bus_object_set(&o->bus, o->derived.type, n->type, "PortType");
         bus_object_set(&o->bus, o->derived.gbps, pci_link_gbps(o->device->current.gts, o->device->current.width),
                        "Gbps");
-        bus_object_set(&o->bus, o->derived.path_gbps, n->path_gbps, "PathGbps");
         limit = pci_tree_describe_limit(s->tree, i);
         if (n->path_limit >= 0 && !limit)
                 return -ENOMEM;
+        double path_gbps = n->path_gbps;
+        r = tunnel_limit(src, o, n, &path_gbps, &limit);
+        if (r < 0)
+                return r;
+        bus_object_set(&o->bus, o->derived.path_gbps, path_gbps, "PathGbps");
         r = bus_object_set_string(&o->bus, &o->derived.path_limit, limit, "PathLimitedBy");
         if (r < 0)
                 return r;
+        o->derived.has_link = n->has_link;
+        o->derived.tunnel = n->tunnel;
+        o->derived.link = n->link;
+        o->derived.capable = n->capable;
+        o->derived.link_gbps = n->link_gbps;
         bus_object_set(&o->bus, o->derived.degraded, n->degraded, "Degraded");
         r = bus_object_set_string(&o->bus, &o->derived.degraded_reason, n->degraded_reason, "DegradedReason");
         if (r < 0)
@@ -349,7 +414,7 @@ static int derive_pci_tree(const DerivePciSources *src) {
         return r;
 }
 
-void derive_pci(const DerivePciSources *src, bool others_changed) {
+bool derive_pci(const DerivePciSources *src, bool others_changed) {
         bool relink = others_changed || src->pci->changed || src->gpus->changed;
         int r;
 
@@ -364,4 +429,5 @@ void derive_pci(const DerivePciSources *src, bool others_changed) {
         /* Every pass: a path's limit follows its source link's speed, which moves without a relink. */
         if (derive_peer_limits(src) < 0)
                 log_oom();
+        return relink;
 }

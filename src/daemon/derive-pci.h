@@ -18,5 +18,6 @@
  *   tbt (routers, peers) PathLimitGbps/PathLimitedBy: the Thunderbolt path and the host interface's PCIe path
  *   peer                 PathLimitGbps/PathLimitedBy: the source link, its Thunderbolt and PCIe paths
  */
-void derive_pci(const DerivePciSources *src, bool others_changed);
+/* Returns whether the tree was rebuilt. */
+bool derive_pci(const DerivePciSources *src, bool others_changed);
 

@@ -19,6 +19,11 @@ int derive_init(Derive *d, BusPublisher *p, Links *links, Thunderbolt *tbt, Rdma
                         .links = links,
                         .rdma = rdma,
                 },
+                .health = {
+                        .links = links,
+                        .rdma = rdma,
+                        .thunderbolt = tbt,
+                },
         };
         return summary_init(&d->summary, p);
 }
@@ -56,8 +61,9 @@ void derive_run(Derive *d, BusPublisher *p, size_t from, size_t to) {
         }
 
         /* After the links and paths: PciDevice, path limits and affinity read what they got above. */
+        bool pci_rebuilt = false;
         if (d->pci && d->gpus)
-                derive_pci(&(DerivePciSources) {
+                pci_rebuilt = derive_pci(&(DerivePciSources) {
                                    .pci = d->pci,
                                    .links = d->links,
                                    .rdma = d->rdma,
@@ -66,6 +72,10 @@ void derive_run(Derive *d, BusPublisher *p, size_t from, size_t to) {
                                    .peers = d->peers.peers,
                            },
                            links_changed || thunderbolt_changed || rdma_changed);
+
+        /* After the PCIe tree and the links' cross-links: a function's load is its links' traffic. */
+        d->health.pci = d->pci;
+        derive_health(&d->health, p, from, to, pci_rebuilt);
 
         /* Who this node is on the wire, and who its neighbours are: after the paths they are named by. */
         if (d->neighbors.neighbors) {

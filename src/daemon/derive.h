@@ -3,6 +3,7 @@
 #pragma once
 
 #include "bus-object.h"
+#include "derive-health.h"
 #include "derive-neighbor.h"
 #include "derive-peer.h"
 #include "summary.h"
@@ -29,6 +30,8 @@ typedef struct Thunderbolt Thunderbolt;
  *   pci.derived, PciDevice of the other kinds, PathLimitGbps, GetAffinity()   (derive-pci.h)
  *   node.derived         what identifies this node on the wire (Thunderbolt hosts, RDMA GUIDs, MACs)
  *   neighbors            which neighbours exist and all they publish; each path's Neighbor
+ *   health               Health and HealthReason of links, RDMA ports, PCI functions and Thunderbolt
+ *                        hops; a PCI function's load; an RDMA port's IP traffic   (derive-health.h)
  *   summary              what an applet shows (FastestLink, ThunderboltPeers, ..., BestPeerPaths)
  *
  * The pass may ask a source to read again (a link whose backing device moved, a RoCE port); the
@@ -42,6 +45,7 @@ typedef struct Derive {
         Pci *pci;          /* NULL: no PCIe part (set by the manager after derive_init()) */
         Gpus *gpus;
         DeriveNeighbors neighbors; /* set by the manager: the neighbours and what names them */
+        DeriveHealth health;       /* the watch's interval and flag set by the manager */
         Summary summary;
 } Derive;
 

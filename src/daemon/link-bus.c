@@ -63,6 +63,8 @@ static int property_get_addresses(sd_bus *bus, const char *path, const char *int
         return sd_bus_message_close_container(reply);
 }
 
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_health, Health, health_to_string)
+
 static const sd_bus_vtable link_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Index", "i", NULL, offsetof(Link, ifindex), SD_BUS_VTABLE_PROPERTY_CONST),
@@ -92,6 +94,17 @@ static const sd_bus_vtable link_vtable[] = {
         SD_BUS_PROPERTY("RdmaPort", "o", bus_property_get_object_path, offsetof(Link, derived.rdma_port_path),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("PciDevice", "o", bus_property_get_object_path, offsetof(Link, derived.pci_device_path),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RxGbps", "d", NULL, offsetof(Link, watch.rx_gbps), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("TxGbps", "d", NULL, offsetof(Link, watch.tx_gbps), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RxErrors", "t", NULL, offsetof(Link, watch.now.rx_errors), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("TxErrors", "t", NULL, offsetof(Link, watch.now.tx_errors), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RxCrcErrors", "t", NULL, offsetof(Link, watch.now.rx_crc_errors),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RxDropped", "t", NULL, offsetof(Link, watch.now.rx_dropped), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Health", "s", property_get_health, offsetof(Link, derived.health),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("HealthReason", "s", bus_property_get_string, offsetof(Link, derived.health_reason),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_VTABLE_END,
 };

@@ -7,6 +7,8 @@
 
 #include "bus-object.h"
 #include "classify.h"
+#include "counter.h"
+#include "health.h"
 #include "log-object.h"
 #include "shared/table.h"
 
@@ -23,6 +25,15 @@ typedef struct LinkAddress {
         uint32_t flags; /* IFA_F_* */
 } LinkAddress;
 
+/* What rtnetlink's statistics say about one link at one moment (struct rtnl_link_stats64). */
+typedef struct LinkStats {
+        int ifindex;
+        uint64_t rx_bytes, tx_bytes;
+        uint64_t rx_errors, tx_errors;
+        uint64_t rx_crc_errors;
+        uint64_t rx_dropped;
+} LinkStats;
+
 /* Every link, and what the derivation pass needs to know about them as a whole. */
 typedef struct Links {
         Table table; /* Link* by ifindex */
@@ -32,6 +43,9 @@ typedef struct Links {
         /* Links came or went, or one changed what others derive from it (kind, lower devices, its
          * backing device): the derivation pass redoes the cross-links and inherited types. */
         bool topology_changed;
+        /* The first dump is done: a link that appears now is new, and what its counters say happened
+         * since it was created (the watch counts its carrier changes and CRC errors from zero). */
+        bool enumerated;
 } Links;
 
 typedef struct Link {
@@ -67,6 +81,17 @@ typedef struct Link {
         bool on_thunderbolt;
         LinkKind kind; /* judged from the facts above */
 
+        /* Over time: the statistics at the watch's last sample, the rates over its last
+         * interval, and recent errors and carrier changes. */
+        struct {
+                bool sampled;
+                uint64_t at;           /* CLOCK_MONOTONIC of the last sample */
+                LinkStats now;         /* as the kernel said it; counters unknown until sampled */
+                uint64_t last_rx, last_tx, last_crc, last_carrier;
+                double rx_gbps, tx_gbps; /* NaN until two samples, or after a reading that made no sense */
+                Window crc_errors, carrier_changes;
+        } watch;
+
         /* Mark and sweep state of a full dump (start-up, overrun, Refresh). */
         bool seen;
         LinkAddress *synced;
@@ -84,6 +109,8 @@ typedef struct Link {
                 char *rdma_port_path;
                 bool rdma_roce; /* that port is RoCE */
                 char *pci_device_path; /* PciDevice: the PCI function below device_path (derive-pci.c) */
+                Health health;         /* derive-health.c */
+                char *health_reason;
         } derived;
 } Link;
 
@@ -114,6 +141,10 @@ void links_mark(Links *links);
 void links_sweep(Links *links);
 int link_sync_address(Links *links, struct rtnl_addr *ra);
 void links_sweep_addresses(Links *links);
+
+/* The watch's sample of one link (now: CLOCK_MONOTONIC usec); a link that is not in the table is
+ * ignored (its removal or addition is on its way). */
+void link_record_stats(Links *links, const LinkStats *s, uint64_t now);
 
 /* Marks the link's sysfs facts for re-reading at the next flush (udev events, Refresh, another
  * source that saw sysfs move under it). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdarg.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <systemd/sd-journal.h>
 
 #include "log-object.h"
@@ -41,4 +42,42 @@ int log_object_internal(int level, int error, const char *field, const char *obj
         /* Without the journal (or should it refuse), stderr with the object as the prefix. */
         (void) log_internal(level, 0, object, "%s", message);
         return -abs(error);
+}
+
+/* More than any caller sends. */
+#define LOG_FIELDS_MAX 16
+
+int log_object_structured(int level, const char *field, const char *object, char *const *fields, const char *format,
+                          ...) {
+        _cleanup_(freep) char *text = NULL, *message = NULL, *priority = NULL, *object_field = NULL;
+        size_t n = 0;
+        va_list ap;
+        int r;
+
+        if (log_get_max_level() < level)
+                return 0;
+        va_start(ap, format);
+        r = vasprintf(&text, format, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        object = strempty(object);
+        if (stderr_is_journal_stream()) {
+                if (asprintf(&message, "MESSAGE=%s: %s", object, text) < 0 ||
+                    asprintf(&priority, "PRIORITY=%i", level & LOG_PRIMASK) < 0 ||
+                    asprintf(&object_field, "%s=%s", field, object) < 0)
+                        return -ENOMEM;
+                struct iovec iov[3 + LOG_FIELDS_MAX];
+                for (char *const *f = fields; f && *f && n < LOG_FIELDS_MAX; f++)
+                        n++;
+                iov[0] = (struct iovec) { .iov_base = message, .iov_len = strlen(message) };
+                iov[1] = (struct iovec) { .iov_base = priority, .iov_len = strlen(priority) };
+                iov[2] = (struct iovec) { .iov_base = object_field, .iov_len = strlen(object_field) };
+                for (size_t i = 0; i < n; i++)
+                        iov[3 + i] = (struct iovec) { .iov_base = fields[i], .iov_len = strlen(fields[i]) };
+                if (sd_journal_sendv(iov, (int) n + 3) >= 0)
+                        return 0;
+        }
+        (void) log_internal(level, 0, object, "%s", text);
+        return 0;
 }

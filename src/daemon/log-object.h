@@ -19,3 +19,11 @@ int log_object_internal(int level, int error, const char *field, const char *obj
                 (log_get_max_level() >= _level_) ? log_object_internal(_level_, _e_, field, object, __VA_ARGS__) \
                                                  : -abs(_e_);                                              \
         })
+
+/*
+ * The same with more journal fields: each of fields is "KEY=value" (NULL-terminated list), sent beside
+ * MESSAGE and the object's field (a MESSAGE_ID= makes `journalctl -x` show the catalog's text). On
+ * stderr only the message is written.
+ */
+int log_object_structured(int level, const char *field, const char *object, char *const *fields, const char *format,
+                          ...) _printf_(5, 6);

@@ -116,6 +116,8 @@ static const sd_bus_vtable manager_vtable[] = {
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Inhibited", "as", bus_property_get_inhibited, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("GpuProbeError", "s", property_get_gpu_probe_error, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("WatchIntervalUSec", "t", NULL, offsetof(Manager, config.watch_interval_usec),
+                        SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_METHOD("Refresh", NULL, NULL, method_refresh, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", text), method_get_metrics,
                                 SD_BUS_VTABLE_UNPRIVILEGED),

@@ -19,16 +19,75 @@
 #include "sysfs/sysfs.h"
 #include "udev.h"
 #include "unit-watch.h"
+#include "watch.h"
 
 static void on_derive(BusPublisher *p, size_t from, size_t to, void *userdata) {
         Manager *m = userdata;
         derive_run(&m->derive, p, from, to);
 }
 
+/* "running: 2 links degraded, 1 flapping": what systemctl status shows. */
+static char *manager_status_text(Manager *m) {
+        static const struct {
+                Health health;
+                const char *text;
+        } parts[] = {
+                { HEALTH_DEGRADED, "degraded" },
+                { HEALTH_FLAPPING, "flapping" },
+                { HEALTH_ERRORS, "with errors" },
+        };
+        _cleanup_(freep) char *text = NULL;
+        unsigned counts[_HEALTH_MAX];
+        size_t len = 0;
+        FILE *f;
+
+        derive_health_tally(&m->derive.health, counts);
+        f = open_memstream(&text, &len);
+        if (!f)
+                return NULL;
+        /* Nothing here moves with the number of links: systemd hears of health, not of every veth. */
+        fprintf(f, "running: ");
+        if (!m->watch)
+                fprintf(f, "links not watched for health ([Watch] IntervalSec=0)");
+        else if (counts[HEALTH_DEGRADED] + counts[HEALTH_FLAPPING] + counts[HEALTH_ERRORS] == 0)
+                fprintf(f, "all links healthy");
+        else {
+                const char *sep = "";
+                bool first = true;
+                for (size_t i = 0; i < ELEMENTSOF(parts); i++) {
+                        unsigned n = counts[parts[i].health];
+                        if (n == 0)
+                                continue;
+                        /* "links" once: every watched object is a link of some kind (PCIe, RDMA,
+                         * Thunderbolt, network). */
+                        fprintf(f, "%s%u %s%s", sep, n, first ? (n == 1 ? "link " : "links ") : "", parts[i].text);
+                        sep = ", ";
+                        first = false;
+                }
+        }
+        if (fclose(f) != 0)
+                return mfree(text);
+        return TAKE_PTR(text);
+}
+
+/* STATUS= again when it changed, once READY=1 went out with the first. */
+static void manager_notify_status(Manager *m) {
+        _cleanup_(freep) char *text = NULL;
+
+        if (!m->status_text)
+                return;
+        text = manager_status_text(m);
+        if (!text || streq(text, m->status_text))
+                return;
+        (void) sd_notifyf(false, "STATUS=%s", text);
+        free_and_replace(m->status_text, text);
+}
+
 static void on_published(void *userdata) {
         Manager *m = userdata;
         metrics_exporter_changed(m->metrics);
         identity_file_update(&m->identity_file, &m->node);
+        manager_notify_status(m);
 }
 
 /* Announces Inhibited and lets the probes that were held off catch up. */
@@ -124,6 +183,7 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         m->derive.peers.reconciler = m->reconciler;
         m->derive.pci = &m->pci;
         m->derive.gpus = &m->gpus;
+        m->derive.health.interval_usec = m->config.watch_interval_usec;
         m->derive.summary.pci = &m->pci;
         m->derive.neighbors = (DeriveNeighbors) {
                 .neighbors = &m->neighbors,
@@ -148,6 +208,7 @@ Manager *manager_free(Manager *m) {
         m->reconciler = reconcile_free(m->reconciler);
         m->gpu_prober = gpu_prober_free(m->gpu_prober);
         m->metrics = metrics_exporter_free(m->metrics);
+        m->watch = watch_free(m->watch);
         m->unit_watch = unit_watch_free(m->unit_watch);
         m->inhibitors = inhibitors_free(m->inhibitors);
         for (size_t i = 0; i < m->n_responder_fds; i++)
@@ -176,6 +237,7 @@ Manager *manager_free(Manager *m) {
         sd_event_unref(m->event);
         safe_close(m->sysfs_fd);
         state_directory_done(&m->state_directory);
+        free(m->status_text);
         config_done(&m->config);
         return mfree(m);
 }
@@ -376,6 +438,22 @@ int manager_start(Manager *m) {
 
         /* Everything found so far is published with the name: no signals for it. */
         bus_publisher_flush(&m->publisher);
+        /* The first sample, of what is published now, so that counters and health are there from the
+         * start. */
+        r = watch_new(&(WatchContext) {
+                              .event = m->event,
+                              .interval_usec = m->config.watch_interval_usec,
+                              .netlink = m->netlink,
+                              .pci = &m->pci,
+                              .rdma = &m->rdma,
+                              .publisher = &m->publisher,
+                              .sampled = &m->derive.health.sampled,
+                      },
+                      &m->watch);
+        if (r < 0)
+                return r;
+        watch_start(m->watch);
+        bus_publisher_flush(&m->publisher);
         r = manager_request_name(m);
         if (r < 0)
                 return r;
@@ -384,7 +462,8 @@ int manager_start(Manager *m) {
         bus_publisher_flush(&m->publisher);
 
         log_info("linkprobed %s running: %zu links.", VERSION, table_size(&m->links.table));
-        (void) sd_notifyf(false, "READY=1\nSTATUS=Watching %zu links.", table_size(&m->links.table));
+        m->status_text = manager_status_text(m);
+        (void) sd_notifyf(false, "READY=1\nSTATUS=%s", strempty(m->status_text));
 
         /* Work that is not part of the picture of the kernel's facts (measurements, persisted results,
          * responders) starts here, after READY=1. */

@@ -32,6 +32,7 @@ typedef struct Reconciler Reconciler;
 typedef struct ResponderSupervisor ResponderSupervisor;
 typedef struct UdevSource UdevSource;
 typedef struct UnitWatch UnitWatch;
+typedef struct Watch Watch;
 
 typedef enum BusConnection {
         BUS_CONNECTION_SYSTEM,
@@ -84,6 +85,8 @@ typedef struct Manager {
         GpuProber *gpu_prober; /* NULL with [Gpu] Enabled=no */
         ResponderSupervisor *responder;
         MetricsExporter *metrics;
+        Watch *watch;       /* [Watch] IntervalSec=; NULL when off */
+        char *status_text;  /* the last STATUS= sent to systemd */
         int netlink_fd;     /* a NETLINK_ROUTE socket systemd passed, until netlink takes it */
         int *responder_fds; /* listening sockets systemd passed for the responder, until it starts */
         size_t n_responder_fds;

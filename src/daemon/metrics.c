@@ -10,6 +10,7 @@
 #include "link.h"
 #include "memory.h"
 #include "metrics-fabric.h"
+#include "metrics-health.h"
 #include "metrics-text.h"
 #include "metrics.h"
 #include "node.h"
@@ -381,6 +382,7 @@ int metrics_render(const MetricsSources *m, FILE *f) {
         render_gpus(m, f);
         render_pci(m, f);
         render_peers(m, f);
+        metrics_render_health(m, f);
         metrics_render_fabric(m->node, m->neighbors, f);
         return ferror(f) ? -EIO : 0;
 }

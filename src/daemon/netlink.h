@@ -29,3 +29,7 @@ int netlink_enumerate(Netlink *nl);
 int netlink_resync(Netlink *nl);
 
 uint64_t netlink_overruns(const Netlink *nl);
+
+/* The watch: one dump of every link's statistics (RTM_GETSTATS, or RTM_GETLINK on old kernels), each recorded
+ * with link_record_stats() at now (CLOCK_MONOTONIC usec). ret_n: how many links answered. */
+int netlink_sample_stats(Netlink *nl, uint64_t now, size_t *ret_n);

@@ -49,6 +49,8 @@ static int property_get_gpu_links(sd_bus *bus, const char *path, const char *int
         return sd_bus_message_close_container(reply);
 }
 
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_health, Health, health_to_string)
+
 #define CONST SD_BUS_VTABLE_PROPERTY_CONST
 #define EMITS SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 
@@ -79,6 +81,13 @@ static const sd_bus_vtable pci_vtable[] = {
         SD_BUS_PROPERTY("PathLimitedBy", "s", bus_property_get_string, offsetof(PciObject, derived.path_limit), EMITS),
         SD_BUS_PROPERTY("GpuLinks", "a(ossuudd)", property_get_gpu_links, 0, EMITS),
         SD_BUS_PROPERTY("Problems", "as", bus_property_get_strv, offsetof(PciObject, derived.problems), EMITS),
+        SD_BUS_PROPERTY("LinkChanges", "u", NULL, offsetof(PciObject, watch.link_changes), EMITS),
+        SD_BUS_PROPERTY("LastLinkChangeAt", "t", NULL, offsetof(PciObject, watch.last_change_at), EMITS),
+        SD_BUS_PROPERTY("AerCorrectable", "t", NULL, offsetof(PciObject, watch.aer[PCI_AER_CORRECTABLE]), EMITS),
+        SD_BUS_PROPERTY("AerNonFatal", "t", NULL, offsetof(PciObject, watch.aer[PCI_AER_NONFATAL]), EMITS),
+        SD_BUS_PROPERTY("AerFatal", "t", NULL, offsetof(PciObject, watch.aer[PCI_AER_FATAL]), EMITS),
+        SD_BUS_PROPERTY("Health", "s", property_get_health, offsetof(PciObject, derived.health), EMITS),
+        SD_BUS_PROPERTY("HealthReason", "s", bus_property_get_string, offsetof(PciObject, derived.health_reason), EMITS),
         SD_BUS_VTABLE_END,
 };
 

@@ -178,6 +178,9 @@ static int node_link(PciTree *t, size_t i) {
         if (d->max.width > 0 && port->max.width > 0)
                 n->capable.width = MIN(d->max.width, port->max.width);
         n->link_gbps = pci_link_gbps(n->link.gts, n->link.width);
+        n->tunnel = d->removable && device_is_bridge(d) && (n->link.gts == 2.5 || n->link.gts == 0);
+        if (n->tunnel)
+                return 0;
 
         n->link_degraded = (n->link.gts > 0 && n->capable.gts > 0 && n->link.gts < n->capable.gts) ||
                            (n->link.width > 0 && n->capable.width > 0 && n->link.width < n->capable.width);
@@ -218,7 +221,7 @@ static void node_path(PciTree *t, size_t i) {
         double best = 0;
 
         n->path_limit = -1;
-        if (IN_SET(n->type, PCI_PORT_ROOT, PCI_PORT_DOWNSTREAM)) {
+        if (IN_SET(n->type, PCI_PORT_ROOT, PCI_PORT_DOWNSTREAM) && !n->below_tunnel) {
                 double own = pci_link_gbps(d->current.gts, d->current.width);
                 if (own > 0) {
                         best = own;
@@ -228,7 +231,9 @@ static void node_path(PciTree *t, size_t i) {
         }
         for (ssize_t y = (ssize_t) i; y >= 0; y = t->nodes[y].parent) {
                 const PciTreeNode *up = &t->nodes[y];
-                if (!up->has_link || up->link_gbps <= 0)
+                if (up->tunnel)
+                        n->tunnels++;
+                if (!up->has_link || up->link_gbps <= 0 || up->tunnel)
                         continue;
                 if (n->path_limit < 0 || up->link_gbps <= best) {
                         best = up->link_gbps;
@@ -287,6 +292,9 @@ int pci_tree_build(PciDevice *const *devices, size_t n, PciTree **ret) {
         r = port_degradation(t);
         if (r < 0)
                 return r;
+        for (size_t i = 0; i < n; i++)
+                if (t->nodes[i].tunnel)
+                        t->nodes[t->nodes[i].parent].below_tunnel = true;
         for (size_t i = 0; i < n; i++)
                 node_path(t, i);
 

@@ -53,6 +53,13 @@ typedef struct PciTreeNode {
         PciLink capable; /* the lower of both ends' max_link_*; fields 0 where either end is unknown */
         double link_gbps;
         bool link_degraded; /* trained below what both ends support */
+        /* The link is a PCIe tunnel through USB4/Thunderbolt: its lower end is a bridge the kernel marks
+         * removable (tunnelled below an external-facing port), at the fixed 2.5 GT/s tunnels report or
+         * an unknown speed. Its rate says nothing: it is neither degraded nor on the path. */
+        bool tunnel;
+        bool below_tunnel; /* a root or downstream port whose link below is a tunnel */
+        unsigned tunnels;  /* tunnels between this function and the root complex: the depth of the
+                            * Thunderbolt router whose PCIe adapter it sits behind */
 
         /* What is published: its own link's degradation, or, for a root or downstream port, that of
          * the link below it. */
@@ -60,7 +67,8 @@ typedef struct PciTreeNode {
         char *degraded_reason;
 
         /* The narrowest link between this function and the root complex, counting a port's own link
-         * below it; each physical link once. */
+         * below it; each physical link once, tunnels left out (derive-pci.c offers the Thunderbolt
+         * path in their place). */
         double path_gbps; /* 0: no link with a known rate */
         ssize_t path_limit; /* the function whose link that is (-1 none) ... */
         bool path_limit_below; /* ... the link below that port rather than above that function */

@@ -8,6 +8,7 @@
 #include "pci.h"
 #include "shared/bus-names.h"
 #include "shared/string-util.h"
+#include "shared/time-util.h"
 #include "udev.h"
 
 const BusObjectType pci_bus_type = {
@@ -61,6 +62,7 @@ static PciObject *pci_object_free(PciObject *o) {
         free(o->derived.parent_path);
         free(o->derived.path_limit);
         free(o->derived.degraded_reason);
+        free(o->derived.health_reason);
         strv_free(o->derived.problems);
         pci_gpu_links_free(o->derived.gpu_links, o->derived.n_gpu_links);
         return mfree(o);
@@ -140,6 +142,13 @@ static int pci_object_new(Pci *pci, PciDevice *d) {
                 return -ENOMEM;
         }
         o->derived.type = _PCI_PORT_TYPE_INVALID;
+        o->derived.health = HEALTH_UNKNOWN;
+        o->watch.gpu_busy_percent = -1;
+        for (PciAerSeverity s = 0; s < _PCI_AER_SEVERITY_MAX; s++) {
+                o->watch.aer[s] = COUNTER_UNKNOWN;
+                o->watch.aer_last[s] = pci->enumerated ? 0 : COUNTER_UNKNOWN;
+        }
+        o->watch.correctable.total = COUNTER_UNKNOWN;
         r = table_put(&pci->functions, o->address, o);
         if (r < 0) {
                 pci_object_free(o);
@@ -176,6 +185,51 @@ static bool link_equal(const PciLink *a, const PciLink *b) {
         return a->gts == b->gts && a->width == b->width;
 }
 
+/* ---- the trained link over time ---- */
+
+static bool link_known(const PciLink *l) {
+        return l->gts > 0 && l->width > 0;
+}
+
+/* Counts a change between two readings that both knew the link: a VF's "Unknown"/x0, or a device in
+ * D3cold that answers nothing, is not a change. */
+static void count_change(PciObject *o, const PciLink *from, const PciLink *to, uint64_t now, uint64_t realtime) {
+        if (!link_known(from) || !link_known(to) || (from->gts == to->gts && from->width == to->width))
+                return;
+        o->watch.link_changes++;
+        o->watch.last_change_at = realtime;
+        bus_object_changed(&o->bus, "LinkChanges");
+        bus_object_changed(&o->bus, "LastLinkChangeAt");
+        if (from->width != to->width)
+                window_add(&o->watch.width_changes, now, 1);
+        else if (!health_pci_change_is_power_saving(from, to))
+                window_add(&o->watch.speed_changes, now, 1);
+        log_pci_debug(o, "Link changed from %.1f GT/s x%u to %.1f GT/s x%u.", from->gts, from->width, to->gts, to->width);
+}
+
+void pci_object_count_link_change(PciObject *o, const PciLink *from, const PciLink *to) {
+        if (o->published)
+                count_change(o, from, to, now_usec(CLOCK_MONOTONIC), now_usec(CLOCK_REALTIME));
+}
+
+void pci_object_record_link(PciObject *o, const PciLink *current, uint64_t now, uint64_t realtime) {
+        PciLink *old = &o->device->current;
+
+        count_change(o, old, current, now, realtime);
+        if (old->gts == current->gts && old->width == current->width)
+                return;
+        if (old->gts != current->gts) {
+                bus_object_changed(&o->bus, "CurrentLinkSpeed");
+                bus_object_changed(&o->bus, "CurrentLinkGeneration");
+        }
+        if (old->width != current->width)
+                bus_object_changed(&o->bus, "CurrentLinkWidth");
+        *old = *current;
+        /* The tree's facts (Degraded, path rates) follow the link: the pass rebuilds it. */
+        o->owner->changed = true;
+        bus_publisher_schedule(o->owner->publisher);
+}
+
 /* Records which published properties read straight from the function differ, then takes over d. */
 static void pci_object_set_device(PciObject *o, PciDevice *d) {
         PciDevice *old = o->device;
@@ -199,6 +253,7 @@ static void pci_object_set_device(PciObject *o, PciDevice *d) {
         for (size_t i = 0; i < ELEMENTSOF(fields); i++)
                 if (fields[i].differs)
                         bus_object_changed(&o->bus, fields[i].property);
+        pci_object_count_link_change(o, &old->current, &d->current);
         if (changed) {
                 /* The tree's facts move with these: the pass rebuilds it. */
                 o->owner->changed = true;
@@ -320,6 +375,7 @@ int pci_enumerate_all(void *userdata) {
                         pci_object_remove(o);
 
         pci_read_kfd(pci);
+        pci->enumerated = true;
         bus_publisher_schedule(pci->publisher);
         log_debug("PCI: %zu functions, %zu KFD GPU links.", table_size(&pci->functions), pci->n_kfd_links);
         return 0;
@@ -332,4 +388,98 @@ int pci_watch(Pci *pci, UdevSource *udev) {
         if (r < 0)
                 return log_error_errno(r, "Failed to watch udev's pci subsystem: %m");
         return 0;
+}
+
+/* ---- over time: the AER counters and a GPU's load, as the watch reads them ---- */
+
+/* "Receiver Error, Bad TLP": the kinds that rose since the last reading, most first. */
+static void note_kinds(PciObject *o, const PciAerCounters *now) {
+        const PciAerCounters *was = &o->watch.correctable;
+        uint64_t rise[PCI_AER_KINDS_MAX] = {};
+        size_t len = 0;
+
+        for (size_t i = 0; i < now->n_kinds; i++)
+                for (size_t k = 0; k < was->n_kinds; k++)
+                        if (streq(now->kinds[i].name, was->kinds[k].name) && now->kinds[i].count > was->kinds[k].count)
+                                rise[i] = now->kinds[i].count - was->kinds[k].count;
+        o->watch.correctable_kinds[0] = '\0';
+        for (;;) {
+                size_t best = SIZE_MAX;
+                for (size_t i = 0; i < now->n_kinds; i++)
+                        if (rise[i] > 0 && (best == SIZE_MAX || rise[i] > rise[best]))
+                                best = i;
+                if (best == SIZE_MAX)
+                        break;
+                int n = snprintf(o->watch.correctable_kinds + len, sizeof(o->watch.correctable_kinds) - len, "%s%s",
+                                 len > 0 ? ", " : "", now->kinds[best].name);
+                if (n < 0 || (size_t) n >= sizeof(o->watch.correctable_kinds) - len) {
+                        o->watch.correctable_kinds[len] = '\0';
+                        break;
+                }
+                len += (size_t) n;
+                rise[best] = 0;
+        }
+}
+
+void pci_object_record_aer(PciObject *o, PciAerSeverity s, const PciAerCounters *c, uint64_t now, uint64_t interval) {
+        static const char *const property[_PCI_AER_SEVERITY_MAX] = {
+                [PCI_AER_CORRECTABLE] = "AerCorrectable",
+                [PCI_AER_NONFATAL] = "AerNonFatal",
+                [PCI_AER_FATAL] = "AerFatal",
+        };
+        uint64_t total = c ? c->total : COUNTER_UNKNOWN, increase;
+
+        bus_object_set(&o->bus, o->watch.aer[s], total, property[s]);
+        if (counter_advance(&o->watch.aer_last[s], total, counter_max_events(interval), &increase) && increase > 0) {
+                window_add(&o->watch.aer_window[s], now, increase);
+                if (s == PCI_AER_CORRECTABLE && c)
+                        note_kinds(o, c);
+        }
+        if (s == PCI_AER_CORRECTABLE)
+                o->watch.correctable = c ? *c : (PciAerCounters) { .total = COUNTER_UNKNOWN };
+}
+
+void pci_object_record_gpu_busy(PciObject *o, int percent) {
+        o->watch.gpu_busy_percent = percent;
+}
+
+static void sample_one(Pci *pci, PciObject *o, uint64_t now, uint64_t realtime, uint64_t interval) {
+        const char *dir = o->device->syspath;
+        PciAerCounters aer;
+        PciLink current;
+        int r, busy;
+
+        r = pci_read_current_link(pci->sysfs_fd, dir, &current);
+        if (r >= 0)
+                pci_object_record_link(o, &current, now, realtime);
+        else if (r != -ENOENT)
+                log_pci_debug(o, "Cannot read the current link: %s", strerror(-r));
+
+        for (PciAerSeverity s = 0; s < _PCI_AER_SEVERITY_MAX; s++) {
+                r = pci_aer_read(pci->sysfs_fd, dir, s, &aer);
+                if (r < 0 && r != -ENOENT)
+                        log_pci_debug(o, "Cannot read %s: %s", pci_aer_severity_to_attribute(s), strerror(-r));
+                pci_object_record_aer(o, s, r >= 0 ? &aer : NULL, now, interval);
+        }
+
+        /* Only GPUs say how busy they are; everything else is judged by its traffic. */
+        if (o->derived.gpu || (o->device->has_class && (o->device->class_code >> 16) == 0x03)) {
+                r = pci_read_gpu_busy(pci->sysfs_fd, dir, &busy);
+                pci_object_record_gpu_busy(o, r >= 0 ? busy : -1);
+        }
+        o->watch.sampled = true;
+        bus_object_queue(&o->bus);
+}
+
+size_t pci_sample(Pci *pci, uint64_t now, uint64_t interval) {
+        uint64_t realtime = now_usec(CLOCK_REALTIME);
+        size_t n = 0;
+        PciObject *o;
+
+        TABLE_FOREACH(o, &pci->functions)
+                if (o->published) {
+                        sample_one(pci, o, now, realtime, interval);
+                        n++;
+                }
+        return n;
 }

@@ -3,11 +3,14 @@
 #pragma once
 
 #include "bus-object.h"
+#include "counter.h"
+#include "health.h"
 #include "log-object.h"
 #include "pci-tree.h"
 #include "shared/table.h"
 #include "sysfs/kfd.h"
 #include "sysfs/pci.h"
+#include "sysfs/watched.h"
 
 typedef struct PciNames PciNames;
 typedef struct UdevSource UdevSource;
@@ -43,6 +46,9 @@ typedef struct Pci {
         PciNames *names;
         /* Functions came, went or changed: the derivation pass rebuilds the tree. */
         bool changed;
+        /* The first enumeration is done: a function that appears now is new (hotplug), and its AER
+         * counters count from zero since it appeared. */
+        bool enumerated;
         KfdLink *kfd_links; /* GPU-to-GPU links of the KFD topology, read with every enumeration */
         size_t n_kfd_links;
 
@@ -60,6 +66,21 @@ typedef struct PciObject {
         PciDevice *device; /* what sysfs said at the last read */
         char *name;        /* from the PCI ID database when published; NULL unknown */
 
+        /* Over time: what the watch and udev saw the link and the AER counters do. */
+        struct {
+                bool sampled;            /* the watch read it at least once since it was published */
+                uint32_t link_changes;   /* LinkChanges: speed or width changes seen, both ends known */
+                uint64_t last_change_at; /* LastLinkChangeAt: CLOCK_REALTIME usec; 0 never */
+                Window speed_changes;    /* those that are not power saving (health.h) */
+                Window width_changes;
+                uint64_t aer[_PCI_AER_SEVERITY_MAX];      /* totals as read; COUNTER_UNKNOWN */
+                uint64_t aer_last[_PCI_AER_SEVERITY_MAX]; /* for the increase */
+                Window aer_window[_PCI_AER_SEVERITY_MAX];
+                PciAerCounters correctable;               /* the last correctable file, per kind */
+                char correctable_kinds[96];               /* the kinds that rose last: "Receiver Error" */
+                int gpu_busy_percent;                     /* -1 unknown or not a GPU */
+        } watch;
+
         /* Derived (derive-pci.c writes these). */
         struct {
                 bool wanted; /* published: behind a published object, a GPU, or a bridge above one */
@@ -74,6 +95,15 @@ typedef struct PciObject {
                 char **problems;
                 PciGpuLink *gpu_links;
                 size_t n_gpu_links;
+                /* The link the tree gives it, for the health judgement. */
+                bool has_link;   /* a link above it: an endpoint or an upstream port */
+                bool tunnel;     /* that link is a USB4/Thunderbolt PCIe tunnel */
+                PciLink link;    /* as trained */
+                PciLink capable; /* the lower of both ends' maximum */
+                double link_gbps;
+                HealthLoad load; /* its traffic and that of everything below it (derive-health.c) */
+                Health health;   /* derive-health.c */
+                char *health_reason;
         } derived;
 } PciObject;
 
@@ -100,6 +130,16 @@ int pci_enumerate_all(void *userdata);
 
 void pci_gpu_links_free(PciGpuLink *l, size_t n);
 void pci_affinity_free(PciAffinity *a, size_t n);
+
+/* The watch's readings. now: CLOCK_MONOTONIC, realtime: CLOCK_REALTIME, in usec. A
+ * link change is also recorded when udev makes a function be read again. */
+void pci_object_record_link(PciObject *o, const PciLink *current, uint64_t now, uint64_t realtime);
+/* Counts a change of the trained link that a udev event's re-read found (now). */
+void pci_object_count_link_change(PciObject *o, const PciLink *from, const PciLink *to);
+void pci_object_record_aer(PciObject *o, PciAerSeverity s, const PciAerCounters *c, uint64_t now, uint64_t interval);
+void pci_object_record_gpu_busy(PciObject *o, int percent);
+/* Reads what the watch samples of every published function; returns how many were read. */
+size_t pci_sample(Pci *pci, uint64_t now, uint64_t interval);
 
 /* Tells pci objects apart from others in the publisher's queue. */
 extern const BusObjectType pci_bus_type;

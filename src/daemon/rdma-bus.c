@@ -22,6 +22,8 @@ BUS_DEFINE_PROPERTY_GET_ENUM(property_get_link_layer, RdmaLinkLayer, rdma_link_l
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_width, RdmaWidth, rdma_width_to_bus)
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_speed, RdmaSpeed, rdma_speed_to_bus)
 
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_health, Health, health_to_string)
+
 static int property_get_rate(sd_bus *bus, const char *path, const char *interface, const char *property,
                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         RdmaPort *p = userdata;
@@ -95,6 +97,16 @@ static const sd_bus_vtable rdma_port_vtable[] = {
         SD_BUS_PROPERTY("Gids", "a(usss)", property_get_gids, 0, EMITS),
         SD_BUS_PROPERTY("PciDevice", "o", bus_property_get_object_path, offsetof(RdmaPort, derived.pci_device_path),
                         EMITS),
+        SD_BUS_PROPERTY("SymbolErrors", "t", NULL, offsetof(RdmaPort, watch.value[INFINIBAND_SYMBOL_ERROR]), EMITS),
+        SD_BUS_PROPERTY("LinkErrorRecoveries", "t", NULL, offsetof(RdmaPort, watch.value[INFINIBAND_LINK_ERROR_RECOVERY]),
+                        EMITS),
+        SD_BUS_PROPERTY("LinkDowned", "t", NULL, offsetof(RdmaPort, watch.value[INFINIBAND_LINK_DOWNED]), EMITS),
+        SD_BUS_PROPERTY("RcvErrors", "t", NULL, offsetof(RdmaPort, watch.value[INFINIBAND_PORT_RCV_ERRORS]), EMITS),
+        SD_BUS_PROPERTY("XmitDiscards", "t", NULL, offsetof(RdmaPort, watch.value[INFINIBAND_PORT_XMIT_DISCARDS]), EMITS),
+        SD_BUS_PROPERTY("RxGbps", "d", NULL, offsetof(RdmaPort, watch.rx_gbps), EMITS),
+        SD_BUS_PROPERTY("TxGbps", "d", NULL, offsetof(RdmaPort, watch.tx_gbps), EMITS),
+        SD_BUS_PROPERTY("Health", "s", property_get_health, offsetof(RdmaPort, derived.health), EMITS),
+        SD_BUS_PROPERTY("HealthReason", "s", bus_property_get_string, offsetof(RdmaPort, derived.health_reason), EMITS),
         SD_BUS_VTABLE_END,
 };
 

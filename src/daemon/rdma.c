@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <libudev.h>
 #include <linux/if.h>
+#include <math.h>
 
 #include "rdma.h"
 #include "shared/bus-names.h"
@@ -11,7 +12,7 @@
 
 static void rdma_port_prepare(BusObject *o);
 
-static const BusObjectType rdma_port_bus_type = {
+const BusObjectType rdma_port_bus_type = {
         .interface = RDMA_PORT_INTERFACE,
         .prepare = rdma_port_prepare,
 };
@@ -145,6 +146,7 @@ static RdmaPort *rdma_port_free(RdmaPort *p) {
         strv_free(p->netdevs);
         free(p->netdev_ifindexes);
         free(p->derived.net_interface_path);
+        free(p->derived.health_reason);
         return mfree(p);
 }
 
@@ -171,6 +173,17 @@ void rdma_done(Rdma *rdma) {
         table_done(&rdma->devices);
 }
 
+/* A new port's counters are unknown until the watch samples them. */
+static void rdma_port_counters_init(RdmaPort *p) {
+        p->watch = (typeof(p->watch)) { .rx_gbps = NAN, .tx_gbps = NAN };
+        for (InfinibandCounter i = 0; i < _INFINIBAND_COUNTER_MAX; i++) {
+                bool data = i == INFINIBAND_PORT_RCV_DATA || i == INFINIBAND_PORT_XMIT_DATA;
+                p->watch.value[i] = COUNTER_UNKNOWN;
+                /* A port that appeared since the daemon started counted its errors since then. */
+                p->watch.last[i] = p->owner->enumerated && !data ? 0 : COUNTER_UNKNOWN;
+        }
+}
+
 static int rdma_port_new(Rdma *rdma, const InfinibandDevice *d, unsigned number, RdmaPort **ret) {
         _cleanup_(freep) char *key = NULL, *path = NULL;
         RdmaPort *p;
@@ -194,7 +207,11 @@ static int rdma_port_new(Rdma *rdma, const InfinibandDevice *d, unsigned number,
                 .hca_type = strdup_or_null(d->hca_type),
                 .board_id = strdup_or_null(d->board_id),
                 .device_path = strdup_or_null(d->syspath),
+                .derived.health = HEALTH_UNKNOWN,
+                .derived.ip_rx_gbps = NAN,
+                .derived.ip_tx_gbps = NAN,
         };
+        rdma_port_counters_init(p);
         p->key = TAKE_PTR(key);
         if (!p->device || (d->fw_ver && !p->fw_ver) || (d->hca_type && !p->hca_type) ||
             (d->board_id && !p->board_id) || (d->syspath && !p->device_path)) {
@@ -492,6 +509,7 @@ int rdma_enumerate(void *userdata) {
                         table_remove(&rdma->devices, dev->name);
                         rdma_device_free(dev);
                 }
+        rdma->enumerated = true;
         return 0;
 }
 

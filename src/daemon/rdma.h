@@ -5,10 +5,13 @@
 #include <systemd/sd-event.h>
 
 #include "bus-object.h"
+#include "counter.h"
+#include "health.h"
 #include "log-object.h"
 #include "rdma-live.h"
 #include "shared/table.h"
 #include "sysfs/infiniband.h"
+#include "sysfs/watched.h"
 
 typedef struct UdevSource UdevSource;
 
@@ -24,6 +27,9 @@ typedef struct Rdma {
         /* Ports came or went, or changed their interfaces or transport: the derivation pass redoes
          * the cross-links with network links. */
         bool changed;
+        /* The first enumeration is done: a port that appears now is new, and its error counters count
+         * from zero since it appeared. */
+        bool enumerated;
 } Rdma;
 
 /* One non-zero GID table entry as published. */
@@ -61,6 +67,18 @@ typedef struct RdmaPort {
         char **netdevs;       /* the port's network interfaces (kernel bytes), its own first */
         int *netdev_ifindexes; /* their indexes in class/net when the port was read; 0 unknown */
 
+        /* Over time (rdma-counters.c): the port's counters at the watch's last sample, the rates of
+         * its data counters over the interval, recent errors and link changes. */
+        struct {
+                bool sampled;
+                bool any; /* at least one counter file was readable at the last sample */
+                uint64_t at;
+                uint64_t value[_INFINIBAND_COUNTER_MAX]; /* as read (data in bytes); COUNTER_UNKNOWN */
+                uint64_t last[_INFINIBAND_COUNTER_MAX];
+                double rx_gbps, tx_gbps; /* NaN unknown */
+                Window symbol_errors, rcv_errors, link_downed, link_recoveries;
+        } watch;
+
         bool reread; /* re-read from sysfs (and verbs) at the next flush */
         bool seen;   /* mark and sweep */
 
@@ -74,6 +92,13 @@ typedef struct RdmaPort {
                 bool netdev_carrier;
                 uint32_t netdev_speed_mbps;
                 char *pci_device_path; /* PciDevice (derive-pci.c) */
+                /* Traffic through the IP stack of its network interface (derive-health.c): on RoCE the
+                 * port's counters leave it out, on InfiniBand they include IPoIB's. NaN unknown. */
+                double ip_rx_gbps, ip_tx_gbps;
+                uint64_t fallback_since; /* CLOCK_MONOTONIC since IP traffic without RDMA; 0 none */
+                bool fallback;           /* suspected fallback to sockets */
+                Health health;
+                char *health_reason;
         } derived;
 } RdmaPort;
 
@@ -121,6 +146,11 @@ void rdma_uverbs_removed(Rdma *rdma, const char *uverbs);
 /* The key "<device>_<port>" and the object path rdma/<key>. */
 int rdma_port_object_path(const char *device, unsigned port, char **ret_key, char **ret_path);
 
+/* The watch's reading of a port's counters (n: how many were readable; now: CLOCK_MONOTONIC usec). */
+void rdma_port_record_counters(RdmaPort *p, const InfinibandCounters *c, int n, uint64_t now);
+/* Reads every port's counters; returns how many ports were read. */
+size_t rdma_sample(Rdma *rdma, uint64_t now);
+
 /* Marks a port for re-reading at the next flush (a verbs event, or its network interface's carrier
  * or speed moved). */
 void rdma_port_request_reread(RdmaPort *p);
@@ -136,6 +166,9 @@ bool rdma_port_is_active(const RdmaPort *p);
  * @ret: every field verbs knows from verbs, the rest from sysfs
  */
 void rdma_port_status_merge(const RdmaPortStatus *sysfs, const RdmaPortStatus *verbs, RdmaPortStatus *ret);
+
+/* Tells RDMA ports apart from others in the publisher's queue. */
+extern const BusObjectType rdma_port_bus_type;
 
 #define log_rdma_full_errno(p, level, error, ...) log_object_full_errno(level, error, "RDMA_PORT", (p)->key, __VA_ARGS__)
 #define log_rdma_debug(p, ...) (void) log_rdma_full_errno(p, LOG_DEBUG, 0, __VA_ARGS__)

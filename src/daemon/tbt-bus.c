@@ -20,6 +20,8 @@
 
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_type, TbtNodeType, tbt_node_type_to_string)
 
+BUS_DEFINE_PROPERTY_GET_ENUM(property_get_health, Health, health_to_string)
+
 /* Unknown strings are empty, unknown numbers 0, missing objects "/" (see org.linkprobe.LinkProbe1(5)). */
 DEFINE_GETTER(name, "s", strempty(d->device_name))
 DEFINE_GETTER(vendor, "s", strempty(d->vendor_name))
@@ -88,6 +90,9 @@ static const sd_bus_vtable tbt_vtable[] = {
         SD_BUS_PROPERTY("PathLimitGbps", "d", NULL, offsetof(TbtObject, derived.path_limit_gbps), EMITS),
         SD_BUS_PROPERTY("PathLimitedBy", "s", bus_property_get_string, offsetof(TbtObject, derived.path_limited_by),
                         EMITS),
+        SD_BUS_PROPERTY("LinkChanges", "u", NULL, offsetof(TbtObject, link_changes.count), EMITS),
+        SD_BUS_PROPERTY("Health", "s", property_get_health, offsetof(TbtObject, derived.health), EMITS),
+        SD_BUS_PROPERTY("HealthReason", "s", bus_property_get_string, offsetof(TbtObject, derived.health_reason), EMITS),
         SD_BUS_VTABLE_END,
 };
 

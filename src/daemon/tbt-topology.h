@@ -2,6 +2,7 @@
 /* tbt-topology.h — the Thunderbolt tree, link rates, path bottlenecks and link classes (pure logic) */
 #pragma once
 
+#include "counter.h"
 #include "sysfs/thunderbolt.h"
 
 /* What the Type property says. Routers without USB4_TYPE are a hub when something hangs below them. */
@@ -162,3 +163,40 @@ unsigned tbt_link_class_generation(TbtLinkClass c) _const_;
 const char *tbt_node_type_to_string(TbtNodeType t) _const_;
 const char *tbt_link_class_to_string(TbtLinkClass c) _const_;
 TbtLinkClass tbt_link_class_from_string(const char *s) _pure_;
+
+/* ---- a link over time (tbt-link.c) ---- */
+
+/*
+ * A Thunderbolt link changes when its rate or lanes move (the driver sends a change
+ * uevent then) or when a router or peer of the same UniqueId comes back after it was unplugged (a
+ * cable that does not hold). Routers that left are remembered, the most recent TBT_DEPARTED_MAX of
+ * them, so that a replugged dock keeps counting where it was.
+ */
+
+typedef struct TbtLinkChanges {
+        uint32_t count;  /* LinkChanges */
+        Window window;   /* for the judgement of flapping */
+} TbtLinkChanges;
+
+typedef struct TbtDeparted {
+        char *unique_id;
+        TbtLinkChanges changes;
+} TbtDeparted;
+
+#define TBT_DEPARTED_MAX 32
+
+typedef struct TbtDepartures {
+        TbtDeparted list[TBT_DEPARTED_MAX]; /* most recent first */
+        size_t n;
+} TbtDepartures;
+
+/* One change at now (CLOCK_MONOTONIC usec). */
+void tbt_link_changes_add(TbtLinkChanges *c, uint64_t now);
+/* Whether a link that went from (rx, tx) to (new_rx, new_tx) Gb/s changed: both known, and different. */
+bool tbt_rate_changed(unsigned rx, unsigned tx, unsigned new_rx, unsigned new_tx) _const_;
+
+/* Remembers a router that left (an older entry of the same UniqueId is replaced); -ENOMEM. */
+int tbt_departures_remember(TbtDepartures *d, const char *unique_id, const TbtLinkChanges *c);
+/* Whether unique_id left before; if so its changes are handed back and forgotten here. */
+bool tbt_departures_take(TbtDepartures *d, const char *unique_id, TbtLinkChanges *ret);
+void tbt_departures_done(TbtDepartures *d);

@@ -7,10 +7,11 @@
 
 #include "shared/bus-names.h"
 #include "shared/string-util.h"
+#include "shared/time-util.h"
 #include "tbt.h"
 #include "udev.h"
 
-static const BusObjectType tbt_bus_type = {
+const BusObjectType tbt_bus_type = {
         .interface = TBT_INTERFACE,
 };
 
@@ -61,6 +62,7 @@ static TbtObject *tbt_object_free(TbtObject *o) {
         free(o->derived.net_interface_path);
         free(o->derived.pci_device_path);
         free(o->derived.path_limited_by);
+        free(o->derived.health_reason);
         return mfree(o);
 }
 
@@ -80,6 +82,13 @@ void thunderbolt_done(Thunderbolt *tbt) {
                 tbt_object_free(o);
         table_done(&tbt->objects);
         table_done(&tbt->services);
+        tbt_departures_done(&tbt->departed);
+}
+
+static void count_change(TbtObject *o, const char *what) {
+        tbt_link_changes_add(&o->link_changes, now_usec(CLOCK_MONOTONIC));
+        bus_object_changed(&o->bus, "LinkChanges");
+        log_tbt_debug(o, "%s: link change %" PRIu32 ".", what, o->link_changes.count);
 }
 
 /* Takes over d. */
@@ -108,6 +117,7 @@ static int tbt_object_new(Thunderbolt *tbt, TbtDevice *d, TbtObject **ret) {
         o->type = _TBT_NODE_TYPE_INVALID;
         o->depth = -1;
         o->link_class = _TBT_LINK_CLASS_INVALID;
+        o->derived.health = HEALTH_UNKNOWN;
 
         r = table_put(tbt_table(tbt, device->kind), o->sysname, o);
         if (r < 0) {
@@ -118,6 +128,9 @@ static int tbt_object_new(Thunderbolt *tbt, TbtDevice *d, TbtObject **ret) {
         if (path) {
                 bus_object_init(&o->bus, tbt->publisher, &tbt_bus_type, TAKE_PTR(path));
                 o->published = true;
+                /* The same device back after it was unplugged: its count goes on, one more change. */
+                if (tbt_departures_take(&tbt->departed, o->device->unique_id, &o->link_changes))
+                        count_change(o, "Back again");
         }
         log_tbt_debug(o, "Added (%s).", tbt_kind_to_string(o->device->kind));
         *ret = o;
@@ -128,6 +141,9 @@ static void tbt_object_remove(TbtObject *o) {
         Thunderbolt *tbt = o->owner;
 
         log_tbt_debug(o, "Removed.");
+        if (o->published && IN_SET(o->device->kind, TBT_KIND_ROUTER, TBT_KIND_PEER) &&
+            tbt_departures_remember(&tbt->departed, o->device->unique_id, &o->link_changes) < 0)
+                log_oom(); /* forgetting it costs one uncounted replug */
         /* InterfacesRemoved needs the object still findable. */
         bus_object_remove(&o->bus);
         table_remove(tbt_table(tbt, o->device->kind), o->sysname);
@@ -296,6 +312,8 @@ static int tbt_object_apply_node(TbtObject *const *objects, const TbtTopology *t
         bus_object_set(&o->bus, o->depth, node->depth, "Depth");
         bus_object_set(&o->bus, o->usb4_version, node->usb4_version, "Usb4Version");
 
+        if (o->has_link && node->has_link && tbt_rate_changed(o->rx_gbps, o->tx_gbps, node->link.rx_gbps, node->link.tx_gbps))
+                count_change(o, "Link rate or lanes changed");
         o->has_link = node->has_link;
         bus_object_set(&o->bus, o->link_class, node->has_link ? node->link.link_class : _TBT_LINK_CLASS_INVALID,
                        "LinkClass");

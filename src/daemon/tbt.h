@@ -3,6 +3,8 @@
 #pragma once
 
 #include "bus-object.h"
+#include "counter.h"
+#include "health.h"
 #include "log-object.h"
 #include "shared/table.h"
 #include "sysfs/thunderbolt.h"
@@ -25,6 +27,7 @@ typedef struct Thunderbolt {
         int sysfs_fd;
         /* The tree was rebuilt: the derivation pass redoes the network links' cross-links. */
         bool changed;
+        TbtDepartures departed; /* routers and peers that left, by UniqueId (tbt-topology.h) */
 } Thunderbolt;
 
 typedef struct TbtObject {
@@ -49,6 +52,8 @@ typedef struct TbtObject {
         char **problems;
         unsigned path_generation; /* peers: 3, 4, 5 for the network link's ConnectionType; 0 unknown */
         char **services;          /* peers: the keys of their XDomain services */
+        /* Over time: the link's rate or lanes changed, or the same UniqueId came back. */
+        TbtLinkChanges link_changes;
 
         /* Derived (derive-link.c writes these): the thunderbolt-net interface that reaches a peer. */
         struct {
@@ -57,6 +62,8 @@ typedef struct TbtObject {
                 char *pci_device_path; /* domains: PciDevice, the host interface (derive-pci.c) */
                 double path_limit_gbps; /* routers and peers: PathLimitGbps (derive-pci.c) */
                 char *path_limited_by;
+                Health health; /* derive-health.c */
+                char *health_reason;
         } derived;
 } TbtObject;
 
@@ -73,6 +80,9 @@ int tbt_object_path(const char *sysname, char **ret);
  * below it. The enumeration re-reads everything, marks and sweeps, and publishes the differences. */
 void tbt_udev_event(void *userdata, struct udev_device *device, const char *action);
 int tbt_enumerate_all(void *userdata);
+
+/* Tells Thunderbolt objects apart from others in the publisher's queue. */
+extern const BusObjectType tbt_bus_type;
 
 #define log_tbt_full_errno(o, level, error, ...) \
         log_object_full_errno(level, error, "THUNDERBOLT_DEVICE", (o)->sysname_utf8, __VA_ARGS__)

@@ -28,11 +28,12 @@ MIRROR = os.environ.get("LINKPROBE_E2E_MIRROR", "http://deb.debian.org/debian")
 # systemd and dbus to boot and run the service; the libraries linkprobed and its probes link against
 # (runtime names of the -dev packages in the Makefile's DEBIAN_BUILD_PACKAGES); udevadm and umockdev to
 # run the udev rule against mock devices (no udevd runs in the container: /sys is read-only). The
-# in-container checks are a bash script, so no python3. LINKPROBE_E2E_EXTRA_PACKAGES (space-separated)
+# in-container checks are a bash script, so no python3; iproute2 for the health check, which makes a veth
+# flap. LINKPROBE_E2E_EXTRA_PACKAGES (space-separated)
 # adds packages for debugging, e.g. strace; it is part of the recipe, so the cache follows it.
 PACKAGES = [
     "systemd", "dbus", "libsystemd0", "libudev1", "libnl-3-200", "libnl-route-3-200", "libjson-c5",
-    "libinih1", "ocl-icd-libopencl1", "libibverbs1", "libpci3", "udev", "umockdev",
+    "libinih1", "ocl-icd-libopencl1", "libibverbs1", "libpci3", "udev", "umockdev", "iproute2",
 ] + os.environ.get("LINKPROBE_E2E_EXTRA_PACKAGES", "").split()
 
 # Bumped when the customisation in _customise() changes, so the key changes with it.

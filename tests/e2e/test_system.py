@@ -31,7 +31,7 @@ BOOT_TIMEOUT = 300
 FILE_CHECKS = ["boot", "sysusers", "activatable", "unit_loaded", "security", "udev_rule"]
 DAEMON_CHECKS = ["service_active", "socket_passed", "speed_reader", "busctl_root", "busctl_user",
                  "linkprobectl_root", "linkprobectl_user", "access_denied", "privileged_root", "privileged_member",
-                 "reactivation", "unit_inhibit"]
+                 "health_catalog", "reactivation", "unit_inhibit"]
 
 
 def _env_for_make():

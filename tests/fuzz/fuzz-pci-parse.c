@@ -1,13 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Fuzzes every parser of sysfs/pci-parse.c and the KFD properties reader with the same input, as an
  * attribute value or a device path would arrive, and checks that a success only ever yields a value
- * the ABI allows; the input is also a GPU probe document whose "nvml" member the daemon reads. */
+ * the ABI allows; the input is also a GPU probe document whose "nvml" member the daemon reads, and an AER
+ * counters file (aer_dev_*) of each severity. */
 #include "daemon/gpu.h"
 #include "shared/string-util.h"
 #include "sysfs/kfd.h"
+#include "sysfs/watched.h"
 #include "sysfs/pci.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A parsed AER file has its total, never the unknown value, and names that fit. */
+static void fuzz_aer(const char *s) {
+        for (PciAerSeverity sev = 0; sev < _PCI_AER_SEVERITY_MAX; sev++) {
+                PciAerCounters c;
+                if (pci_aer_parse(s, sev, &c) < 0)
+                        continue;
+                if (c.total == PCI_COUNTER_UNKNOWN || c.n_kinds > PCI_AER_KINDS_MAX)
+                        abort();
+                for (size_t i = 0; i < c.n_kinds; i++)
+                        if (strlen(c.kinds[i].name) >= PCI_AER_NAME_MAX)
+                                abort();
+        }
+}
 
 static void fuzz_nvml(const char *s) {
         json_object *doc = json_tokener_parse(s);
@@ -60,5 +76,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (void) kfd_properties_get(s, "location_id", &v);
         (void) kfd_properties_get(s, "", &v);
         fuzz_nvml(s);
+        fuzz_aer(s);
         return 0;
 }

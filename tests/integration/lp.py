@@ -338,7 +338,7 @@ class Daemon:
     (program: another linkprobed than the build's, such as an installed one)."""
 
     def __init__(self, bus, netns=None, args=(), env=None, config=None, wait=True, prefix=(), state_dir=None,
-                 gpu=False, program=None):
+                 gpu=False, program=None, watch=False):
         self.dir = tempfile.mkdtemp(prefix="lp-daemon-")
         self.notify = NotifySocket(self.dir)
         self.stderr_path = os.path.join(self.dir, "stderr")
@@ -349,6 +349,11 @@ class Daemon:
             # A GPU measurement at every start would load both CPUs for a second (PoCL) under tests that
             # have no use for it: off unless the test asks (test_gpu.py).
             config = (config or "") + "\n[Gpu]\nEnabled=no\n"
+        if not watch and not any(a.startswith("--config") for a in args):
+            # The watch's samples (every 2 s by default) change rates and wake the daemon: tests that do
+            # not look at them run without, the way they ran before there was one. First, so that a
+            # [Watch] section in the test's own configuration wins.
+            config = "[Watch]\nIntervalSec=0\n" + (config or "")
         if config is not None:
             path = os.path.join(self.dir, "linkprobed.conf")
             with open(path, "w") as f:

@@ -46,7 +46,7 @@ def complete(line, path=None):
 
 
 VERBS = sorted("status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics "
-               "snapshot fabric".split())
+               "snapshot fabric health".split())
 
 
 def test_syntax():

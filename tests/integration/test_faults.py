@@ -402,6 +402,7 @@ BAD_VALUES = {
     "parse_percent_field": "101",
     "parse_bool_field": "perhaps",
     "parse_deadline_field": "0",
+    "parse_watch_interval": "1ms",
     "config_parse_peer_addresses": "peer.example.org",
     "config_parse_listen_addresses": "0.0.0.0:99999",
     "config_parse_link_kinds": "carrier-pigeon",

@@ -112,6 +112,11 @@ EXPECTED = {
 }
 
 
+# The watch's properties (links over time), which test_health.py checks.
+OVER_TIME = {"SymbolErrors", "LinkErrorRecoveries", "LinkDowned", "RcvErrors", "XmitDiscards", "RxGbps", "TxGbps",
+             "Health", "HealthReason"}
+
+
 def load(tb, *names):
     for name in names:
         tb.add_from_file(os.path.join(FIXTURES, name + ".umockdev"))
@@ -165,8 +170,10 @@ def test_every_fixture_port_is_published_exactly(netns, client, daemon_factory, 
         assert props["NetInterface"] == "/"
         for key, value in expected.items():
             assert props[key] == value, (device, number, key)
-        # PciDevice: the PCI function, where the fixture has one (test_pci.py checks the values).
-        assert set(props) == set(expected) | {"Device", "Port", "NetInterface", "PciDevice"}, (device, number)
+        # PciDevice: the PCI function, where the fixture has one (test_pci.py checks the values); the
+        # counters and health of links over time (test_health.py checks those).
+        assert set(props) == set(expected) | {"Device", "Port", "NetInterface", "PciDevice"} | OVER_TIME, \
+            (device, number)
     assert client.managed_objects_differing_from_getall() == []
 
 

@@ -503,7 +503,7 @@ def complete(line, path=None):
 
 
 VERBS = ("status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot "
-         "fabric").split()
+         "fabric health").split()
 OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full", "--all", "--system", "--user",
            "--bus-address=", "--help", "--version", "--transport=", "--timeout=", "--what=", "--who=", "--why=",
            "--dot", "--prometheus=", "--tolerance=", "--list", "--snapshots", "--nodes=", "--hostfile=", "--backend="]

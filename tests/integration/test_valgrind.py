@@ -38,7 +38,8 @@ def test_daemon_under_memcheck(bus, netns, tmp_path):
     config = ("[Responder]\nListen=127.0.0.1:7471\n[Peers]\nAddress=127.0.0.1\n"
               "[Reconciler]\nTickSec=100ms\nTcpDurationSec=100ms\nTcpSamples=5\n"
               "[Metrics]\nListenAddress=127.0.0.1:9477\n"
-              "[Gpu]\nTTLSec=1h\nQuick=yes\nRandomizedDelaySec=0\n")
+              "[Gpu]\nTTLSec=1h\nQuick=yes\nRandomizedDelaySec=0\n"
+              "[Watch]\nIntervalSec=100ms\n")
     memcheck = ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite",
                 "--error-exitcode=99", "--num-callers=30", f"--log-file={log}"]
     started = time.monotonic()

@@ -3,6 +3,8 @@
  * judged from both ends, the path rate with each link counted once, the relation classifier
  * (PIX/PXB/PHB/NODE/SYS as nvidia-smi topo names them), and the guards: parents that loop, a chain too
  * deep, a parent that is not on the bus. */
+#include <math.h>
+
 #include "unit-test.h"
 
 #include "daemon/pci-tree.h"
@@ -269,12 +271,43 @@ static void test_missing_parent(void **state) {
         pci_tree_free(t);
 }
 
+/* A USB4 dock's 10GbE NIC behind the host's tunnel root port: the tunnel hops report 2.5 GT/s x1 and are
+ * neither degraded nor on the path; the NIC's own link in the dock is. On a kernel before 6.12 a discrete
+ * controller right below an external-facing port is "removable" too, but its real Gen3 x4 link is no
+ * tunnel. */
+static void test_tunnel(void **state) {
+        Set s = {};
+
+        add(&s, "0000:00:07.0", NULL, "pci0000:00", BRIDGE, -1, 2.5, 1, 8, 4);
+        add(&s, "0000:2a:00.0", "0000:00:07.0", "pci0000:00", BRIDGE, -1, 2.5, 1, 2.5, 1)->removable = true;
+        add(&s, "0000:2b:01.0", "0000:2a:00.0", "pci0000:00", BRIDGE, -1, 2.5, 1, 2.5, 1)->removable = true;
+        add(&s, "0000:2c:00.0", "0000:2b:01.0", "pci0000:00", NIC, -1, 8, 4, 8, 4)->removable = true;
+        add(&s, "0000:00:1c.4", NULL, "pci0000:00", BRIDGE, -1, 8, 4, 8, 4);
+        add(&s, "0000:05:00.0", "0000:00:1c.4", "pci0000:00", BRIDGE, -1, 8, 4, 8, 4)->removable = true;
+        build(&s);
+
+        assert_true(node(&s, "0000:2a:00.0")->tunnel);
+        assert_false(node(&s, "0000:2a:00.0")->degraded);
+        assert_true(node(&s, "0000:00:07.0")->below_tunnel);
+        assert_false(node(&s, "0000:00:07.0")->degraded);
+        assert_false(node(&s, "0000:2c:00.0")->tunnel);
+        assert_int_equal(node(&s, "0000:2c:00.0")->tunnels, 1);
+        /* The NIC's own 8 GT/s x4 is its path: not the tunnel's 2 Gb/s. */
+        assert_true(fabs(node(&s, "0000:2c:00.0")->path_gbps - pci_link_gbps(8, 4)) < 1e-9);
+        assert_true(node(&s, "0000:2a:00.0")->path_gbps == 0);
+        /* The discrete controller's real link. */
+        assert_false(node(&s, "0000:05:00.0")->tunnel);
+        assert_int_equal(node(&s, "0000:05:00.0")->tunnels, 0);
+        assert_true(fabs(node(&s, "0000:05:00.0")->path_gbps - pci_link_gbps(8, 4)) < 1e-9);
+        set_free(&s);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_roles_and_links), cmocka_unit_test(test_relations),
                 cmocka_unit_test(test_no_numa),         cmocka_unit_test(test_unknown_ends),
                 cmocka_unit_test(test_cycle),           cmocka_unit_test(test_too_deep),
-                cmocka_unit_test(test_missing_parent),
+                cmocka_unit_test(test_missing_parent),  cmocka_unit_test(test_tunnel),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The health part of the derivation pass. The sources record what the kernel's counters say on each
+ * object (link.c, rdma-counters.c, pci.c, tbt.c); here the facts that combine
+ * kinds are put together, each object is judged once (health-judge.c), Health and HealthReason are
+ * published, and every change of Health is logged once with its catalog MESSAGE_ID.
+ */
+#include <math.h>
+
+#include "derive-health.h"
+#include "link.h"
+#include "log-object.h"
+#include "pci.h"
+#include "rdma.h"
+#include "shared/string-util.h"
+#include "shared/time-util.h"
+#include "tbt.h"
+
+#define NOT_WATCHED "not watched ([Watch] IntervalSec=0)"
+
+static const char *message_id(Health h) {
+        switch (h) {
+        case HEALTH_OK:
+                return HEALTH_MESSAGE_OK;
+        case HEALTH_DEGRADED:
+                return HEALTH_MESSAGE_DEGRADED;
+        case HEALTH_ERRORS:
+                return HEALTH_MESSAGE_ERRORS;
+        case HEALTH_FLAPPING:
+                return HEALTH_MESSAGE_FLAPPING;
+        case HEALTH_UNKNOWN:
+        case _HEALTH_MAX:
+        case _HEALTH_INVALID:
+                break;
+        }
+        return HEALTH_MESSAGE_UNKNOWN;
+}
+
+/* Who an object is, for the journal: its field (as every log line about it has) and its path. */
+typedef struct Subject {
+        const char *kind; /* "link", "PCI function", ... */
+        const char *field;
+        const char *name;
+        BusObject *bus;
+        Health *health;
+        char **reason;
+} Subject;
+
+/* A new object's first verdict of ok, and anything while the watch is off, is not news: everything
+ * else is said once, as it happens. */
+static void log_transition(const Subject *s, Health from, Health to, const char *reason) {
+        _cleanup_(freep) char *id = NULL, *health = NULL, *previous = NULL, *why = NULL, *kind = NULL, *path = NULL,
+                              *name = NULL;
+        int level = to == HEALTH_OK ? LOG_NOTICE : to == HEALTH_UNKNOWN ? LOG_INFO : LOG_WARNING;
+
+        if (from == HEALTH_UNKNOWN && to == HEALTH_OK)
+                return;
+        if (asprintf(&id, "MESSAGE_ID=%s", message_id(to)) < 0 ||
+            asprintf(&health, "LINKPROBE_HEALTH=%s", health_to_string(to)) < 0 ||
+            asprintf(&previous, "LINKPROBE_HEALTH_PREVIOUS=%s", health_to_string(from)) < 0 ||
+            asprintf(&why, "LINKPROBE_HEALTH_REASON=%s", strempty(reason)) < 0 ||
+            asprintf(&kind, "LINKPROBE_OBJECT_KIND=%s", s->kind) < 0 ||
+            asprintf(&path, "LINKPROBE_OBJECT=%s", s->bus->path) < 0 ||
+            asprintf(&name, "LINKPROBE_OBJECT_NAME=%s", strempty(s->name)) < 0) {
+                log_oom();
+                return;
+        }
+        char *fields[] = { id, health, previous, why, kind, path, name, NULL };
+        if (to == HEALTH_OK)
+                (void) log_object_structured(level, s->field, s->name, fields, "health ok again (was %s)",
+                                             health_to_string(from));
+        else
+                (void) log_object_structured(level, s->field, s->name, fields, "health %s: %s", health_to_string(to),
+                                             isempty(reason) ? "no reason given" : reason);
+}
+
+static void publish(const Subject *s, HealthVerdict *v, bool watched) {
+        _cleanup_(freep) char *reason = NULL;
+        Health was = *s->health, now;
+
+        if (!watched) {
+                health_verdict_done(v);
+                health_verdict_add(v, HEALTH_UNKNOWN, NOT_WATCHED);
+        }
+        now = health_verdict_health(v);
+        /* Most objects have nothing to say, every sample: no string is made for them. */
+        bool any = v->n > 0, oom = v->oom;
+        reason = any ? health_verdict_reason(v) : NULL;
+        health_verdict_done(v);
+        if (oom || (any && !reason)) {
+                log_oom();
+                return;
+        }
+        bus_object_set(s->bus, *s->health, now, "Health");
+        if (bus_object_set_string(s->bus, s->reason, reason ?: "", "HealthReason") < 0)
+                log_oom();
+        if (was != now && watched)
+                log_transition(s, was, now, reason);
+}
+
+/* ---- network links ---- */
+
+static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
+        LinkHealthFacts f = {
+                .sampled = l->watch.sampled,
+                .crc_errors = l->watch.now.rx_crc_errors == COUNTER_UNKNOWN
+                                      ? COUNTER_UNKNOWN
+                                      : window_sum(&l->watch.crc_errors, now, HEALTH_ERRORS_WINDOW_USEC),
+                .carrier_changes = window_sum(&l->watch.carrier_changes, now, HEALTH_FLAP_WINDOW_USEC),
+        };
+        HealthVerdict v = {};
+
+        health_judge_link(&f, &v);
+        publish(&(Subject) { "link", "INTERFACE", l->name_utf8, &l->bus, &l->derived.health, &l->derived.health_reason },
+                &v, h->interval_usec > 0);
+}
+
+/* ---- RDMA ports ---- */
+
+static double busier(double a, double b) {
+        return isnan(a) ? b : isnan(b) ? a : MAX(a, b);
+}
+
+/* What went over the IP stack of the port's own interface, and whether it looks like a job that fell
+ * back from RDMA to sockets: sustained IP traffic, and none over RDMA. On InfiniBand the port's
+ * counters include IPoIB's packets, so what RDMA itself moved is the difference; on RoCE (mlx5 and
+ * most drivers) the RDMA engine's traffic bypasses the interface's counters, and the port counts only
+ * it. */
+static void rdma_transport(DeriveHealth *h, RdmaPort *p, uint64_t now) {
+        Link *l = p->derived.net_ifindex > 0 ? link_get(h->links, p->derived.net_ifindex) : NULL;
+        double ip_rx = l ? l->watch.rx_gbps : NAN, ip_tx = l ? l->watch.tx_gbps : NAN;
+        bool ib = p->status.link_layer == RDMA_LINK_LAYER_INFINIBAND;
+        double ip, rdma;
+
+        p->derived.ip_rx_gbps = ip_rx;
+        p->derived.ip_tx_gbps = ip_tx;
+        if (!h->sampled)
+                return; /* sustained means sample after sample: only samples move it */
+        ip = busier(ip_rx, ip_tx);
+        rdma = busier(MAX(p->watch.rx_gbps - (ib ? ip_rx : 0), 0.0), MAX(p->watch.tx_gbps - (ib ? ip_tx : 0), 0.0));
+        if (isnan(ip) || isnan(rdma) || ip < HEALTH_FALLBACK_IP_GBPS || rdma >= HEALTH_FALLBACK_RDMA_SHARE * ip) {
+                p->derived.fallback_since = 0;
+                p->derived.fallback = false;
+                return;
+        }
+        if (p->derived.fallback_since == 0)
+                p->derived.fallback_since = now;
+        p->derived.fallback = now - p->derived.fallback_since >= (HEALTH_FALLBACK_SAMPLES - 1) * h->interval_usec;
+}
+
+static void judge_rdma(DeriveHealth *h, RdmaPort *p, uint64_t now) {
+        uint64_t *v = p->watch.value;
+        RdmaHealthFacts f = {
+                .sampled = p->watch.sampled,
+                .any_counter = p->watch.any,
+                .symbol_errors = v[INFINIBAND_SYMBOL_ERROR] == COUNTER_UNKNOWN
+                                         ? COUNTER_UNKNOWN
+                                         : window_sum(&p->watch.symbol_errors, now, HEALTH_ERRORS_WINDOW_USEC),
+                .rcv_errors = v[INFINIBAND_PORT_RCV_ERRORS] == COUNTER_UNKNOWN
+                                      ? COUNTER_UNKNOWN
+                                      : window_sum(&p->watch.rcv_errors, now, HEALTH_ERRORS_WINDOW_USEC),
+                .link_downed = window_sum(&p->watch.link_downed, now, HEALTH_FLAP_WINDOW_USEC),
+                .link_recoveries = window_sum(&p->watch.link_recoveries, now, HEALTH_FLAP_WINDOW_USEC),
+                .device = p->device,
+                .port = p->number,
+        };
+        HealthVerdict v_ = {};
+
+        rdma_transport(h, p, now);
+        f.fallback = p->derived.fallback;
+        f.ip_gbps = busier(p->derived.ip_rx_gbps, p->derived.ip_tx_gbps);
+        health_judge_rdma(&f, &v_);
+        publish(&(Subject) { "RDMA port", "RDMA_PORT", p->key, &p->bus, &p->derived.health, &p->derived.health_reason },
+                &v_, h->interval_usec > 0);
+}
+
+/* ---- PCI functions ---- */
+
+static void load_add_traffic(HealthLoad *l, double gbps) {
+        if (!isnan(gbps))
+                l->traffic_gbps = isnan(l->traffic_gbps) ? gbps : l->traffic_gbps + gbps;
+}
+
+static bool pci_is_gpu(const PciObject *o) {
+        return o->derived.gpu || (o->device->has_class && (o->device->class_code >> 16) == 0x03);
+}
+
+/* Every published function's load: what its network links and RDMA ports move (an InfiniBand port's
+ * counters include its IPoIB interface's traffic, so that interface is not added again), how busy it
+ * is if it is a GPU; a bridge carries everything below it. */
+static void pci_loads(DeriveHealth *h) {
+        PciObject *o;
+        Link *l;
+        RdmaPort *p;
+
+        TABLE_FOREACH(o, &h->pci->functions) {
+                bool gpu = pci_is_gpu(o);
+                o->derived.load = (HealthLoad) {
+                        .traffic_gbps = NAN,
+                        .gpu_busy_percent = gpu ? o->watch.gpu_busy_percent : -1,
+                        .gpu = gpu && o->watch.gpu_busy_percent < 0,
+                };
+        }
+        TABLE_FOREACH(l, &h->links->table) {
+                if (!l->derived.pci_device_path || !l->watch.sampled)
+                        continue;
+                if (l->derived.rdma_port_path && !l->derived.rdma_roce)
+                        continue; /* IPoIB: counted by its port */
+                o = pci_object_for_syspath(h->pci, l->device_path);
+                if (o)
+                        load_add_traffic(&o->derived.load, busier(l->watch.rx_gbps, l->watch.tx_gbps));
+        }
+        TABLE_FOREACH(p, &h->rdma->ports) {
+                if (!p->derived.pci_device_path || !p->watch.sampled)
+                        continue;
+                o = pci_object_for_syspath(h->pci, p->device_path);
+                if (o)
+                        load_add_traffic(&o->derived.load, busier(p->watch.rx_gbps, p->watch.tx_gbps));
+        }
+        /* Up the tree: a port's link carries what is below it. Depth is bounded by the tree's cut-off. */
+        TABLE_FOREACH(o, &h->pci->functions) {
+                const HealthLoad *own = &o->derived.load;
+                PciObject *up = o;
+
+                if (!o->published || (isnan(own->traffic_gbps) && own->gpu_busy_percent < 0 && !own->gpu))
+                        continue;
+                for (unsigned depth = 0; depth < PCI_DEPTH_MAX; depth++) {
+                        up = pci_object_get(h->pci, up->device->parent);
+                        if (!up)
+                                break;
+                        load_add_traffic(&up->derived.load, own->traffic_gbps);
+                        up->derived.load.gpu_busy_percent = MAX(up->derived.load.gpu_busy_percent, own->gpu_busy_percent);
+                        up->derived.load.gpu |= own->gpu;
+                }
+        }
+}
+
+static void judge_pci(DeriveHealth *h, PciObject *o, uint64_t now) {
+        uint64_t *aer = o->watch.aer;
+        PciHealthFacts f = {
+                .sampled = o->watch.sampled,
+                .has_link = o->derived.has_link,
+                .tunnel = o->derived.tunnel,
+                .link = o->derived.link,
+                .capable = o->derived.capable,
+                .link_gbps = o->derived.link_gbps,
+                .load = o->derived.load,
+                .speed_changes = window_sum(&o->watch.speed_changes, now, HEALTH_FLAP_WINDOW_USEC),
+                .width_changes = window_sum(&o->watch.width_changes, now, HEALTH_FLAP_WINDOW_USEC),
+                .correctable_kinds = o->watch.correctable_kinds,
+        };
+        uint64_t *window[] = { &f.correctable, &f.nonfatal, &f.fatal };
+        HealthVerdict v = {};
+
+        for (PciAerSeverity s = 0; s < _PCI_AER_SEVERITY_MAX; s++)
+                *window[s] = aer[s] == COUNTER_UNKNOWN ? COUNTER_UNKNOWN
+                                                       : window_sum(&o->watch.aer_window[s], now, HEALTH_ERRORS_WINDOW_USEC);
+        health_judge_pci(&f, &v);
+        publish(&(Subject) { "PCI function", "PCI_DEVICE", o->address, &o->bus, &o->derived.health, &o->derived.health_reason },
+                &v, h->interval_usec > 0);
+}
+
+/* ---- Thunderbolt ---- */
+
+static void judge_thunderbolt(DeriveHealth *h, TbtObject *t, uint64_t now) {
+        TbtHealthFacts f = {
+                .has_link = t->has_link,
+                .degraded = t->degraded,
+                .degraded_reason = t->degraded_reason,
+                .changes = window_sum(&t->link_changes.window, now, HEALTH_FLAP_WINDOW_USEC),
+        };
+        HealthVerdict v = {};
+
+        health_judge_thunderbolt(&f, &v);
+        publish(&(Subject) { "Thunderbolt device", "THUNDERBOLT_DEVICE", t->sysname_utf8, &t->bus, &t->derived.health,
+                             &t->derived.health_reason },
+                &v, h->interval_usec > 0);
+}
+
+/* ---- the pass ---- */
+
+void derive_health(DeriveHealth *h, BusPublisher *p, size_t from, size_t to, bool pci_changed) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        bool all = h->sampled;
+        Link *l;
+        RdmaPort *port;
+        PciObject *o;
+        TbtObject *t;
+
+        if (h->pci && (all || pci_changed))
+                pci_loads(h);
+        if (all) {
+                TABLE_FOREACH(l, &h->links->table)
+                        judge_link(h, l, now);
+                TABLE_FOREACH(port, &h->rdma->ports)
+                        judge_rdma(h, port, now);
+                TABLE_FOREACH(t, &h->thunderbolt->objects)
+                        if (t->published)
+                                judge_thunderbolt(h, t, now);
+        } else
+                for (size_t i = from; i < to; i++) {
+                        BusObject *b = p->dirty[i];
+                        if (!b)
+                                continue;
+                        if (b->type == &link_bus_type)
+                                judge_link(h, container_of(b, Link, bus), now);
+                        else if (b->type == &rdma_port_bus_type)
+                                judge_rdma(h, container_of(b, RdmaPort, bus), now);
+                        else if (b->type == &tbt_bus_type)
+                                judge_thunderbolt(h, container_of(b, TbtObject, bus), now);
+                        else if (b->type == &pci_bus_type && !pci_changed && h->pci)
+                                judge_pci(h, container_of(b, PciObject, bus), now);
+                }
+        if (h->pci && (all || pci_changed))
+                TABLE_FOREACH(o, &h->pci->functions)
+                        if (o->published)
+                                judge_pci(h, o, now);
+        h->sampled = false;
+}
+
+void derive_health_tally(const DeriveHealth *h, unsigned counts[static _HEALTH_MAX]) {
+        Link *l;
+        RdmaPort *p;
+        PciObject *o;
+        TbtObject *t;
+
+        memset(counts, 0, sizeof(unsigned) * _HEALTH_MAX);
+        TABLE_FOREACH(l, &h->links->table)
+                counts[l->derived.health]++;
+        TABLE_FOREACH(p, &h->rdma->ports)
+                counts[p->derived.health]++;
+        if (h->pci)
+                TABLE_FOREACH(o, &h->pci->functions)
+                        if (o->published)
+                                counts[o->derived.health]++;
+        TABLE_FOREACH(t, &h->thunderbolt->objects)
+                if (t->published)
+                        counts[t->derived.health]++;
+}

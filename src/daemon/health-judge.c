@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The judgement of one object from its facts: which health, and a reason that says what, how much and
+ * over what time. Thresholds in health.h; the words here are what people read in `linkprobectl health`,
+ * the journal and HealthReason. */
+#include <math.h>
+#include <stdarg.h>
+
+#include "health.h"
+#include "pci-tree.h"
+#include "shared/string-table.h"
+#include "shared/string-util.h"
+
+static const char *const health_table[_HEALTH_MAX] = {
+        [HEALTH_OK] = "ok",
+        [HEALTH_DEGRADED] = "degraded",
+        [HEALTH_ERRORS] = "errors",
+        [HEALTH_FLAPPING] = "flapping",
+        [HEALTH_UNKNOWN] = "unknown",
+};
+DEFINE_STRING_TABLE_LOOKUP(health, Health, health_table)
+
+int health_severity(Health h) {
+        switch (h) {
+        case HEALTH_UNKNOWN:
+                return 0;
+        case HEALTH_OK:
+                return 1;
+        case HEALTH_DEGRADED:
+                return 2;
+        case HEALTH_FLAPPING:
+                return 3;
+        case HEALTH_ERRORS:
+                return 4;
+        case _HEALTH_MAX:
+        case _HEALTH_INVALID:
+                break;
+        }
+        return 0;
+}
+
+#define ERRORS_WINDOW_TEXT "in the last minute"
+#define FLAP_WINDOW_TEXT "in the last 2 min"
+
+void health_verdict_done(HealthVerdict *v) {
+        for (size_t i = 0; i < v->n; i++)
+                free(v->text[i]);
+        *v = (HealthVerdict) {};
+}
+
+void health_verdict_add(HealthVerdict *v, Health h, const char *format, ...) {
+        va_list ap;
+        char *s;
+        int r;
+
+        if (v->n >= HEALTH_VERDICT_MAX)
+                return;
+        va_start(ap, format);
+        r = vasprintf(&s, format, ap);
+        va_end(ap);
+        if (r < 0) {
+                v->oom = true;
+                return;
+        }
+        v->health[v->n] = h;
+        v->text[v->n++] = s;
+}
+
+Health health_verdict_health(const HealthVerdict *v) {
+        Health worst = HEALTH_OK;
+        bool unknown = false;
+
+        /* Unknown only when nothing was found wrong: what is known to be wrong is said. */
+        for (size_t i = 0; i < v->n; i++) {
+                if (v->health[i] == HEALTH_UNKNOWN)
+                        unknown = true;
+                else if (health_severity(v->health[i]) > health_severity(worst))
+                        worst = v->health[i];
+        }
+        return worst == HEALTH_OK && unknown ? HEALTH_UNKNOWN : worst;
+}
+
+char *health_verdict_reason(const HealthVerdict *v) {
+        Health worst = health_verdict_health(v);
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        if (v->oom)
+                return NULL;
+        f = open_memstream(&s, &len);
+        if (!f)
+                return NULL;
+        /* Worst first; within one health, in the order they were found. */
+        const char *sep = "";
+        for (int severity = 4; severity >= 0; severity--)
+                for (size_t i = 0; i < v->n; i++) {
+                        if (health_severity(v->health[i]) != severity)
+                                continue;
+                        if (v->health[i] == HEALTH_OK && worst != HEALTH_OK)
+                                continue;
+                        fprintf(f, "%s%s", sep, v->text[i]);
+                        sep = "; ";
+                }
+        if (fclose(f) != 0) {
+                free(s);
+                return NULL;
+        }
+        return s;
+}
+
+char *health_format_count(uint64_t n, char *buf, size_t size) {
+        char digits[32];
+        size_t len, o = 0;
+
+        len = (size_t) snprintf(digits, sizeof(digits), "%" PRIu64, n);
+        for (size_t i = 0; i < len && o + 1 < size; i++) {
+                if (i > 0 && (len - i) % 3 == 0 && o + 2 < size)
+                        buf[o++] = ',';
+                buf[o++] = digits[i];
+        }
+        buf[o] = '\0';
+        return buf;
+}
+
+char *health_format_gbps(double gbps, char *buf, size_t size) {
+        if (!isfinite(gbps) || gbps < 0)
+                snprintf(buf, size, "? Gb/s");
+        else if (gbps >= 10)
+                snprintf(buf, size, "%.0f Gb/s", gbps);
+        else if (gbps >= 1)
+                snprintf(buf, size, "%.1f Gb/s", gbps);
+        else
+                snprintf(buf, size, "%.2f Gb/s", gbps);
+        return buf;
+}
+
+/* "1 CRC error", "37 CRC errors". */
+static void add_count(HealthVerdict *v, Health h, uint64_t n, const char *one, const char *many, const char *suffix,
+                      const char *window) {
+        char count[32];
+        health_verdict_add(v, h, "%s %s%s %s", health_format_count(n, count, sizeof(count)), n == 1 ? one : many,
+                           strempty(suffix), window);
+}
+
+bool health_pci_change_is_power_saving(const PciLink *a, const PciLink *b) {
+        if (a->width != b->width || a->gts == b->gts)
+                return false;
+        return a->gts == 2.5 || b->gts == 2.5;
+}
+
+typedef enum Busy {
+        BUSY_NO,
+        BUSY_YES,
+        BUSY_UNKNOWN,
+} Busy;
+
+static Busy load_busy(const HealthLoad *l, double link_gbps, char *what, size_t size) {
+        char rate[32];
+
+        if (l->gpu_busy_percent >= HEALTH_GPU_BUSY_PERCENT) {
+                snprintf(what, size, "the GPU is %d %% busy", l->gpu_busy_percent);
+                return BUSY_YES;
+        }
+        if (isfinite(l->traffic_gbps) && link_gbps > 0 && l->traffic_gbps >= HEALTH_BUSY_SHARE * link_gbps) {
+                snprintf(what, size, "moving %s", health_format_gbps(l->traffic_gbps, rate, sizeof(rate)));
+                return BUSY_YES;
+        }
+        /* A GPU's work is not in any network counter: without the kernel's word it is unknown. */
+        if (l->gpu && l->gpu_busy_percent < 0)
+                return BUSY_UNKNOWN;
+        if (!isfinite(l->traffic_gbps) && l->gpu_busy_percent < 0)
+                return BUSY_UNKNOWN;
+        return BUSY_NO;
+}
+
+static void judge_pci_link(const PciHealthFacts *f, HealthVerdict *v) {
+        char now[48], both[48], what[64];
+
+        /* A tunnel reports a fixed 2.5 GT/s whatever it carries; an SR-IOV VF reports no speed and x0 (its
+         * link is its physical function's). Neither says anything about the link. */
+        if (!f->has_link || f->tunnel || f->link.gts <= 0 || f->link.width == 0)
+                return;
+        pci_link_format(&f->link, now, sizeof(now));
+        pci_link_format(&f->capable, both, sizeof(both));
+
+        if (f->capable.width > 0 && f->link.width < f->capable.width) {
+                health_verdict_add(v, HEALTH_DEGRADED, "trained at %s; both ends support %s", now, both);
+                return;
+        }
+        if (f->capable.gts <= 0 || f->link.gts >= f->capable.gts)
+                return;
+        switch (load_busy(&f->load, f->link_gbps, what, sizeof(what))) {
+        case BUSY_YES:
+                health_verdict_add(v, HEALTH_DEGRADED, "%s while %s; both ends support %s", now, what, both);
+                break;
+        case BUSY_NO:
+                health_verdict_add(v, HEALTH_OK, "%s while idle, below the %.1f GT/s both ends support: power saving",
+                                   now, f->capable.gts);
+                break;
+        case BUSY_UNKNOWN:
+                health_verdict_add(v, HEALTH_OK,
+                                   "%s, below the %.1f GT/s both ends support: power saving if idle (how busy the "
+                                   "device is cannot be told)",
+                                   now, f->capable.gts);
+                break;
+        }
+}
+
+void health_judge_pci(const PciHealthFacts *f, HealthVerdict *v) {
+        char count[32];
+
+        if (!f->sampled) {
+                health_verdict_add(v, HEALTH_UNKNOWN, "not sampled yet");
+                return;
+        }
+        if (f->fatal != COUNTER_UNKNOWN && f->fatal > 0)
+                add_count(v, HEALTH_ERRORS, f->fatal, "fatal AER error", "fatal AER errors", NULL, ERRORS_WINDOW_TEXT);
+        if (f->nonfatal != COUNTER_UNKNOWN && f->nonfatal > 0)
+                add_count(v, HEALTH_ERRORS, f->nonfatal, "non-fatal uncorrectable AER error",
+                          "non-fatal uncorrectable AER errors", NULL, ERRORS_WINDOW_TEXT);
+        if (f->correctable != COUNTER_UNKNOWN && f->correctable >= HEALTH_ERRORS_PER_WINDOW) {
+                char kinds[96] = "";
+                if (!isempty(f->correctable_kinds))
+                        snprintf(kinds, sizeof(kinds), " (%s)", f->correctable_kinds);
+                add_count(v, HEALTH_ERRORS, f->correctable, "correctable AER error", "correctable AER errors", kinds,
+                          ERRORS_WINDOW_TEXT);
+        }
+        if (f->speed_changes + f->width_changes >= HEALTH_FLAP_CHANGES) {
+                if (f->width_changes == 0)
+                        add_count(v, HEALTH_FLAPPING, f->speed_changes, "speed change", "speed changes", NULL,
+                                  FLAP_WINDOW_TEXT);
+                else if (f->speed_changes == 0)
+                        add_count(v, HEALTH_FLAPPING, f->width_changes, "width change", "width changes", NULL,
+                                  FLAP_WINDOW_TEXT);
+                else
+                        health_verdict_add(v, HEALTH_FLAPPING, "%s speed and %" PRIu64 " width changes " FLAP_WINDOW_TEXT,
+                                           health_format_count(f->speed_changes, count, sizeof(count)), f->width_changes);
+        }
+        judge_pci_link(f, v);
+}
+
+void health_judge_link(const LinkHealthFacts *f, HealthVerdict *v) {
+        if (!f->sampled || f->crc_errors == COUNTER_UNKNOWN) {
+                health_verdict_add(v, HEALTH_UNKNOWN, f->sampled ? "the kernel gives no statistics" : "not sampled yet");
+                return;
+        }
+        if (f->crc_errors >= HEALTH_ERRORS_PER_WINDOW)
+                add_count(v, HEALTH_ERRORS, f->crc_errors, "CRC error", "CRC errors", NULL, ERRORS_WINDOW_TEXT);
+        if (f->carrier_changes >= HEALTH_FLAP_CHANGES)
+                add_count(v, HEALTH_FLAPPING, f->carrier_changes, "carrier change", "carrier changes", NULL,
+                          FLAP_WINDOW_TEXT);
+}
+
+void health_judge_rdma(const RdmaHealthFacts *f, HealthVerdict *v) {
+        char rate[32];
+
+        if (!f->sampled || !f->any_counter) {
+                health_verdict_add(v, HEALTH_UNKNOWN, f->sampled ? "the port has no counters" : "not sampled yet");
+                return;
+        }
+        if (f->symbol_errors != COUNTER_UNKNOWN && f->symbol_errors >= HEALTH_ERRORS_PER_WINDOW)
+                add_count(v, HEALTH_ERRORS, f->symbol_errors, "symbol error", "symbol errors", NULL, ERRORS_WINDOW_TEXT);
+        if (f->rcv_errors != COUNTER_UNKNOWN && f->rcv_errors >= HEALTH_ERRORS_PER_WINDOW)
+                add_count(v, HEALTH_ERRORS, f->rcv_errors, "receive error", "receive errors", NULL, ERRORS_WINDOW_TEXT);
+        uint64_t downs = f->link_downed == COUNTER_UNKNOWN ? 0 : f->link_downed,
+                 recoveries = f->link_recoveries == COUNTER_UNKNOWN ? 0 : f->link_recoveries;
+        if (downs + recoveries >= HEALTH_FLAP_CHANGES)
+                health_verdict_add(v, HEALTH_FLAPPING, "%" PRIu64 " link %s and %" PRIu64 " link error %s " FLAP_WINDOW_TEXT,
+                                   downs, downs == 1 ? "down" : "downs", recoveries,
+                                   recoveries == 1 ? "recovery" : "recoveries");
+        if (f->fallback)
+                health_verdict_add(v, HEALTH_OK,
+                                   "%s over TCP/IP and none over RDMA on %s port %u: a job may have fallen back to "
+                                   "sockets",
+                                   health_format_gbps(f->ip_gbps, rate, sizeof(rate)), strempty(f->device), f->port);
+}
+
+void health_judge_thunderbolt(const TbtHealthFacts *f, HealthVerdict *v) {
+        if (!f->has_link)
+                return;
+        if (f->changes >= HEALTH_FLAP_CHANGES)
+                add_count(v, HEALTH_FLAPPING, f->changes, "link change (rate, lanes or a replug)",
+                          "link changes (rate, lanes or replugs)", NULL, FLAP_WINDOW_TEXT);
+        if (f->degraded)
+                health_verdict_add(v, HEALTH_DEGRADED, "%s", isempty(f->degraded_reason) ? "trained below what both ends support"
+                                                                                            : f->degraded_reason);
+}
