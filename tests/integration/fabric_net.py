@@ -144,8 +144,9 @@ class Node:
         config = self.cluster.base_config + self.config + extra_config
         if self.metrics_address:
             config += f"[Metrics]\nListenAddress={self.metrics_address}\n"
+        # The watch on, as a node of a real cluster runs: the rules and the dashboard read what it samples.
         self.daemon = lp.Daemon(self.bus, netns=_InNode(self.ns), prefix=["umockdev-wrapper"], config=config,
-                                env={**self.testbed.env(), **self.ns.env()},
+                                watch=True, env={**self.testbed.env(), **self.ns.env()},
                                 args=[f"--sysfs-root={self.testbed.sys}", *self.args])
         self.client = lp.Client(self.bus)
         return self

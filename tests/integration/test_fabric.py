@@ -509,7 +509,9 @@ def test_ring_and_host_file_from_prometheus_and_snapshots_agree(cluster, tmp_pat
             return [r["Hostname"] for r in json.loads(out.stdout)["Ranks"]] if out.returncode == 0 else out.stderr
 
         want = ["node-b", "node-c", "node-a"]
-        assert ring_order(from_snapshots("--json")) == want
+        out = from_snapshots("--json")
+        assert ring_order(out) == want, (out.stdout, out.stderr,
+                                         {role: node.peers() for role, node in cluster.nodes.items()})
         # Prometheus holds the same once it has scraped the new measurements and addresses.
         lp.wait_for(lambda: ring_order(prom.ctl("fabric", "ring", "--json")) == want and
                     prom.ctl("fabric", "ring", "--hostfile=mlx").returncode == 0, 40,
