@@ -34,8 +34,10 @@
 #ifndef MAX
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #endif
-/* x within [lo, hi] (lo <= hi). */
+/* x within [lo, hi] (lo <= hi). GLib's (a test that uses umockdev includes it) means the same. */
+#ifndef CLAMP
 #define CLAMP(x, lo, hi) MIN(MAX((x), (lo)), (hi))
+#endif
 
 #define streq(a, b) (strcmp((a), (b)) == 0)
 #define strneq(a, b, n) (strncmp((a), (b), (n)) == 0)
