@@ -140,7 +140,7 @@ ALL_PROGRAMS := $(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS) $(UNIT_TESTS) 
 
 define library_template
 $(BUILD)/lib$(1).a: $$(call objs,$$($(1)_SOURCES))
-	$$(call msg,AR,$$@)ar rcs $$@ $$^
+	$$(call msg,AR,$$@)rm -f $$@ && ar rcs $$@ $$^
 endef
 
 define program_template
