@@ -290,8 +290,8 @@ static void render_gpus(const MetricsSources *m, FILE *f) {
                 { "linkprobe_gpu_fp32_flops", "Measured FP32 throughput (fused multiply-add counted as two)." },
                 { "linkprobe_gpu_fp16_flops", "Measured FP16 throughput; absent without cl_khr_fp16." },
                 { "linkprobe_gpu_measured_timestamp_seconds", "When the device was last measured (Unix time)." },
-                { "linkprobe_gpu_host_to_device_bytes", "Measured copy rate from pinned host memory, bytes per second." },
-                { "linkprobe_gpu_device_to_host_bytes", "Measured copy rate to pinned host memory, bytes per second." },
+                { "linkprobe_gpu_host_to_device_bytes", "Measured copy rate from host memory, bytes per second." },
+                { "linkprobe_gpu_device_to_host_bytes", "Measured copy rate to host memory, bytes per second." },
         };
         for (size_t i = 0; i < ELEMENTSOF(measured); i++) {
                 family(f, measured[i].name, "gauge", measured[i].help);
