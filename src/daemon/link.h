@@ -21,6 +21,9 @@ typedef struct LinkAddress {
         uint8_t prefixlen;
         uint8_t scope;
         uint32_t flags; /* IFA_F_* */
+        /* The address as inet_ntop() writes it, made once when it arrives: the bus and the metrics
+         * print it for every request, and IPv6 formatting is dear (GetManagedObjects at 2000 links). */
+        char text[INET6_ADDRSTRLEN];
 } LinkAddress;
 
 /* Every link, and what the derivation pass needs to know about them as a whole. */
