@@ -16,10 +16,11 @@
 #include "shared/time-util.h"
 
 #define MIB (UINT64_C(1) << 20)
-/* A sweep launch reads an eighth of the buffer, each the next eighth: an eighth was last read seven
- * eighths (at least 3.5x the cache) ago, so it comes from memory as the whole buffer would, and the
- * sweep's two passes over ten candidates read the buffer 2.5 times. */
-#define SWEEP_SLICES 8
+/* The buffer is read in eighths: a sweep launch reads one, a timed run as many (1, 2, 4 or all 8) as
+ * last about the plan's launch time, and every launch starts where the last one ended, so a slice was
+ * last read at least seven eighths of the buffer (3.5x the cache) earlier and comes from memory as the
+ * whole buffer would. The sweep's two passes over ten candidates read the buffer 2.5 times. */
+#define SLICES 8
 
 static const char *const patterns[] = { "block", "grid" };
 static const unsigned widths[] = GPU_BANDWIDTH_WIDTHS;
@@ -87,11 +88,36 @@ static void load_type_name(unsigned width, char buf[static 16]) {
                 snprintf(buf, 16, "uint%u", width);
 }
 
-/* Each sweep launch reads the next slice: `first` (argument 3) is where it starts, in loads. */
-static int sweep_prepare(Test *t, unsigned launch, void *userdata, GpuError *e) {
-        const Session *s = userdata;
-        cl_ulong first = (cl_ulong) (launch % SWEEP_SLICES) * t->global * s->config.fetches;
+/* Where the next launch starts, shared by every candidate's launches and the timed runs. */
+typedef struct Rotation {
+        uint64_t slice_bytes;
+        unsigned fetches;
+        unsigned next; /* a slice */
+} Rotation;
+
+/* Points a launch (argument 3, in loads) at the slices after the last launch's. A launch of k slices
+ * starts at a multiple of k, so that it never runs off the buffer's end. */
+static int rotation_prepare(Test *t, GpuError *e) {
+        Rotation *rot = t->userdata;
+        unsigned k = (unsigned) ((uint64_t) t->work / rot->slice_bytes);
+        unsigned slice = (rot->next + k - 1) / k * k % SLICES;
+        uint64_t load_bytes = (uint64_t) t->work / ((uint64_t) t->global * rot->fetches);
+        cl_ulong first = slice * rot->slice_bytes / load_bytes;
+
+        rot->next = slice + k;
         return kernel_set_arg(t->kernel, 3, sizeof(first), &first, t->name, e);
+}
+
+/* How many slices a timed run reads: the fewest (a power of two) that last the plan's launch time at
+ * the rate the sweep found, so that a shared host's bursts fall on few runs; the whole buffer on a
+ * device as fast as a GPU. */
+static unsigned slices_per_run(const Session *s, uint64_t slice_bytes, double gb_s) {
+        double slice_sec = (double) slice_bytes / (gb_s * 1e9);
+        unsigned k = 1;
+
+        while (k < SLICES && k * slice_sec < (double) s->plan->launch_usec * 1e-6)
+                k *= 2;
+        return k;
 }
 
 /* Builds the bandwidth program of one width (0: of every width). */
@@ -105,7 +131,7 @@ static int bandwidth_build(Session *s, unsigned width, cl_program *ret, GpuError
 
 /* Makes one width's candidates from program, or records why there is no program for them. */
 static void candidates_prepare(Session *s, size_t w, cl_program program, const GpuError *build, cl_mem buf,
-                               cl_mem out, cl_uint sentinel, uint64_t bytes, Test *t, Candidate *c,
+                               cl_mem out, cl_uint sentinel, Rotation *rot, Test *t, Candidate *c,
                                GpuError *errors) {
         for (size_t p = 0; p < ELEMENTSOF(patterns); p++) {
                 size_t i = w * ELEMENTSOF(patterns) + p;
@@ -116,8 +142,10 @@ static void candidates_prepare(Session *s, size_t w, cl_program program, const G
                 snprintf(c[i].name, sizeof(c[i].name), "memory_bandwidth %s %s", type, patterns[p]);
                 t[i] = (Test) {
                         .name = c[i].name,
-                        .global = bytes / SWEEP_SLICES / (widths[w] * sizeof(cl_uint)) / s->config.fetches,
-                        .work = (double) (bytes / SWEEP_SLICES),
+                        .global = rot->slice_bytes / (widths[w] * sizeof(cl_uint)) / s->config.fetches,
+                        .work = (double) rot->slice_bytes,
+                        .prepare = rotation_prepare,
+                        .userdata = rot,
                 };
                 if (!program) {
                         errors[i] = *build;
@@ -188,7 +216,7 @@ int measure_bandwidth(Session *s, json_object *j, TestFigures *ret, GpuError *e)
 
         /* Every candidate's launch, a slice or the whole, is a whole number of work-groups of any
          * size up to GPU_MAX_WORK_GROUP, at any width; the fill writes 64 bytes per work-item. */
-        uint64_t granule = (uint64_t) SWEEP_SLICES * GPU_MAX_WORK_GROUP * s->config.fetches * 64;
+        uint64_t granule = (uint64_t) SLICES * GPU_MAX_WORK_GROUP * s->config.fetches * 64;
         r = bandwidth_buffer_bytes(s, granule, &bytes, &cache, &cache_source, e);
         if (r < 0)
                 return r;
@@ -224,23 +252,22 @@ int measure_bandwidth(Session *s, json_object *j, TestFigures *ret, GpuError *e)
         else
                 for (size_t w = 0; w < ELEMENTSOF(widths); w++)
                         (void) bandwidth_build(s, widths[w], &programs[w], &build[w]);
+        Rotation rot = { .slice_bytes = bytes / SLICES, .fetches = s->config.fetches };
         for (size_t w = 0; w < ELEMENTSOF(widths); w++)
-                candidates_prepare(s, w, programs[w], &build[w], buf, out, sentinel, bytes, t, c, errors);
-        best = test_sweep(s, t, N_CANDIDATES, sweep_prepare, s, rates, errors, e);
+                candidates_prepare(s, w, programs[w], &build[w], buf, out, sentinel, &rot, t, c, errors);
+        best = test_sweep(s, t, N_CANDIDATES, rates, errors, e);
         if (best < 0) {
                 r = best;
                 goto finish;
         }
 
-        /* The fastest, timed over the whole buffer from its start. */
+        /* The fastest, timed over as many slices as make a launch long enough to time well. */
         Test *chosen = &t[best];
-        cl_ulong first = 0;
+        unsigned k = slices_per_run(s, rot.slice_bytes, rates[best]);
         chosen->name = "memory_bandwidth";
-        chosen->global *= SWEEP_SLICES;
-        chosen->work = (double) bytes;
-        r = kernel_set_arg(chosen->kernel, 3, sizeof(first), &first, chosen->name, e);
-        if (r >= 0)
-                r = test_run(s, chosen, "GB/s", j, ret, e);
+        chosen->global *= k;
+        chosen->work = (double) (k * rot.slice_bytes);
+        r = test_run(s, chosen, "GB/s", j, ret, e);
         if (r < 0)
                 goto finish;
 
@@ -249,7 +276,7 @@ int measure_bandwidth(Session *s, json_object *j, TestFigures *ret, GpuError *e)
         json_object_object_add(j, "buffer_bytes", json_object_new_uint64(bytes));
         json_object_object_add(j, "cache_bytes", json_object_new_uint64(cache));
         json_object_object_add(j, "cache_source", json_object_new_string(cache_source));
-        json_object_object_add(j, "bytes_read_per_run", json_object_new_uint64(bytes));
+        json_object_object_add(j, "bytes_read_per_run", json_object_new_uint64(k * rot.slice_bytes));
         json_object_object_add(j, "load_type", json_object_new_string(type));
         json_object_object_add(j, "access_pattern", json_object_new_string(c[best].pattern));
         json_object_object_add(j, "loads_per_work_item", json_object_new_int((int) s->config.fetches));

@@ -86,10 +86,16 @@ int session_launch(Session *s, cl_kernel kernel, size_t global, size_t local, co
 }
 
 /* One timed unit of a test: a kernel launch, or the test's own command. */
-static int test_launch(Session *s, const Test *t, double *ret_sec, GpuError *e) {
+static int test_launch(Session *s, Test *t, double *ret_sec, GpuError *e) {
         _cleanup_(cl_event_releasep) cl_event ev = NULL;
         cl_int err;
+        int r;
 
+        if (t->prepare) {
+                r = t->prepare(t, e);
+                if (r < 0)
+                        return r;
+        }
         if (!t->enqueue)
                 return session_launch(s, t->kernel, t->global, t->local, t->name, ret_sec, e);
         uint64_t t0 = now_usec(CLOCK_MONOTONIC);
@@ -247,8 +253,7 @@ int test_run(Session *s, Test *t, const char *unit, json_object *j, TestFigures 
         return 0;
 }
 
-int test_sweep(Session *s, Test *t, size_t n, SweepPrepare prepare, void *userdata, double *ret_rates,
-               GpuError *errors, GpuError *e) {
+int test_sweep(Session *s, Test *t, size_t n, double *ret_rates, GpuError *errors, GpuError *e) {
         uint64_t start = now_usec(CLOCK_MONOTONIC);
         uint64_t slice = test_slice_usec(s, start);
         unsigned launches = 0;
@@ -268,9 +273,7 @@ int test_sweep(Session *s, Test *t, size_t n, SweepPrepare prepare, void *userda
                 for (size_t i = 0; i < n; i++) {
                         if (!isempty(errors[i].name))
                                 continue;
-                        r = prepare ? prepare(&t[i], launches, userdata, &errors[i]) : 0;
-                        if (r >= 0)
-                                r = test_launch(s, &t[i], &sec, &errors[i]);
+                        r = test_launch(s, &t[i], &sec, &errors[i]);
                         launches++;
                         if (r < 0) {
                                 ret_rates[i] = 0;

@@ -62,14 +62,14 @@ typedef struct Test {
         cl_mem buffer;
         void *host;
         bool host_clock; /* timed from enqueueing to completion on the host's clock, not the device's */
+        /* Called before every launch, warm-up, sweep and timed runs alike (may be NULL). */
+        int (*prepare)(struct Test *t, GpuError *e);
+        void *userdata; /* for prepare */
         /* When a sweep chose this test: when the sweep began (the test's time and warm-up count from
          * then) and how many launches it made. 0: test_run() starts the clock. */
         uint64_t started_usec;
         unsigned sweep_launches;
 } Test;
-
-/* Called before each launch of a sweep; launch counts every candidate's launches together. */
-typedef int (*SweepPrepare)(Test *t, unsigned launch, void *userdata, GpuError *e);
 
 /* Releases the session's program, queue and context, and its warnings. */
 void session_done(Session *s);
@@ -97,8 +97,6 @@ int test_run(Session *s, Test *t, const char *unit, json_object *j, TestFigures 
  * @s: the session
  * @t: the candidates; work is per launch, as in test_run()
  * @n: how many
- * @prepare: called before every launch (may be NULL)
- * @userdata: for prepare
  * @ret_rates: per candidate, the best of its launches in 1e9 work per second; 0 for one that failed
  * @errors: per candidate, why it failed (name empty when it did not); one already named on entry
  *          failed before the sweep (it would not build, had no memory) and is not launched
@@ -109,8 +107,7 @@ int test_run(Session *s, Test *t, const char *unit, json_object *j, TestFigures 
  * the others go on. The sweep is the test's warm-up: the winner's started_usec and sweep_launches are
  * set for test_run(). Returns the winner's index, or a negative errno when every candidate failed.
  */
-int test_sweep(Session *s, Test *t, size_t n, SweepPrepare prepare, void *userdata, double *ret_rates,
-               GpuError *errors, GpuError *e);
+int test_sweep(Session *s, Test *t, size_t n, double *ret_rates, GpuError *errors, GpuError *e);
 /* Builds source with options and $LINKPROBE_GPU_KERNEL_OPTIONS after them (a -D there overrides ours). */
 int session_build(Session *s, const char *options, cl_program *ret, GpuError *e);
 /* MemAvailable from /proc/meminfo in bytes, or 0 when it cannot be read. */

@@ -131,7 +131,7 @@ static int run_direction(Session *s, cl_mem buffer, const HostBuffers *h, uint64
                         .host_clock = k == HOST_PAGEABLE,
                 };
         }
-        best = test_sweep(s, t, _HOST_MEMORY_MAX, NULL, NULL, rates, errors, e);
+        best = test_sweep(s, t, _HOST_MEMORY_MAX, rates, errors, e);
         if (best < 0)
                 return best;
         r = test_run(s, &t[best], "GB/s", j, ret, e);
