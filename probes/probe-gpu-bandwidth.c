@@ -19,7 +19,7 @@
 /* The buffer is read in eighths: a sweep launch reads one, a timed run as many (1, 2, 4 or all 8) as
  * last about the plan's launch time, and every launch starts where the last one ended, so a slice was
  * last read at least seven eighths of the buffer (3.5x the cache) earlier and comes from memory as the
- * whole buffer would. The sweep's two passes over ten candidates read the buffer 2.5 times. */
+ * whole buffer would. The sweep's three passes over ten candidates read the buffer 3.75 times. */
 #define SLICES 8
 
 static const char *const patterns[] = { "block", "grid" };

@@ -9,8 +9,10 @@
 #include "shared/time-util.h"
 
 #define MAX_RUNS 32
-/* A sweep launches each candidate at most this often; the best launch ranks it. */
-#define SWEEP_PASSES 2
+/* A sweep launches each candidate at most this often; the best launch ranks it. Three: with two, a
+ * burst on a shared host that hit the fastest candidate's second launch as its first (which also
+ * paid for compiling and faulting in) let a slow one win now and then. */
+#define SWEEP_PASSES 3
 
 void session_done(Session *s) {
         if (s->program)
@@ -263,10 +265,10 @@ int test_sweep(Session *s, Test *t, size_t n, double *ret_rates, GpuError *error
 
         for (size_t i = 0; i < n; i++)
                 ret_rates[i] = 0;
-        /* Every candidate once, then again: interleaved, so drift on a shared host falls on all of them
-         * alike, and each is ranked by a launch made after its first, which paid for faulting in
+        /* Every candidate once, then again, interleaved, so drift on a shared host falls on all of them
+         * alike, and each is ranked by its launches after its first, which paid for faulting in
          * buffers, ramping clocks and compiling. Only a budget too tight for the warm-up's share of
-         * the test skips the second pass. */
+         * the test cuts the passes short. */
         for (unsigned pass = 0; pass < SWEEP_PASSES; pass++) {
                 if (pass > 0 && now_usec(CLOCK_MONOTONIC) - start >= slice * 3 / 10)
                         break;

@@ -102,9 +102,9 @@ int test_run(Session *s, Test *t, const char *unit, json_object *j, TestFigures 
  *          failed before the sweep (it would not build, had no memory) and is not launched
  * @e: filled when every candidate failed: the first one's error
  *
- * Launches every candidate twice, interleaved (once when the first pass took the test's whole share of
- * warm-up), and ranks each by its best launch, the one a shared host disturbed least. A candidate that fails to launch is dropped and
- * the others go on. The sweep is the test's warm-up: the winner's started_usec and sweep_launches are
+ * Launches every candidate three times, interleaved (fewer when the passes take the test's whole share
+ * of warm-up), and ranks each by its best launch, the one a shared host disturbed least. A candidate
+ * that fails to launch is dropped and the others go on. The sweep is the test's warm-up: the winner's started_usec and sweep_launches are
  * set for test_run(). Returns the winner's index, or a negative errno when every candidate failed.
  */
 int test_sweep(Session *s, Test *t, size_t n, double *ret_rates, GpuError *errors, GpuError *e);
