@@ -151,12 +151,12 @@ static void candidates_prepare(Session *s, size_t w, cl_program program, const G
                         errors[i] = *build;
                         continue;
                 }
+                /* A failure lands in errors[i], and the sweep leaves the candidate out. */
                 snprintf(kernel_name, sizeof(kernel_name), "stream_read_%s_%u", patterns[p], widths[w]);
-                if (session_kernel(s, program, kernel_name, &t[i].kernel, &t[i].local, &errors[i]) < 0 ||
-                    kernel_set_arg(t[i].kernel, 0, sizeof(buf), &buf, c[i].name, &errors[i]) < 0 ||
-                    kernel_set_arg(t[i].kernel, 1, sizeof(out), &out, c[i].name, &errors[i]) < 0 ||
-                    kernel_set_arg(t[i].kernel, 2, sizeof(sentinel), &sentinel, c[i].name, &errors[i]) < 0)
-                        continue;
+                (void) (session_kernel(s, program, kernel_name, &t[i].kernel, &t[i].local, &errors[i]) < 0 ||
+                        kernel_set_arg(t[i].kernel, 0, sizeof(buf), &buf, c[i].name, &errors[i]) < 0 ||
+                        kernel_set_arg(t[i].kernel, 1, sizeof(out), &out, c[i].name, &errors[i]) < 0 ||
+                        kernel_set_arg(t[i].kernel, 2, sizeof(sentinel), &sentinel, c[i].name, &errors[i]) < 0);
         }
 }
 
