@@ -2,10 +2,11 @@
 #include "probe-gpu-kernels.h"
 
 /*
- * Written for OpenCL C 1.2 so every driver in use compiles it. Nothing the host does not read is
- * left for the compiler to delete: stream_read folds every word it loads into a value it compares with
- * a sentinel the host chooses (and never writes in practice, so only reads count), and the FMA
- * kernels store the sum of their chains.
+ * Written for OpenCL C 1.2 so every driver in use compiles it. One source, two kinds of program: the
+ * bandwidth program (-DBW_ALL=1, or -DBW_VEC=W for one load width) and the main program (-DFP_VEC). Nothing the host does
+ * not read is left for the compiler to delete: stream_read_* fold every word they load into a value
+ * they compare with a sentinel the host chooses (and never writes in practice, so only reads count),
+ * and the FMA kernels store the sum of their chains.
  */
 const char gpu_kernel_source[] =
         "#define CAT_(a, b) a##b\n"
@@ -25,6 +26,42 @@ const char gpu_kernel_source[] =
         "#define FOLD_16(v, op) FOLD_8((v).lo op (v).hi, op)\n"
         "#define FOLD(v, n, op) CAT(FOLD_, n)(v, op)\n"
         "\n"
+        /* The bandwidth kernels, stream_read_block_W and stream_read_grid_W for W uint lanes per load:
+         * -DBW_ALL=1 makes a program of every width, -DBW_VEC=W one of that width alone (for a driver
+         * whose compiler rejects some width, so that it costs only itself). Both read BW_FETCH loads
+         * per work-item from `first` (in loads) on, the two ways clpeak reads: "block" has a work-group
+         * read one contiguous block, its loads strided by the work-group size (clpeak's local offset);
+         * "grid" strides every load by the whole launch (clpeak's global offset). Which is faster
+         * depends on the device's memory system. */
+        "#define STREAM_READ(W, name, base, stride)                                       \\\n"
+        "__kernel void CAT(name, W)(__global const VEC(uint, W) *restrict src,           \\\n"
+        "                           __global uint *restrict out, uint sentinel, ulong first) { \\\n"
+        "        size_t i = (size_t) first + (base), step = (stride);                     \\\n"
+        "        VEC(uint, W) acc = 0;                                                    \\\n"
+        "        _Pragma(\"unroll\")                                                      \\\n"
+        "        for (uint k = 0; k < BW_FETCH; k++)                                      \\\n"
+        "                acc ^= src[i + k * step];                                        \\\n"
+        "        uint r = FOLD(acc, W, ^);                                                \\\n"
+        "        if (r == sentinel)                                                       \\\n"
+        "                out[get_global_id(0)] = r;                                       \\\n"
+        "}\n"
+        "#define STREAM_READ_BOTH(W)                                                      \\\n"
+        "        STREAM_READ(W, stream_read_block_,                                       \\\n"
+        "                    get_group_id(0) * get_local_size(0) * BW_FETCH + get_local_id(0), \\\n"
+        "                    get_local_size(0))                                           \\\n"
+        "        STREAM_READ(W, stream_read_grid_, get_global_id(0), get_global_size(0))\n"
+        "#ifdef BW_VEC\n"
+        "STREAM_READ_BOTH(BW_VEC)\n"
+        "#elif defined(BW_ALL) && BW_ALL\n"
+        "STREAM_READ_BOTH(1)\n"
+        "STREAM_READ_BOTH(2)\n"
+        "STREAM_READ_BOTH(4)\n"
+        "STREAM_READ_BOTH(8)\n"
+        "STREAM_READ_BOTH(16)\n"
+        "#endif\n"
+        "\n"
+        /* The main program (-DFP_VEC): the fill and the FMA kernels. */
+        "#ifdef FP_VEC\n"
         "#if USE_FMA\n"
         "#define MULADD(x, a, b) fma(x, a, b)\n"
         "#else\n"
@@ -55,20 +92,6 @@ const char gpu_kernel_source[] =
         "        buf[i] = v;\n"
         "}\n"
         "\n"
-        "#define BWT VEC(uint, BW_VEC)\n"
-        "__kernel void stream_read(__global const BWT *restrict src, __global uint *restrict out,\n"
-        "                          uint sentinel) {\n"
-        "        size_t lsz = get_local_size(0);\n"
-        "        size_t i = get_group_id(0) * lsz * BW_FETCH + get_local_id(0);\n"
-        "        BWT acc = 0;\n"
-        "#pragma unroll\n"
-        "        for (uint k = 0; k < BW_FETCH; k++)\n"
-        "                acc ^= src[i + k * lsz];\n"
-        "        uint r = FOLD(acc, BW_VEC, ^);\n"
-        "        if (r == sentinel)\n"
-        "                out[get_global_id(0)] = r;\n"
-        "}\n"
-        "\n"
         /* x = x * a + b converges to b / (1 - a) = 1 for the host's a and b: no overflow, no denormals. */
         "#define FMA_KERNEL(name, T, N)                                                   \\\n"
         "__kernel void name(__global float *out, float a, float b, uint iters) {         \\\n"
@@ -95,6 +118,7 @@ const char gpu_kernel_source[] =
         "#if WITH_FP16\n"
         "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
         "FMA_KERNEL(fp16_fma, half, HALF_VEC)\n"
+        "#endif\n"
         "#endif\n";
 
 static unsigned width_clamp(unsigned w) {
@@ -116,8 +140,6 @@ void gpu_kernel_config_for_device(const GpuDevice *d, GpuKernelConfig *ret) {
                 MAX(d->native_vector_width[GPU_SCALAR_FLOAT], d->preferred_vector_width[GPU_SCALAR_FLOAT]));
 
         *ret = (GpuKernelConfig) {
-                /* A CPU loads a whole cache line per AVX-512 load; GPUs coalesce 16-byte lanes. */
-                .bandwidth_vector = cpu ? 16 : 4,
                 .fetches = 16,
                 .fp_vector = fp_width,
                 /* 16 chains need 16 vector registers: right for AVX-512's 32, too many for AVX2's 16. A
@@ -132,10 +154,13 @@ void gpu_kernel_config_for_device(const GpuDevice *d, GpuKernelConfig *ret) {
 }
 
 int gpu_kernel_config_to_options(const GpuKernelConfig *c, char *buf, size_t size) {
-        int n = snprintf(buf, size,
-                         "-DBW_VEC=%u -DBW_FETCH=%u -DFP_VEC=%u -DCHAINS=%u -DHALF_VEC=%u -DUSE_FMA=%d "
-                         "-DWITH_FP16=%d",
-                         c->bandwidth_vector, c->fetches, c->fp_vector, c->chains, c->half_vector,
-                         c->use_fma, c->fp16);
+        int n = snprintf(buf, size, "-DFP_VEC=%u -DCHAINS=%u -DHALF_VEC=%u -DUSE_FMA=%d -DWITH_FP16=%d",
+                         c->fp_vector, c->chains, c->half_vector, c->use_fma, c->fp16);
+        return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
+}
+
+int gpu_bandwidth_options(const GpuKernelConfig *c, unsigned width, char *buf, size_t size) {
+        int n = width > 0 ? snprintf(buf, size, "-DBW_VEC=%u -DBW_FETCH=%u", width, c->fetches)
+                          : snprintf(buf, size, "-DBW_ALL=1 -DBW_FETCH=%u", c->fetches);
         return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
 }

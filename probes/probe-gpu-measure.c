@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
 #include <stdarg.h>
-#include <sys/random.h>
 
 #include "probe-gpu-json.h"
 #include "probe-gpu-kernels.h"
@@ -34,129 +33,6 @@ static const Plan plan_quick = {
 };
 
 
-/* The most cache that could answer the bandwidth test's reads: the device's own
- * (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE) or, where the device's memory is the host's, the host's last-level
- * cache: all of its instances for a CPU device, which runs on every core, and the largest for an
- * integrated GPU, which shares one. Drivers report a CPU device's cache inconsistently (one core's L2,
- * or nothing), so the larger of the two counts. */
-static uint64_t bandwidth_cache_bytes(const Session *s, const char **ret_source) {
-        const GpuDevice *d = s->device;
-        const SysfsCpuCache *host = s->host_cache;
-        uint64_t host_bytes = 0;
-
-        if (host && (d->type & CL_DEVICE_TYPE_CPU))
-                host_bytes = host->total_bytes;
-        else if (host && d->host_unified_memory)
-                host_bytes = host->bytes;
-        *ret_source = host_bytes > d->global_memory_cache_bytes ? "host-last-level-cache" : "device";
-        return MAX(host_bytes, (uint64_t) d->global_memory_cache_bytes);
-}
-
-/* Well past any cache that could answer (8x, never less than 4x), within one allocation, half the
- * device's memory and, where the buffer lives in host RAM, a quarter of what the host has free. */
-static int bandwidth_buffer_bytes(Session *s, uint64_t granule, uint64_t *ret, uint64_t *ret_cache,
-                                  const char **ret_cache_source, GpuError *e) {
-        const GpuDevice *d = s->device;
-        uint64_t cache = bandwidth_cache_bytes(s, ret_cache_source);
-        uint64_t want = MIN(MAX(s->plan->buffer_min, 8 * cache), MAX(s->plan->buffer_max, 4 * cache));
-        uint64_t cap = MIN(d->max_allocation_bytes, d->global_memory_bytes / 2);
-
-        if ((d->type & CL_DEVICE_TYPE_CPU) || d->host_unified_memory) {
-                uint64_t avail = mem_available_bytes();
-                if (avail > 0)
-                        cap = MIN(cap, avail / 4);
-        }
-        uint64_t bytes = MIN(want, cap) / granule * granule;
-        if (bytes == 0)
-                return gpu_error_set(e, ENOMEM, "ENOMEM",
-                                     "no room for a bandwidth buffer (max allocation %" PRIu64
-                                     " bytes, %" PRIu64 " bytes usable)",
-                                     (uint64_t) d->max_allocation_bytes, cap);
-        if (bytes < 4 * cache)
-                session_warn(s,
-                             "memory_bandwidth: the %" PRIu64 " MiB buffer is less than 4x the %" PRIu64
-                             " MiB of cache that could hold it, so the figure may include cache bandwidth",
-                             bytes / MIB, cache / MIB);
-        *ret = bytes;
-        *ret_cache = cache;
-        return 0;
-}
-
-static int measure_bandwidth(Session *s, json_object *j, TestFigures *ret, GpuError *e) {
-        _cleanup_(cl_kernel_releasep) cl_kernel fill = NULL, read = NULL;
-        _cleanup_(cl_mem_releasep) cl_mem buf = NULL, out = NULL;
-        size_t fill_local, local;
-        uint64_t bytes = 0, cache = 0;
-        const char *cache_source = NULL;
-        cl_uint seed = 0x5eed, sentinel;
-        cl_int err;
-        double sec;
-        int r;
-
-        r = session_kernel(s, "fill_random", &fill, &fill_local, e);
-        if (r < 0)
-                return r;
-        r = session_kernel(s, "stream_read", &read, &local, e);
-        if (r < 0)
-                return r;
-
-        size_t element = (size_t) s->config.bandwidth_vector * sizeof(cl_uint);
-        r = bandwidth_buffer_bytes(s, (uint64_t) local * s->config.fetches * MAX(element, (size_t) 64),
-                                   &bytes, &cache, &cache_source, e);
-        if (r < 0)
-                return r;
-
-        buf = clCreateBuffer(s->context, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS, bytes, NULL, &err);
-        if (!buf)
-                return gpu_error_cl(e, err, "clCreateBuffer(%" PRIu64 " bytes)", bytes);
-        size_t global = bytes / element / s->config.fetches;
-        out = clCreateBuffer(s->context, CL_MEM_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS, global * sizeof(cl_uint),
-                             NULL, &err);
-        if (!out)
-                return gpu_error_cl(e, err, "clCreateBuffer(%zu bytes)", global * sizeof(cl_uint));
-
-        /* Random bits, made on the device (no host copy of the buffer); a fresh seed per run. */
-        if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
-                seed ^= (cl_uint) now_usec(CLOCK_REALTIME);
-        sentinel = ~seed;
-        r = kernel_set_arg(fill, 0, sizeof(buf), &buf, "fill_random", e);
-        if (r >= 0)
-                r = kernel_set_arg(fill, 1, sizeof(seed), &seed, "fill_random", e);
-        if (r >= 0)
-                r = session_launch(s, fill, bytes / 64, 0, "fill_random", &sec, e);
-        if (r >= 0)
-                r = kernel_set_arg(read, 0, sizeof(buf), &buf, "stream_read", e);
-        if (r >= 0)
-                r = kernel_set_arg(read, 1, sizeof(out), &out, "stream_read", e);
-        if (r >= 0)
-                r = kernel_set_arg(read, 2, sizeof(sentinel), &sentinel, "stream_read", e);
-        if (r < 0)
-                return r;
-
-        Test t = {
-                .name = "memory_bandwidth",
-                .kernel = read,
-                .global = global,
-                .local = local,
-                .work = (double) bytes,
-        };
-        r = test_run(s, &t, "GB/s", j, ret, e);
-        if (r < 0)
-                return r;
-
-        char vec[16];
-        snprintf(vec, sizeof(vec), "uint%u", s->config.bandwidth_vector);
-        json_object_object_add(j, "buffer_bytes", json_object_new_uint64(bytes));
-        json_object_object_add(j, "cache_bytes", json_object_new_uint64(cache));
-        json_object_object_add(j, "cache_source", json_object_new_string(cache_source));
-        json_object_object_add(j, "bytes_read_per_run", json_object_new_uint64(bytes));
-        json_object_object_add(j, "load_type",
-                               json_object_new_string(s->config.bandwidth_vector == 1 ? "uint" : vec));
-        json_object_object_add(j, "loads_per_work_item", json_object_new_int((int) s->config.fetches));
-        json_object_object_add(j, "fill_ms", json_double_rounded(sec * 1e3, 3));
-        return 0;
-}
-
 static int measure_fma(Session *s, const char *kernel_name, const char *test_name, unsigned width,
                        json_object *j, TestFigures *ret, GpuError *e) {
         _cleanup_(cl_kernel_releasep) cl_kernel k = NULL;
@@ -167,7 +43,7 @@ static int measure_fma(Session *s, const char *kernel_name, const char *test_nam
         cl_int err;
         int r;
 
-        r = session_kernel(s, kernel_name, &k, &local, e);
+        r = session_kernel(s, s->program, kernel_name, &k, &local, e);
         if (r < 0)
                 return r;
 
@@ -218,7 +94,7 @@ static int measure_fma(Session *s, const char *kernel_name, const char *test_nam
 static int session_open(Session *s, GpuError *e) {
         const GpuDevice *d = s->device;
         cl_context_properties props[] = { CL_CONTEXT_PLATFORM, (cl_context_properties) d->platform, 0 };
-        char options[1024];
+        char options[256];
         cl_int err;
         int r;
 
@@ -233,16 +109,7 @@ static int session_open(Session *s, GpuError *e) {
         r = gpu_kernel_config_to_options(&s->config, options, sizeof(options));
         if (r < 0)
                 return gpu_error_set(e, r, "ENOBUFS", "kernel options do not fit");
-
-        /* For diagnosing a driver's compiler: appended, so a -D here overrides ours. */
-        const char *extra = getenv("LINKPROBE_GPU_KERNEL_OPTIONS");
-        if (!isempty(extra)) {
-                size_t n = strlen(options);
-                if (snprintf(options + n, sizeof(options) - n, " %s", extra) >= (int) (sizeof(options) - n))
-                        return gpu_error_set(e, ENOBUFS, "ENOBUFS",
-                                             "$LINKPROBE_GPU_KERNEL_OPTIONS is too long");
-        }
-        return cl_program_build(s->context, d->id, gpu_kernel_source, options, &s->program, e);
+        return session_build(s, options, &s->program, e);
 }
 
 int gpu_device_measure(const GpuDevice *d, const GpuMeasureOptions *o, json_object **ret, GpuError *e) {

@@ -9,7 +9,10 @@
 #include "shared/time-util.h"
 
 #define MAX_RUNS 32
-#define MAX_WORK_GROUP 256
+/* A sweep launches each candidate at most this often; the best launch ranks it. Three: with two, a
+ * burst on a shared host that hit the fastest candidate's second launch as its first (which also
+ * paid for compiling and faulting in) let a slow one win now and then. */
+#define SWEEP_PASSES 3
 
 void session_done(Session *s) {
         if (s->program)
@@ -31,10 +34,11 @@ void session_warn(Session *s, const char *format, ...) {
         json_object_array_add(s->warnings, json_object_new_string(buf));
 }
 
-/* One launch, waited for; returns its duration in seconds from the device's profiling counters. */
 /* Waits for a command and returns its duration in seconds from the device's profiling counters (the
- * host's clock, with a warning, when the driver's are unusable). t0: when it was enqueued. */
-static int session_wait_timed(Session *s, cl_event ev, uint64_t t0, const char *what, double *ret_sec, GpuError *e) {
+ * host's clock, with a warning, when the driver's are unusable; always with host_clock). t0: when it
+ * was enqueued. */
+static int session_wait_timed(Session *s, cl_event ev, uint64_t t0, bool host_clock, const char *what,
+                              double *ret_sec, GpuError *e) {
         cl_ulong start = 0, end = 0;
         cl_int err, status = 0;
 
@@ -48,6 +52,10 @@ static int session_wait_timed(Session *s, cl_event ev, uint64_t t0, const char *
                 return gpu_error_cl(e, err, "clWaitForEvents(%s)", what);
         }
         uint64_t t1 = now_usec(CLOCK_MONOTONIC);
+        if (host_clock) {
+                *ret_sec = (double) MAX(t1 - t0, UINT64_C(1)) * 1e-6;
+                return 0;
+        }
 
         err = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(start), &start, NULL);
         if (err == CL_SUCCESS)
@@ -76,38 +84,44 @@ int session_launch(Session *s, cl_kernel kernel, size_t global, size_t local, co
         if (err != CL_SUCCESS)
                 return gpu_error_cl(e, err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", what,
                                     global, local);
-        return session_wait_timed(s, ev, t0, what, ret_sec, e);
+        return session_wait_timed(s, ev, t0, false, what, ret_sec, e);
 }
 
 /* One timed unit of a test: a kernel launch, or the test's own command. */
-static int test_launch(Session *s, const Test *t, double *ret_sec, GpuError *e) {
+static int test_launch(Session *s, Test *t, double *ret_sec, GpuError *e) {
         _cleanup_(cl_event_releasep) cl_event ev = NULL;
         cl_int err;
+        int r;
 
+        if (t->prepare) {
+                r = t->prepare(t, e);
+                if (r < 0)
+                        return r;
+        }
         if (!t->enqueue)
                 return session_launch(s, t->kernel, t->global, t->local, t->name, ret_sec, e);
         uint64_t t0 = now_usec(CLOCK_MONOTONIC);
         err = t->enqueue(t, s->queue, &ev);
         if (err != CL_SUCCESS)
                 return gpu_error_cl(e, err, "enqueueing %s", t->name);
-        return session_wait_timed(s, ev, t0, t->name, ret_sec, e);
+        return session_wait_timed(s, ev, t0, t->host_clock, t->name, ret_sec, e);
 }
 
-int session_kernel(Session *s, const char *name, cl_kernel *ret_kernel, size_t *ret_local, GpuError *e) {
+int session_kernel(Session *s, cl_program program, const char *name, cl_kernel *ret_kernel, size_t *ret_local,
+                   GpuError *e) {
         _cleanup_(cl_kernel_releasep) cl_kernel k = NULL;
         size_t wg = 0;
         cl_int err;
 
-        k = clCreateKernel(s->program, name, &err);
+        k = clCreateKernel(program, name, &err);
         if (!k)
                 return gpu_error_cl(e, err, "clCreateKernel(%s)", name);
         err = clGetKernelWorkGroupInfo(k, s->device->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof(wg), &wg, NULL);
         if (err != CL_SUCCESS)
                 return gpu_error_cl(e, err, "clGetKernelWorkGroupInfo(%s)", name);
 
-        /* The largest power of two up to 256 the kernel allows: a multiple of every warp/wavefront. */
         size_t local = 1;
-        while (local * 2 <= MIN(MIN(wg, s->device->max_work_group_size), (size_t) MAX_WORK_GROUP))
+        while (local * 2 <= MIN(MIN(wg, s->device->max_work_group_size), (size_t) GPU_MAX_WORK_GROUP))
                 local *= 2;
         *ret_kernel = TAKE_PTR(k);
         *ret_local = local;
@@ -134,6 +148,17 @@ double test_work(const Test *t) {
         return t->calibrated ? t->work * t->iterations : t->work;
 }
 
+/* The share of the remaining budget a test starting at start may use. */
+static uint64_t test_slice_usec(const Session *s, uint64_t start) {
+        return s->deadline > start ? (s->deadline - start) / MAX(s->tests_left, 1u) : 0;
+}
+
+/* How long a test warms up: the plan's time, within 3/10 of its slice. */
+static uint64_t test_warmup_usec(const Session *s, uint64_t slice) {
+        const Plan *p = s->plan;
+        return MIN(s->tests_done == 0 ? p->warmup_first_usec : p->warmup_usec, slice * 3 / 10);
+}
+
 /* Warm-up, then up to plan->runs timed launches, within this test's share of the device's budget.
  * Adds best/median/min/max/spread (in units of 1e9 work per second) and the samples to j. The median
  * is the figure: one launch that a cache, a turbo burst or a quiet moment on a shared host favoured
@@ -141,22 +166,25 @@ double test_work(const Test *t) {
 int test_run(Session *s, Test *t, const char *unit, json_object *j, TestFigures *ret, GpuError *e) {
         const Plan *p = s->plan;
         double samples[MAX_RUNS], launch_sec[MAX_RUNS], sec;
-        unsigned warm = 0, n = 0;
+        unsigned warmups = t->sweep_launches, n = 0;
         int r;
 
-        uint64_t start = now_usec(CLOCK_MONOTONIC);
-        uint64_t slice = s->deadline > start ? (s->deadline - start) / MAX(s->tests_left, 1u) : 0;
-        uint64_t warmup = MIN(s->tests_done == 0 ? p->warmup_first_usec : p->warmup_usec, slice * 3 / 10);
+        /* A sweep before the test was its warm-up: its time counts. */
+        uint64_t start = t->started_usec > 0 ? t->started_usec : now_usec(CLOCK_MONOTONIC);
+        uint64_t slice = test_slice_usec(s, start);
+        uint64_t warmup = test_warmup_usec(s, slice);
         uint64_t target = MIN(p->launch_usec, slice / (2 * p->runs + 4));
         uint64_t stop = start + slice * 9 / 10;
 
         /* Time-based warm-up (clocks ramp, caches and TLBs fill, lazy allocations happen), which also
-         * tunes the iteration count so launches last about `target`. */
-        do {
+         * tunes the iteration count so launches last about `target`: at least one launch, unless a
+         * sweep already took the whole warm-up time. */
+        bool warm = t->sweep_launches > 0 && now_usec(CLOCK_MONOTONIC) - start >= warmup;
+        while (!warm) {
                 r = test_launch(s, t, &sec, e);
                 if (r < 0)
                         return r;
-                warm++;
+                warmups++;
                 if (t->calibrated) {
                         double want = (double) MAX(target, UINT64_C(100)) * 1e-6;
                         if (sec < want * 0.7 || sec > want * 1.5) {
@@ -165,7 +193,8 @@ int test_run(Session *s, Test *t, const char *unit, json_object *j, TestFigures 
                                         return r;
                         }
                 }
-        } while (now_usec(CLOCK_MONOTONIC) - start < warmup);
+                warm = now_usec(CLOCK_MONOTONIC) - start >= warmup;
+        }
 
         uint64_t timed_start = now_usec(CLOCK_MONOTONIC);
         for (n = 0; n < MIN(p->runs, (unsigned) MAX_RUNS); n++) {
@@ -200,7 +229,7 @@ int test_run(Session *s, Test *t, const char *unit, json_object *j, TestFigures 
         json_object_object_add(j, "relative_spread", json_double_rounded(spread, 4));
         json_object_object_add(j, "runs", json_object_new_int((int) n));
         json_object_object_add(j, "samples", a);
-        json_object_object_add(j, "warmup_launches", json_object_new_int((int) warm));
+        json_object_object_add(j, "warmup_launches", json_object_new_int((int) warmups));
         json_object_object_add(j, "warmup_ms", json_double_rounded((double) (timed_start - start) / 1e3, 1));
         json_object_object_add(j, "launch_ms", json_double_rounded(launch_sec[n / 2] * 1e3, 3));
         if (!t->enqueue) {
@@ -224,6 +253,59 @@ int test_run(Session *s, Test *t, const char *unit, json_object *j, TestFigures 
         s->tests_left--;
         *ret = (TestFigures) { .median = median, .best = best };
         return 0;
+}
+
+int test_sweep(Session *s, Test *t, size_t n, double *ret_rates, GpuError *errors, GpuError *e) {
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        uint64_t slice = test_slice_usec(s, start);
+        unsigned launches = 0;
+        size_t best = n;
+        double sec;
+        int r;
+
+        for (size_t i = 0; i < n; i++)
+                ret_rates[i] = 0;
+        /* Every candidate once, then again, interleaved, so drift on a shared host falls on all of them
+         * alike, and each is ranked by its launches after its first, which paid for faulting in
+         * buffers, ramping clocks and compiling. Only a budget too tight for the warm-up's share of
+         * the test cuts the passes short. */
+        for (unsigned pass = 0; pass < SWEEP_PASSES; pass++) {
+                if (pass > 0 && now_usec(CLOCK_MONOTONIC) - start >= slice * 3 / 10)
+                        break;
+                for (size_t i = 0; i < n; i++) {
+                        if (!isempty(errors[i].name))
+                                continue;
+                        r = test_launch(s, &t[i], &sec, &errors[i]);
+                        launches++;
+                        if (r < 0) {
+                                ret_rates[i] = 0;
+                                continue;
+                        }
+                        ret_rates[i] = MAX(ret_rates[i], test_work(&t[i]) / sec * 1e-9);
+                }
+        }
+
+        for (size_t i = 0; i < n; i++)
+                if (isempty(errors[i].name) && (best == n || ret_rates[i] > ret_rates[best]))
+                        best = i;
+        if (best == n) {
+                *e = errors[0];
+                return -EIO;
+        }
+        t[best].started_usec = start;
+        t[best].sweep_launches = launches;
+        return (int) best;
+}
+
+int session_build(Session *s, const char *options, cl_program *ret, GpuError *e) {
+        char buf[1024];
+
+        /* For diagnosing a driver's compiler: appended, so a -D here overrides ours. */
+        const char *extra = getenv("LINKPROBE_GPU_KERNEL_OPTIONS");
+        if (snprintf(buf, sizeof(buf), "%s%s%s", options, isempty(extra) ? "" : " ", strempty(extra)) >=
+            (int) sizeof(buf))
+                return gpu_error_set(e, ENOBUFS, "ENOBUFS", "$LINKPROBE_GPU_KERNEL_OPTIONS is too long");
+        return cl_program_build(s->context, s->device->id, gpu_kernel_source, buf, ret, e);
 }
 
 /* MemAvailable from /proc/meminfo in bytes, or 0 when it cannot be read. */

@@ -1,13 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Host<->device copy rates, the way clpeak's transfer-bandwidth test and NVIDIA's oclBandwidthTest
- * (--memory=pinned) measure them: a host buffer allocated by the driver (CL_MEM_ALLOC_HOST_PTR, so it
- * is pinned and the DMA engine can reach it), mapped once for its host pointer, and
- * clEnqueueWriteBuffer()/clEnqueueReadBuffer() between it and a buffer in device memory, each copy
- * timed on the device. On a discrete GPU the result is what its PCIe path carries in practice; set
- * beside the link's theoretical rate (Gpu.PciPathGBps), a GPU running at half its slot's speed shows.
+ * measure them: clEnqueueWriteBuffer()/clEnqueueReadBuffer() between host memory and a buffer in device
+ * memory. Two kinds of host memory are tried, and the faster is timed for each direction:
+ *   pinned:   allocated by the driver (CL_MEM_ALLOC_HOST_PTR, so the DMA engine reaches it directly) and
+ *             mapped once for its host pointer (oclBandwidthTest --memory=pinned); each copy is timed
+ *             on the device. On a discrete GPU this is the fast path, and what its PCIe path carries
+ *             in practice: set beside the link's theoretical rate (Gpu.PciPathGBps), a GPU running at
+ *             half its slot's speed shows.
+ *   pageable: ordinary memory of ours, in huge pages where the kernel has them (clpeak copies from
+ *             ordinary memory). A GPU's driver may stage such a copy through a pinned buffer of its
+ *             own before the device sees it, so it is timed on the host's clock from enqueueing to
+ *             completion. A CPU device's copy is a memcpy it runs as the command itself, which its
+ *             timestamps cover (the host's clock would add two thread wake-ups); there this is
+ *             the faster kind.
  */
 #include <inttypes.h>
+#include <sys/mman.h>
 
 #include "probe-gpu-json.h"
 #include "probe-gpu-session.h"
@@ -18,6 +27,26 @@
  * bus we know), small enough for a quick run. */
 #define TRANSFER_BYTES_FULL (256 * MIB)
 #define TRANSFER_BYTES_QUICK (16 * MIB)
+/* Huge pages: fewer TLB misses for the copy, and fewer page faults to fill the buffer. */
+#define HUGE_PAGE (2 * MIB)
+
+typedef enum HostMemory {
+        HOST_PINNED,
+        HOST_PAGEABLE,
+        _HOST_MEMORY_MAX,
+} HostMemory;
+
+static const char *const host_memory_names[_HOST_MEMORY_MAX] = {
+        [HOST_PINNED] = "pinned",
+        [HOST_PAGEABLE] = "pageable",
+};
+
+/* The host side of the copies: each kind's pointer, or why there is none. */
+typedef struct HostBuffers {
+        cl_mem pinned;
+        void *host[_HOST_MEMORY_MAX];
+        GpuError errors[_HOST_MEMORY_MAX];
+} HostBuffers;
 
 static cl_int enqueue_write(const Test *t, cl_command_queue queue, cl_event *ret_event) {
         return clEnqueueWriteBuffer(queue, t->buffer, CL_FALSE, 0, (size_t) t->work, t->host, 0, NULL, ret_event);
@@ -28,7 +57,7 @@ static cl_int enqueue_read(const Test *t, cl_command_queue queue, cl_event *ret_
 }
 
 /* The copy size: the plan's, within one allocation and, where the "device" is host memory, a small
- * share of what the host has free (two buffers of it exist at once). */
+ * share of what the host has free (three buffers of it exist at once). */
 static uint64_t transfer_bytes(const Session *s) {
         const GpuDevice *d = s->device;
         uint64_t bytes = s->plan->runs > 3 ? TRANSFER_BYTES_FULL : TRANSFER_BYTES_QUICK;
@@ -37,33 +66,102 @@ static uint64_t transfer_bytes(const Session *s) {
         if ((d->type & CL_DEVICE_TYPE_CPU) || d->host_unified_memory) {
                 uint64_t avail = mem_available_bytes();
                 if (avail > 0)
-                        bytes = MIN(bytes, avail / 16);
+                        bytes = MIN(bytes, avail / 24);
         }
         return bytes / MIB * MIB;
 }
 
-static int run_direction(Session *s, cl_mem buffer, void *host, uint64_t bytes, bool to_device, json_object *j,
-                         TestFigures *ret, GpuError *e) {
-        Test t = {
-                .name = to_device ? "host_to_device" : "device_to_host",
-                .work = (double) bytes,
-                .enqueue = to_device ? enqueue_write : enqueue_read,
-                .buffer = buffer,
-                .host = host,
-        };
-        int r = test_run(s, &t, "GB/s", j, ret, e);
+static void host_buffers_init(Session *s, uint64_t bytes, HostBuffers *h) {
+        cl_int err;
+
+        h->pinned = clCreateBuffer(s->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
+        if (!h->pinned)
+                gpu_error_cl(&h->errors[HOST_PINNED], err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR, %" PRIu64 " bytes)",
+                             bytes);
+        else {
+                h->host[HOST_PINNED] = clEnqueueMapBuffer(s->queue, h->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                                          bytes, 0, NULL, NULL, &err);
+                if (!h->host[HOST_PINNED])
+                        gpu_error_cl(&h->errors[HOST_PINNED], err, "clEnqueueMapBuffer(%" PRIu64 " bytes)", bytes);
+        }
+
+        int r = posix_memalign(&h->host[HOST_PAGEABLE], HUGE_PAGE, bytes);
+        if (r != 0) {
+                h->host[HOST_PAGEABLE] = NULL;
+                gpu_error_set(&h->errors[HOST_PAGEABLE], r, "ENOMEM", "no memory for a %" PRIu64 " byte host buffer",
+                              bytes);
+        } else
+                /* Only advice: without transparent huge pages the copies still run, on small pages. */
+                (void) madvise(h->host[HOST_PAGEABLE], bytes, MADV_HUGEPAGE);
+
+        /* Touched, so no page is a shared zero page the first copy would have to fault in. */
+        for (HostMemory k = 0; k < _HOST_MEMORY_MAX; k++)
+                if (h->host[k])
+                        memset(h->host[k], 0x5a, bytes);
+}
+
+static int host_buffers_done(Session *s, HostBuffers *h, GpuError *e) {
+        cl_int err = CL_SUCCESS;
+
+        free(h->host[HOST_PAGEABLE]);
+        if (h->host[HOST_PINNED]) {
+                err = clEnqueueUnmapMemObject(s->queue, h->pinned, h->host[HOST_PINNED], 0, NULL, NULL);
+                if (err == CL_SUCCESS)
+                        err = clFinish(s->queue);
+        }
+        if (h->pinned)
+                clReleaseMemObject(h->pinned);
+        return err == CL_SUCCESS ? 0 : gpu_error_cl(e, err, "clEnqueueUnmapMemObject()");
+}
+
+static int run_direction(Session *s, cl_mem buffer, const HostBuffers *h, uint64_t bytes, bool to_device,
+                         json_object *j, TestFigures *ret, GpuError *e) {
+        const char *name = to_device ? "host_to_device" : "device_to_host";
+        Test t[_HOST_MEMORY_MAX];
+        GpuError errors[_HOST_MEMORY_MAX];
+        double rates[_HOST_MEMORY_MAX];
+        int best, r;
+
+        for (HostMemory k = 0; k < _HOST_MEMORY_MAX; k++) {
+                errors[k] = h->errors[k];
+                t[k] = (Test) {
+                        .name = name,
+                        .work = (double) bytes,
+                        .enqueue = to_device ? enqueue_write : enqueue_read,
+                        .buffer = buffer,
+                        .host = h->host[k],
+                        .host_clock = k == HOST_PAGEABLE && !(s->device->type & CL_DEVICE_TYPE_CPU),
+                };
+        }
+        best = test_sweep(s, t, _HOST_MEMORY_MAX, rates, errors, e);
+        if (best < 0)
+                return best;
+        r = test_run(s, &t[best], "GB/s", j, ret, e);
         if (r < 0)
                 return r;
+
+        json_object *a = json_object_new_array();
+        for (HostMemory k = 0; k < _HOST_MEMORY_MAX; k++) {
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "host_memory", json_object_new_string(host_memory_names[k]));
+                if (isempty(errors[k].name))
+                        json_object_object_add(o, "gb_s", json_double_rounded(rates[k], 3));
+                else
+                        json_object_object_add(o, "error", json_error_new(errors[k].name, errors[k].message));
+                json_object_array_add(a, o);
+        }
         json_object_object_add(j, "bytes_per_copy", json_object_new_uint64(bytes));
-        json_object_object_add(j, "host_memory", json_object_new_string("pinned"));
+        json_object_object_add(j, "host_memory", json_object_new_string(host_memory_names[best]));
+        json_object_object_add(j, "timed_by", json_object_new_string(t[best].host_clock ? "host" : "device"));
+        json_object_object_add(j, "candidates", a);
         return 0;
 }
 
 int measure_transfer(Session *s, json_object *j, TestFigures *ret_h2d, TestFigures *ret_d2h, GpuError *e) {
-        _cleanup_(cl_mem_releasep) cl_mem pinned = NULL, device = NULL;
+        _cleanup_(cl_mem_releasep) cl_mem device = NULL;
         json_object *h2d = json_object_new_object(), *d2h = json_object_new_object();
         uint64_t bytes = transfer_bytes(s);
-        void *host = NULL;
+        HostBuffers h = {};
         cl_int err;
         int r;
 
@@ -78,26 +176,18 @@ int measure_transfer(Session *s, json_object *j, TestFigures *ret_h2d, TestFigur
                 return gpu_error_set(e, ENOMEM, "ENOMEM", "no room for a transfer buffer (max allocation %" PRIu64 " bytes)",
                                      (uint64_t) s->device->max_allocation_bytes);
 
-        pinned = clCreateBuffer(s->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
-        if (!pinned)
-                return gpu_error_cl(e, err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR, %" PRIu64 " bytes)", bytes);
         device = clCreateBuffer(s->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
         if (!device)
                 return gpu_error_cl(e, err, "clCreateBuffer(%" PRIu64 " bytes)", bytes);
-        host = clEnqueueMapBuffer(s->queue, pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &err);
-        if (!host)
-                return gpu_error_cl(e, err, "clEnqueueMapBuffer(%" PRIu64 " bytes)", bytes);
-        /* Touched, so no page is a shared zero page the first copy would have to fault in. */
-        memset(host, 0x5a, bytes);
 
-        r = run_direction(s, device, host, bytes, true, h2d, ret_h2d, e);
+        host_buffers_init(s, bytes, &h);
+        r = run_direction(s, device, &h, bytes, true, h2d, ret_h2d, e);
         if (r >= 0)
-                r = run_direction(s, device, host, bytes, false, d2h, ret_d2h, e);
-
-        err = clEnqueueUnmapMemObject(s->queue, pinned, host, 0, NULL, NULL);
-        if (err == CL_SUCCESS)
-                err = clFinish(s->queue);
-        if (r >= 0 && err != CL_SUCCESS)
-                r = gpu_error_cl(e, err, "clEnqueueUnmapMemObject()");
+                r = run_direction(s, device, &h, bytes, false, d2h, ret_d2h, e);
+        GpuError done_error = {};
+        if (host_buffers_done(s, &h, &done_error) < 0 && r >= 0) {
+                *e = done_error;
+                r = -EIO;
+        }
         return r;
 }

@@ -44,7 +44,7 @@ $(foreach t,$(NETPROBE_UNIT_TESTS),$(eval $(t)_EXTRA_LIBS := netprobe)$(eval $(t
 # vendor library, so any vendor's ICD works.
 PROBES += linkprobe-probe-gpu
 linkprobe-probe-gpu_SOURCES := probes/probe-gpu.c probes/probe-gpu-cl.c probes/probe-gpu-inventory.c \
-	probes/probe-gpu-kernels.c probes/probe-gpu-session.c probes/probe-gpu-measure.c probes/probe-gpu-transfer.c probes/probe-gpu-nvml.c
+	probes/probe-gpu-kernels.c probes/probe-gpu-session.c probes/probe-gpu-bandwidth.c probes/probe-gpu-measure.c probes/probe-gpu-transfer.c probes/probe-gpu-nvml.c
 linkprobe-probe-gpu_LIBS := probe sysfs shared
 linkprobe-probe-gpu_PKGS := OpenCL json-c
 # ocl-icd-opencl-dev: the ICD loader (libOpenCL.so, OpenCL.pc) the GPU probe links; opencl-headers: CL/*.h.

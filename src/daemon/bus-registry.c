@@ -83,6 +83,20 @@ static int append_field(sd_bus_message *reply, const char *signature, void *fiel
         return sd_bus_message_append_basic(reply, signature[0], field);
 }
 
+/* A member name as "s". sd-bus checked it when the vtable was added (an ASCII D-Bus member name), so
+ * it is written in place rather than checked again as UTF-8 for every object of a reply. */
+static int append_member_name(sd_bus_message *reply, const char *name) {
+        size_t n = strlen(name);
+        char *p;
+        int r;
+
+        r = sd_bus_message_append_string_space(reply, n, &p);
+        if (r < 0)
+                return r;
+        memcpy(p, name, n);
+        return 0;
+}
+
 /* Closes the n innermost open containers, stopping at the first error. */
 static int close_containers(sd_bus_message *m, unsigned n) {
         int r = 0;
@@ -110,7 +124,7 @@ int bus_append_all_properties(sd_bus_message *reply, const char *path, const cha
                 void *field = (uint8_t *) userdata + v->x.property.offset;
                 r = sd_bus_message_open_container(reply, 'e', "sv");
                 if (r >= 0)
-                        r = sd_bus_message_append_basic(reply, 's', v->x.property.member);
+                        r = append_member_name(reply, v->x.property.member);
                 if (r >= 0)
                         r = sd_bus_message_open_container(reply, 'v', v->x.property.signature);
                 if (r >= 0)

@@ -41,7 +41,10 @@ typedef struct BusRegistry {
  * place in GetManagedObjects. Objects whose bus path is not set yet are not published. */
 int bus_registry_add(BusRegistry *r, const BusKind *kind, const Table *table, void *collection);
 
-/* Appends a{sv} with every property of vtable (as GetAll would list them) for the object userdata. */
+/* Appends a{sv} with every property of vtable (as GetAll would list them) for the object userdata.
+ * GetManagedObjects calls every getter of every object (2000 links: 40000 calls), and sd-bus's own
+ * appending is already most of its cost: getters append with sd_bus_message_append_basic(), not a
+ * format string, and what needs formatting is formatted once, when the state changes. */
 int bus_append_all_properties(sd_bus_message *reply, const char *path, const char *interface,
                               const sd_bus_vtable *vtable, void *userdata, sd_bus_error *error);
 /* Appends GetManagedObjects' a{oa{sa{sv}}} for every registered kind. */

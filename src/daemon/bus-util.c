@@ -6,18 +6,18 @@
 int bus_property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         char **s = userdata;
-        return sd_bus_message_append(reply, "s", strempty(*s));
+        return sd_bus_message_append_basic(reply, 's', strempty(*s));
 }
 
 int bus_message_append_escaped(sd_bus_message *m, const char *s) {
         _cleanup_(freep) char *escaped = NULL;
 
         if (!s)
-                return sd_bus_message_append(m, "s", "");
+                return sd_bus_message_append_basic(m, 's', "");
         escaped = utf8_escape_invalid(s);
         if (!escaped)
                 return -ENOMEM;
-        return sd_bus_message_append(m, "s", escaped);
+        return sd_bus_message_append_basic(m, 's', escaped);
 }
 
 int bus_property_get_escaped(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -29,13 +29,13 @@ int bus_property_get_escaped(sd_bus *bus, const char *path, const char *interfac
 int bus_property_get_object_path(sd_bus *bus, const char *path, const char *interface, const char *property,
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         char **p = userdata;
-        return sd_bus_message_append(reply, "o", *p ?: "/");
+        return sd_bus_message_append_basic(reply, 'o', *p ?: "/");
 }
 
 int bus_property_get_bool(sd_bus *bus, const char *path, const char *interface, const char *property,
                           sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        bool *b = userdata;
-        return sd_bus_message_append(reply, "b", (int) *b);
+        int b = *(bool *) userdata;
+        return sd_bus_message_append_basic(reply, 'b', &b);
 }
 
 int bus_property_get_strv(sd_bus *bus, const char *path, const char *interface, const char *property,

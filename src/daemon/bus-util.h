@@ -34,5 +34,5 @@ int bus_message_append_escaped(sd_bus_message *m, const char *s);
         static int function(sd_bus *bus, const char *path, const char *interface, const char *property,    \
                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {                  \
                 const type *v = userdata;                                                                  \
-                return sd_bus_message_append(reply, "s", to_string(*v));                                   \
+                return sd_bus_message_append_basic(reply, 's', to_string(*v));                             \
         }

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <arpa/inet.h>
 #include <linux/if.h>
 
 #include "bus-registry.h"
@@ -20,23 +19,26 @@ BUS_DEFINE_PROPERTY_GET_ENUM(property_get_kind, LinkKind, link_kind_to_string)
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_connection_type, ConnectionType, connection_type_to_string)
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_operstate, uint8_t, link_operstate_to_string)
 
+/* The getters append with sd_bus_message_append_basic(), never a format string: GetManagedObjects calls
+ * them for every link. */
 static int property_get_admin_state(sd_bus *bus, const char *path, const char *interface,
                                     const char *property, sd_bus_message *reply, void *userdata,
                                     sd_bus_error *error) {
         Link *l = userdata;
-        return sd_bus_message_append(reply, "s", (l->flags & IFF_UP) ? "up" : "down");
+        return sd_bus_message_append_basic(reply, 's', (l->flags & IFF_UP) ? "up" : "down");
 }
 
 static int property_get_carrier(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Link *l = userdata;
-        return sd_bus_message_append(reply, "b", (int) !!(l->flags & IFF_LOWER_UP));
+        int carrier = !!(l->flags & IFF_LOWER_UP);
+        return sd_bus_message_append_basic(reply, 'b', &carrier);
 }
 
 static int property_get_duplex(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Link *l = userdata;
-        return sd_bus_message_append(reply, "s", l->duplex ?: "unknown");
+        return sd_bus_message_append_basic(reply, 's', l->duplex ?: "unknown");
 }
 
 static int property_get_addresses(sd_bus *bus, const char *path, const char *interface,
@@ -50,13 +52,21 @@ static int property_get_addresses(sd_bus *bus, const char *path, const char *int
                 return r;
         for (size_t i = 0; i < l->n_addresses; i++) {
                 const LinkAddress *a = &l->addresses[i];
-                char text[INET6_ADDRSTRLEN], scope[4];
+                uint32_t prefixlen = a->prefixlen;
+                char scope[4];
 
-                if (!inet_ntop(a->family, a->address, text, sizeof(text)))
-                        continue;
-                r = sd_bus_message_append(reply, "(suss)", text, (uint32_t) a->prefixlen,
-                                          link_scope_to_string(a->scope, scope),
-                                          address_class_to_string(address_class(a->family, a->address)));
+                r = sd_bus_message_open_container(reply, 'r', "suss");
+                if (r >= 0)
+                        r = sd_bus_message_append_basic(reply, 's', a->text);
+                if (r >= 0)
+                        r = sd_bus_message_append_basic(reply, 'u', &prefixlen);
+                if (r >= 0)
+                        r = sd_bus_message_append_basic(reply, 's', link_scope_to_string(a->scope, scope));
+                if (r >= 0)
+                        r = sd_bus_message_append_basic(
+                                reply, 's', address_class_to_string(address_class(a->family, a->address)));
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
                 if (r < 0)
                         return r;
         }

@@ -515,6 +515,8 @@ static int address_from_netlink(struct rtnl_addr *ra, LinkAddress *ret) {
                 .flags = (uint32_t) rtnl_addr_get_flags(ra),
         };
         memcpy(ret->address, nl_addr_get_binary_addr(local), len);
+        if (!inet_ntop(family, ret->address, ret->text, sizeof(ret->text)))
+                return -errno;
         return 0;
 }
 

@@ -23,6 +23,9 @@ typedef struct LinkAddress {
         uint8_t prefixlen;
         uint8_t scope;
         uint32_t flags; /* IFA_F_* */
+        /* The address as inet_ntop() writes it, made once when it arrives: the bus and the metrics
+         * print it for every request, and IPv6 formatting is dear (GetManagedObjects at 2000 links). */
+        char text[INET6_ADDRSTRLEN];
 } LinkAddress;
 
 /* What rtnetlink's statistics say about one link at one moment (struct rtnl_link_stats64). */

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The root object: ObjectManager, the Manager interface, and the registration of every interface. */
-#include <arpa/inet.h>
 
 #include "bus-access.h"
 #include "bus-util.h"
@@ -91,11 +90,7 @@ static int method_rank_addresses(sd_bus_message *message, void *userdata, sd_bus
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                char text[INET6_ADDRSTRLEN];
-
-                if (!inet_ntop(ranked[i].address->family, ranked[i].address->address, text, sizeof(text)))
-                        continue;
-                r = sd_bus_message_append(reply, "(ssss)", text, ranked[i].link->name_utf8,
+                r = sd_bus_message_append(reply, "(ssss)", ranked[i].address->text, ranked[i].link->name_utf8,
                                           connection_type_to_string(ranked[i].link->derived.connection_type),
                                           address_class_to_string(ranked[i].class));
                 if (r < 0)

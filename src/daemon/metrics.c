@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <linux/if.h>
@@ -123,11 +122,9 @@ static void render_links(const MetricsSources *m, FILE *f) {
         TABLE_FOREACH(l, &m->links->table)
                 for (size_t i = 0; i < l->n_addresses; i++) {
                         const LinkAddress *a = &l->addresses[i];
-                        char text[INET6_ADDRSTRLEN], prefix[8], scope[4];
-                        if (!inet_ntop(a->family, a->address, text, sizeof(text)))
-                                continue;
+                        char prefix[8], scope[4];
                         snprintf(prefix, sizeof(prefix), "%u", a->prefixlen);
-                        sample(f, "linkprobe_link_address_info", 1, "device", l->name_utf8, "address", text,
+                        sample(f, "linkprobe_link_address_info", 1, "device", l->name_utf8, "address", a->text,
                                "prefix_length", prefix, "scope", link_scope_to_string(a->scope, scope), "class",
                                address_class_to_string(address_class(a->family, a->address)), NULL);
                 }
@@ -291,8 +288,8 @@ static void render_gpus(const MetricsSources *m, FILE *f) {
                 { "linkprobe_gpu_fp32_flops", "Measured FP32 throughput (fused multiply-add counted as two)." },
                 { "linkprobe_gpu_fp16_flops", "Measured FP16 throughput; absent without cl_khr_fp16." },
                 { "linkprobe_gpu_measured_timestamp_seconds", "When the device was last measured (Unix time)." },
-                { "linkprobe_gpu_host_to_device_bytes", "Measured copy rate from pinned host memory, bytes per second." },
-                { "linkprobe_gpu_device_to_host_bytes", "Measured copy rate to pinned host memory, bytes per second." },
+                { "linkprobe_gpu_host_to_device_bytes", "Measured copy rate from host memory, bytes per second." },
+                { "linkprobe_gpu_device_to_host_bytes", "Measured copy rate to host memory, bytes per second." },
         };
         for (size_t i = 0; i < ELEMENTSOF(measured); i++) {
                 family(f, measured[i].name, "gauge", measured[i].help);

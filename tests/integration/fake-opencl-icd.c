@@ -4,65 +4,61 @@
  * probe makes with values no machine here has (UUIDs, PCI addresses through the KHR, AMD and NVIDIA
  * extensions, fp16, duplicate names), and whose failures are chosen by the test. ocl-icd loads it from
  * an .icd file in $OCL_ICD_VENDORS like any vendor's driver. Built by the test with
- *   cc -shared -fPIC -o libfake-opencl-icd.so fake-opencl-icd.c
+ *   cc -shared -fPIC -o libfake-opencl-icd.so fake-opencl-icd.c fake-opencl-runtime.c
  *
  * $FAKE_OPENCL_ICD_MODE:
  *   gpus             five devices (default)
  *   device-ids-fail  clGetDeviceIDs() answers CL_OUT_OF_HOST_MEMORY
  *   query-fail       device 1 answers CL_INVALID_VALUE for CL_DEVICE_MAX_COMPUTE_UNITS
  *   hang             clGetDeviceIDs() never returns (a wedged driver)
- * $FAKE_OPENCL_ICD_CONTEXT_ERROR: what clCreateContext() fails with (default CL_OUT_OF_RESOURCES).
+ *   measure          the five devices measure: contexts, programs, kernels and copies work
+ *                    (fake-opencl-runtime.c), each taking the time the device's model says
+ * $FAKE_OPENCL_ICD_CONTEXT_ERROR: what clCreateContext() fails with in the other modes (default
+ * CL_OUT_OF_RESOURCES).
  */
-#define CL_TARGET_OPENCL_VERSION 120
-#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
-#include <CL/cl.h>
-#include <CL/cl_ext.h>
-#include <CL/cl_icd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "fake-opencl-icd.h"
+
 #define EXPORT __attribute__((visibility("default")))
-#define N_DEVICES 5
 
-struct _cl_platform_id {
-        struct _cl_icd_dispatch *dispatch;
-};
-
-struct _cl_device_id {
-        struct _cl_icd_dispatch *dispatch;
-        int index;
-};
-
-typedef struct FakeDevice {
-        const char *name;
-        cl_device_type type;
-        const char *extensions;
-        cl_uint compute_units;
-        cl_uint clock_mhz;
-} FakeDevice;
-
-static const FakeDevice fake_devices[N_DEVICES] = {
+/* Measure mode's models, per device: what the fake runtime (fake-opencl-runtime.c) makes each kernel and
+ * copy take, and which load widths fail to build or to run. */
+const FakeDevice fake_devices[N_DEVICES] = {
         { "Fake GPU KHR", CL_DEVICE_TYPE_GPU, "cl_khr_fp16 cl_khr_device_uuid cl_khr_pci_bus_info", 108,
-          1410 },
-        { "Fake GPU AMD", CL_DEVICE_TYPE_GPU, "cl_amd_device_attribute_query", 120, 2100 },
+          1410, 1024,
+          /* uint4 loads with grid strides are fastest */
+          .bandwidth_gb_s = { 600, 900, 1500, 1400, 1200 }, .grid_factor = 1.1, .fp32_gflops = 19500,
+          .fp16_gflops = 78000, .pinned_gb_s = 25, .pageable_gb_s = 12 },
+        /* A small work-group limit, a width its compiler rejects, one that cannot run. */
+        { "Fake GPU AMD", CL_DEVICE_TYPE_GPU, "cl_amd_device_attribute_query", 120, 2100, 64,
+          .bandwidth_gb_s = { 300, 500, 800, 1000, 0 }, .grid_factor = 0.9, .fp32_gflops = 47900,
+          .pinned_gb_s = 24, .pageable_gb_s = 10, .bw_build_fails = 16, .bw_block_run_fails = 8,
+          .kernel_work_group = 48 },
         { "Fake GPU NV", CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_DEFAULT, "cl_nv_device_attribute_query", 132,
-          1980 },
-        { "Fake Accelerator", CL_DEVICE_TYPE_ACCELERATOR, "", 4, 1000 },
-        { "Fake Accelerator", CL_DEVICE_TYPE_ACCELERATOR, "", 4, 1000 },
+          1980, 1024, .bandwidth_gb_s = { 1000, 2000, 2800, 3000, 2900 }, .grid_factor = 0.95,
+          .fp32_gflops = 67000, .pinned_gb_s = 55, .pageable_gb_s = 20 },
+        { "Fake Accelerator", CL_DEVICE_TYPE_ACCELERATOR, "", 4, 1000, 1024,
+          .bandwidth_gb_s = { 10, 10, 10, 10, 10 }, .grid_factor = 1, .fp32_gflops = 100, .pinned_gb_s = 1,
+          .pageable_gb_s = 1 },
+        { "Fake Accelerator", CL_DEVICE_TYPE_ACCELERATOR, "", 4, 1000, 1024,
+          .bandwidth_gb_s = { 10, 10, 10, 10, 10 }, .grid_factor = 1, .fp32_gflops = 100, .pinned_gb_s = 1,
+          .pageable_gb_s = 1 },
 };
 
 static struct _cl_icd_dispatch dispatch;
 static struct _cl_platform_id platform = { &dispatch };
 static struct _cl_device_id devices[N_DEVICES];
 
-static const char *mode(void) {
+const char *fake_mode(void) {
         const char *m = getenv("FAKE_OPENCL_ICD_MODE");
         return m && *m ? m : "gpus";
 }
 
-static cl_int answer(const void *value, size_t size, size_t param_value_size, void *param_value,
-                     size_t *param_value_size_ret) {
+cl_int fake_answer(const void *value, size_t size, size_t param_value_size, void *param_value,
+                   size_t *param_value_size_ret) {
         if (param_value) {
                 if (param_value_size < size)
                         return CL_INVALID_VALUE;
@@ -73,8 +69,8 @@ static cl_int answer(const void *value, size_t size, size_t param_value_size, vo
         return CL_SUCCESS;
 }
 
-#define ANSWER_STRING(s) answer((s), strlen(s) + 1, param_value_size, param_value, param_value_size_ret)
-#define ANSWER(v) answer(&(v), sizeof(v), param_value_size, param_value, param_value_size_ret)
+#define ANSWER_STRING(s) fake_answer((s), strlen(s) + 1, param_value_size, param_value, param_value_size_ret)
+#define ANSWER(v) fake_answer(&(v), sizeof(v), param_value_size, param_value, param_value_size_ret)
 
 static cl_int CL_API_CALL fake_get_platform_info(cl_platform_id p, cl_platform_info param_name,
                                                  size_t param_value_size, void *param_value,
@@ -105,10 +101,10 @@ static cl_int CL_API_CALL fake_get_device_ids(cl_platform_id p, cl_device_type t
 
         if (p != &platform)
                 return CL_INVALID_PLATFORM;
-        if (strcmp(mode(), "hang") == 0)
+        if (strcmp(fake_mode(), "hang") == 0)
                 for (;;)
                         pause();
-        if (strcmp(mode(), "device-ids-fail") == 0)
+        if (strcmp(fake_mode(), "device-ids-fail") == 0)
                 return CL_OUT_OF_HOST_MEMORY;
         for (int i = 0; i < N_DEVICES; i++) {
                 if (!(fake_devices[i].type & type) && type != CL_DEVICE_TYPE_ALL)
@@ -174,7 +170,7 @@ static cl_int CL_API_CALL fake_get_device_info(cl_device_id d, cl_device_info pa
                 u = 0x1234;
                 return ANSWER(u);
         case CL_DEVICE_MAX_COMPUTE_UNITS:
-                if (strcmp(mode(), "query-fail") == 0 && d->index == 1)
+                if (strcmp(fake_mode(), "query-fail") == 0 && d->index == 1)
                         return CL_INVALID_VALUE;
                 return ANSWER(f->compute_units);
         case CL_DEVICE_MAX_CLOCK_FREQUENCY:
@@ -204,7 +200,7 @@ static cl_int CL_API_CALL fake_get_device_info(cl_device_id d, cl_device_info pa
                 b = CL_FALSE;
                 return ANSWER(b);
         case CL_DEVICE_MAX_WORK_GROUP_SIZE:
-                z = 1024;
+                z = f->max_work_group;
                 return ANSWER(z);
         case CL_DEVICE_UUID_KHR: {
                 static const cl_uchar uuid[CL_UUID_SIZE_KHR] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55,
@@ -212,7 +208,7 @@ static cl_int CL_API_CALL fake_get_device_info(cl_device_id d, cl_device_info pa
                                                                  0xcc, 0xdd, 0xee, 0xff };
                 if (!strstr(f->extensions, "cl_khr_device_uuid"))
                         return CL_INVALID_VALUE;
-                return answer(uuid, sizeof(uuid), param_value_size, param_value, param_value_size_ret);
+                return fake_answer(uuid, sizeof(uuid), param_value_size, param_value, param_value_size_ret);
         }
         case CL_DEVICE_PCI_BUS_INFO_KHR: {
                 cl_device_pci_bus_info_khr info = {
@@ -266,6 +262,8 @@ EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platfor
                 dispatch.clGetDeviceInfo = fake_get_device_info;
                 dispatch.clCreateContext = fake_create_context;
                 dispatch.clGetExtensionFunctionAddress = find_function;
+                if (strcmp(fake_mode(), "measure") == 0)
+                        fake_runtime_install(&dispatch);
                 for (int i = 0; i < N_DEVICES; i++)
                         devices[i] = (struct _cl_device_id) { &dispatch, i };
         }

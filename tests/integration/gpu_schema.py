@@ -121,19 +121,53 @@ def _test_common(value, where, unit):
     return required
 
 
+LOAD_TYPES = ("uint", "uint2", "uint4", "uint8", "uint16")
+ACCESS_PATTERNS = ("block", "grid")
+HOST_MEMORY = ("pinned", "pageable")
+
+
+def _candidate(keys, measured):
+    """A sweep's candidate: the keys that name it, then either what it measured or why it failed."""
+    def f(value, where):
+        if isinstance(value, dict) and "error" in value:
+            _check_members(value, where, dict(keys, error=_error))
+        else:
+            _check_members(value, where, dict(keys, **measured))
+    return f
+
+
+def _check_chosen(value, where, names):
+    """The test timed the fastest candidate that worked, and every way was tried exactly once."""
+    candidates = value["candidates"]
+    tried = [tuple(c[n] for n in names) for c in candidates]
+    if len(set(tried)) != len(tried):
+        raise SchemaError(f"{where}.candidates: a way was tried twice: {tried}")
+    working = [c for c in candidates if "error" not in c]
+    chosen = [c for c in working if all(c[n] == value[n] for n in names)]
+    if len(chosen) != 1:
+        raise SchemaError(f"{where}: the timed way {[value[n] for n in names]} is not a working candidate")
+    if any(c["gb_s"] > chosen[0]["gb_s"] for c in working):
+        raise SchemaError(f"{where}: a faster candidate than the timed one: {candidates}")
+
+
 def _bandwidth_test(value, where):
     required = _test_common(value, where, "GB/s")
     required.update({
         "buffer_bytes": _non_negative_int,
         "bytes_read_per_run": _non_negative_int,
-        "load_type": _one_of("uint", "uint2", "uint4", "uint8", "uint16"),
+        "load_type": _one_of(*LOAD_TYPES),
+        "access_pattern": _one_of(*ACCESS_PATTERNS),
         "loads_per_work_item": _non_negative_int,
         "fill_ms": NUM,
         "cache_bytes": _non_negative_int,
         "cache_source": _one_of("device", "host-last-level-cache"),
+        "candidates": _array_of(_candidate({"load_type": _one_of(*LOAD_TYPES),
+                                            "access_pattern": _one_of(*ACCESS_PATTERNS)},
+                                           {"local_work_size": _non_negative_int, "gb_s": _positive_number})),
     })
     _check_members(value, where, required)
     _check_stats(value, where)
+    _check_chosen(value, where, ("load_type", "access_pattern"))
 
 
 def _transfer_test(value, where):
@@ -142,9 +176,15 @@ def _transfer_test(value, where):
         return
     required = _test_common(value, where, "GB/s")
     del required["global_work_size"], required["local_work_size"]
-    required.update({"bytes_per_copy": _non_negative_int, "host_memory": _one_of("pinned")})
+    required.update({
+        "bytes_per_copy": _non_negative_int,
+        "host_memory": _one_of(*HOST_MEMORY),
+        "timed_by": _one_of("device", "host"),
+        "candidates": _array_of(_candidate({"host_memory": _one_of(*HOST_MEMORY)}, {"gb_s": _positive_number})),
+    })
     _check_members(value, where, required)
     _check_stats(value, where)
+    _check_chosen(value, where, ("host_memory",))
 
 
 def _nvml(value, where):

@@ -141,10 +141,21 @@ def test_measure_validates_and_is_within_physical_limits(quick_measure):
         else:
             assert m["fp16_gflops"] == "unsupported"
             assert m["fp16"] == {"status": "unsupported", "reason": m["fp16"]["reason"]}
-        # Only reads are counted, over the whole buffer, exactly once per run.
+        # Only reads are counted: a run reads 1, 2, 4 or all 8 eighths of the buffer, each byte once.
         t = m["memory_bandwidth"]
-        assert t["bytes_read_per_run"] == t["buffer_bytes"] <= d["max_allocation_bytes"]
+        assert t["buffer_bytes"] <= d["max_allocation_bytes"]
+        assert t["bytes_read_per_run"] * (t["buffer_bytes"] // t["bytes_read_per_run"]) == t["buffer_bytes"]
+        assert t["buffer_bytes"] // t["bytes_read_per_run"] in (1, 2, 4, 8)
+        load_bytes = 4 * int(t["load_type"][4:] or 1)
+        assert t["global_work_size"] * t["loads_per_work_item"] * load_bytes == t["bytes_read_per_run"]
         assert t["runs"] == 3
+        # Every load type in both patterns was tried (the schema checks the fastest was timed); PoCL
+        # builds and runs them all, as it does copies from both kinds of host memory.
+        assert [(c["load_type"], c["access_pattern"]) for c in t["candidates"]] == [
+            (load, pattern) for load in gpu_schema.LOAD_TYPES for pattern in gpu_schema.ACCESS_PATTERNS]
+        assert all("error" not in c for c in t["candidates"]), t["candidates"]
+        for direction in ("host_to_device", "device_to_host"):
+            assert [c["host_memory"] for c in m[direction]["candidates"] if "gb_s" in c] == ["pinned", "pageable"]
         f = m["fp32"]
         assert f["flops_per_run"] == f["global_work_size"] * f["iterations"] * f["chains_per_work_item"] * \
             f["vector_width"] * 2
@@ -337,8 +348,10 @@ def test_man_page_documents_every_member(quick_measure, inventory):
     assert not undocumented, f"members missing from {MAN_PAGE}: {undocumented}"
 
 
-# A fake ICD (fake-opencl-icd.c, built here) stands in for hardware this machine lacks: devices with
-# UUIDs and PCI addresses from each extension, fp16, duplicate names, and drivers that fail or hang.
+# A fake ICD (fake-opencl-icd.c and fake-opencl-runtime.c, built here) stands in for hardware this machine
+# lacks: devices with UUIDs and PCI addresses from each extension, fp16, duplicate names, drivers that fail
+# or hang, and (FAKE_OPENCL_ICD_MODE=measure) devices that measure, each command taking the time its
+# device's model gives it, so that what the probe chooses and publishes is known exactly.
 
 @pytest.fixture(scope="module")
 def fake_icd_library():
@@ -347,9 +360,10 @@ def fake_icd_library():
         pytest.skip("no C compiler to build the fake ICD")
     d = tempfile.mkdtemp(prefix=f"linkprobe-fake-icd-{os.getpid()}-")
     lib = os.path.join(d, "libfake-opencl-icd.so")
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake-opencl-icd.c")
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-Wno-unused-parameter", "-o", lib, src],
-                   check=True, capture_output=True, text=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    sources = [os.path.join(here, name) for name in ("fake-opencl-icd.c", "fake-opencl-runtime.c")]
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-o", lib,
+                    *sources], check=True, capture_output=True, text=True)
     yield lib
     shutil.rmtree(d, ignore_errors=True)
 
@@ -449,3 +463,76 @@ def test_a_hanging_driver_is_cut_off_at_the_deadline(fake_vendors):
     gpu_schema.validate(doc)
     assert doc["error"]["name"] == "deadline"
     assert 0.45 < elapsed < 2.0
+
+
+def fake_measure(vendors, device):
+    rc, doc, _, stderr = run_probe("--measure", "--quick", f"--device={device}",
+                                   env_extra=fake_env(vendors, mode="measure"))
+    assert rc == 0, f"{doc} {stderr}"
+    gpu_schema.validate(doc)
+    m = doc["devices"][device]["measurement"]
+    assert m["status"] == "ok", m
+    return m
+
+
+def test_the_fastest_load_width_and_pattern_is_timed(fake_vendors):
+    """Fake GPU KHR streams fastest with uint4 loads strided by the grid (1650 GB/s in its model; the
+    others from 600 to 1540): the sweep finds that one, and the runs time it over the whole buffer."""
+    m = fake_measure(fake_vendors, 0)
+    bw = m["memory_bandwidth"]
+    assert (bw["load_type"], bw["access_pattern"]) == ("uint4", "grid"), bw
+    assert len(bw["candidates"]) == 10 and all("gb_s" in c for c in bw["candidates"])
+    assert bw["median"] == pytest.approx(1650, rel=1e-3) and m["memory_bandwidth_median_gb_s"] == bw["median"]
+    rates = {(c["load_type"], c["access_pattern"]): c["gb_s"] for c in bw["candidates"]}
+    assert rates[("uint", "block")] == pytest.approx(600, rel=1e-3)
+    assert rates[("uint16", "grid")] == pytest.approx(1320, rel=1e-3)
+    # A run at this rate would read an eighth in 13 us: the timed runs read the whole buffer, each
+    # work-item its 16 loads.
+    assert bw["global_work_size"] * 16 * 16 == bw["bytes_read_per_run"] == bw["buffer_bytes"]
+    assert m["fp32_median_gflops"] == pytest.approx(19500, rel=1e-3)
+    assert m["fp16_median_gflops"] == pytest.approx(78000, rel=1e-3)
+    assert m["warnings"] == []
+
+
+def test_widths_that_fail_leave_the_others_measuring(fake_vendors):
+    """Fake GPU AMD's compiler rejects uint16 loads, its uint8 block kernel fails to launch, and its
+    kernels allow 48 work-items (the device 64): the rest measure, uint8 with grid strides is fastest,
+    and the failures are named in the candidates and in the warnings."""
+    m = fake_measure(fake_vendors, 1)
+    bw = m["memory_bandwidth"]
+    assert (bw["load_type"], bw["access_pattern"]) == ("uint8", "grid"), bw
+    assert bw["median"] == pytest.approx(900, rel=1e-3)
+    failed = {(c["load_type"], c["access_pattern"]): c["error"] for c in bw["candidates"] if "error" in c}
+    assert set(failed) == {("uint8", "block"), ("uint16", "block"), ("uint16", "grid")}
+    assert failed[("uint8", "block")]["name"] == "CL_OUT_OF_RESOURCES"
+    for pattern in ("block", "grid"):
+        e = failed[("uint16", pattern)]
+        assert e["name"] == "CL_BUILD_PROGRAM_FAILURE" and "uint16 loads are not supported" in e["message"]
+    assert all(c["local_work_size"] == 32 for c in bw["candidates"] if "error" not in c)
+    assert bw["local_work_size"] == 32 and m["fp32"]["local_work_size"] == 64
+    assert sorted(w for w in m["warnings"] if "loads" in w) == [
+        "memory_bandwidth: uint16 loads failed with CL_BUILD_PROGRAM_FAILURE; measured with the loads that work",
+        "memory_bandwidth: uint8 loads (block) failed with CL_OUT_OF_RESOURCES; measured with the loads that work",
+    ]
+
+
+def test_every_width_failing_is_the_first_ones_error(fake_vendors):
+    # BW_VEC=3 names no vector type: every bandwidth program fails to build, and so does the main one.
+    rc, doc, _, _ = run_probe("--measure", "--quick", "--device=0", env_extra=dict(
+        fake_env(fake_vendors, mode="measure"), LINKPROBE_GPU_KERNEL_OPTIONS="-DBW_VEC=3"))
+    assert rc == 1
+    gpu_schema.validate(doc)
+    assert doc["error"]["name"] == "CL_BUILD_PROGRAM_FAILURE" and "BW_VEC=3" in doc["error"]["message"]
+
+
+def test_copies_use_the_faster_host_memory(fake_vendors):
+    """On a discrete GPU pinned memory is the fast path (25 GB/s in the fake's model, pageable 12):
+    both are tried, pinned is timed on the device, and what pageable reached is reported beside it."""
+    m = fake_measure(fake_vendors, 0)
+    for direction in ("host_to_device", "device_to_host"):
+        t = m[direction]
+        assert (t["host_memory"], t["timed_by"]) == ("pinned", "device"), t
+        assert t["median"] == pytest.approx(25, rel=1e-3) == m[f"{direction}_median_gb_s"]
+        rates = {c["host_memory"]: c["gb_s"] for c in t["candidates"]}
+        # Pageable copies are timed on the host's clock, so sleeping in the fake can only slow them.
+        assert set(rates) == {"pinned", "pageable"} and 1 < rates["pageable"] <= 12.01
