@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobe-probe-tcp — RTT, jitter and goodput each way to a linkprobe responder; one JSON document. */
-#include <stdarg.h>
+#include <fcntl.h>
 
 #include "net-probe-cli.h"
 #include "net-streams.h"
@@ -9,6 +9,8 @@
 #include "shared/parse-util.h"
 #include "shared/tcp-ramp.h"
 #include "shared/time-util.h"
+#include "sysfs/sysfs.h"
+#include "tcp-report.h"
 
 #define WARMUP_SAMPLES 2
 /* Kept back from the hard deadline so that a late phase fails with a named error, not a kill. */
@@ -124,17 +126,6 @@ static bool busy_retry(const NetClient *c, int r, uint64_t *retries, uint64_t so
         return true;
 }
 
-static void warn(json_object *warnings, const char *format, ...) _printf_(2, 3);
-static void warn(json_object *warnings, const char *format, ...) {
-        char text[256];
-        va_list ap;
-
-        va_start(ap, format);
-        vsnprintf(text, sizeof(text), format, ap);
-        va_end(ap);
-        json_object_array_add(warnings, json_object_new_string(text));
-}
-
 static int transfer(NetStreams *s, bool upload, unsigned streams, uint64_t usec, uint64_t deadline, NetTransfer *ret) {
         return upload ? net_streams_upload(s, streams, probe.max_bytes, usec, deadline, ret)
                       : net_streams_download(s, streams, probe.max_bytes, usec, deadline, ret);
@@ -160,13 +151,13 @@ static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object 
                         break;
                 r = net_streams_join(s, &probe.target, net_probe_key(&probe), n, ramp_end);
                 if (r < 0) {
-                        warn(warnings, "%s: cannot open stream %u: %s", direction, n,
+                        tcp_report_warn(warnings, "%s: cannot open stream %u: %s", direction, n,
                              r == -EREMOTEIO ? s->control->remote_error.message : strerror(-r));
                         break;
                 }
                 r = transfer(s, upload, n, step, ramp_end, &t);
                 if (r < 0) {
-                        warn(warnings, "%s: the test with %u streams failed (%s)%s%s", direction, n,
+                        tcp_report_warn(warnings, "%s: the test with %u streams failed (%s)%s%s", direction, n,
                              net_client_error_name(s->control, r), r == -EREMOTEIO ? ": " : "",
                              r == -EREMOTEIO ? s->control->remote_error.message : "");
                         break;
@@ -190,7 +181,7 @@ static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object 
 
 /* One direction: the ramp (with --streams=0), then the measurement with the streams it chose. */
 static json_object *measure_direction(NetStreams *s, bool upload, unsigned phases, uint64_t soft_deadline,
-                                      json_object *warnings) {
+                                      json_object *warnings, double *cross_gbps) {
         const char *direction = upload ? "upload" : "download";
         json_object *steps = json_object_new_array();
         unsigned streams = MIN((unsigned) MAX(arg_streams, UINT64_C(1)), s->granted);
@@ -224,6 +215,7 @@ static json_object *measure_direction(NetStreams *s, bool upload, unsigned phase
                 json_object_object_add(o, "responder_duration_usec", json_object_new_uint64(t.remote_usec));
         json_object_object_add(o, "streams", json_object_new_int((int) t.streams));
         json_object_object_add(o, "ramp", steps);
+        *cross_gbps = MAX(*cross_gbps, tcp_report_direction(o, warnings, upload, &t, s->host));
         return o;
 }
 
@@ -275,31 +267,45 @@ int main(int argc, char *argv[]) {
         unsigned phases = (unsigned) arg_upload + (unsigned) arg_download;
         json_object *warnings = json_object_new_array();
         _cleanup_(net_streams_done) NetStreams streams = {};
+        double cross_gbps = 0;
+        NetHost host;
         if (phases > 0) {
+                /* Our end: the interface to the sink and the CPUs near its device, for the data threads. */
+                _cleanup_(closep) int sysfs_fd = sysfs_root_open("/sys");
+                net_host_setup((const struct sockaddr *) &p->target.sink, p->interface, sysfs_fd, NULL, &host);
+                json_object *h = json_object_new_object();
+                json_object_object_add(h, "interface", host.ifindex > 0 ? json_object_new_string(host.ifname) : NULL);
+                json_object_object_add(h, "cpus", json_object_new_string(net_host_format_cpus(&host, buf, sizeof(buf))));
+                json_object_object_add(h, "cpus_local", json_object_new_boolean(host.cpus_local));
+                json_object_object_add(result, "host", h);
+
                 unsigned wanted = arg_streams == 0 ? PROTO_STREAMS_MAX : (unsigned) arg_streams;
                 r = net_streams_open(&streams, &client, wanted, soft_deadline);
                 if (r < 0)
                         net_probe_fail(p, &client, r, "streams");
                 if (arg_streams > 1 && !(client.capabilities & PROTO_CAP_STREAMS))
-                        warn(warnings, "the responder has no parallel streams (protocol version 1): one stream "
+                        tcp_report_warn(warnings, "the responder has no parallel streams (protocol version 1): one stream "
                                        "measured, not %u", wanted);
                 else if (arg_streams > 1 && streams.granted < wanted)
-                        warn(warnings, "the responder allowed %u of the %u streams asked for", streams.granted, wanted);
+                        tcp_report_warn(warnings, "the responder allowed %u of the %u streams asked for", streams.granted, wanted);
                 json_object_object_add(result, "streams_granted", json_object_new_int((int) streams.granted));
+                streams.host = &host;
         }
         if (arg_upload) {
-                json_object *o = measure_direction(&streams, true, phases--, soft_deadline, warnings);
+                json_object *o = measure_direction(&streams, true, phases--, soft_deadline, warnings, &cross_gbps);
                 json_object_object_add(result, "upload_gbps", json_object_get(json_object_object_get(o, "gbps")));
                 json_object_object_add(result, "upload_streams", json_object_get(json_object_object_get(o, "streams")));
                 json_object_object_add(result, "upload", o);
         }
         if (arg_download) {
-                json_object *o = measure_direction(&streams, false, phases--, soft_deadline, warnings);
+                json_object *o = measure_direction(&streams, false, phases--, soft_deadline, warnings, &cross_gbps);
                 json_object_object_add(result, "download_gbps", json_object_get(json_object_object_get(o, "gbps")));
                 json_object_object_add(result, "download_streams",
                                        json_object_get(json_object_object_get(o, "streams")));
                 json_object_object_add(result, "download", o);
         }
+        if (arg_upload || arg_download)
+                json_object_object_add(result, "cross_traffic_gbps", json_object_new_double(cross_gbps));
         json_object_object_add(result, "warnings", warnings);
 
         return net_probe_finish(p, result);

@@ -198,7 +198,7 @@ int net_client_connect(NetClient *c, const NetTarget *t, const ProtoKey *key, ui
         uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX], reply[PROTO_CONTROL_MAX];
         ProtoHello hello = { .version = PROTO_VERSION,
                              .capabilities = PROTO_CAP_ECHO | PROTO_CAP_UPLOAD | PROTO_CAP_DOWNLOAD | PROTO_CAP_RDMA |
-                                             PROTO_CAP_IDENTITY | PROTO_CAP_STREAMS };
+                                             PROTO_CAP_IDENTITY | PROTO_CAP_STREAMS | PROTO_CAP_TEST_STATS };
         ProtoHelloReply hr;
         uint32_t length;
         ssize_t n;

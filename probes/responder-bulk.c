@@ -2,6 +2,7 @@
 /* The responder's bulk tests: upload and download over one connection or a group of parallel streams
  * (STREAMS_REQUEST, JOIN), one test at a time, within the limits for all of its streams together. */
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -86,6 +87,51 @@ void bulk_join(Conn *c) {
         (void) conn_queue(c, proto_encode_u32(c->out, sizeof(c->out), PROTO_JOIN_OK, c->stream_index));
 }
 
+/* Our end of the test: the interface towards the client, its counters and the CPU time so far. The
+ * loop's thread moves onto the CPUs near that interface's device for the test (and stays there until
+ * the next test says otherwise: it serves one bulk test at a time). */
+static void test_host_start(Conn *c) {
+        Responder *r = c->responder;
+        BulkTest *t = &c->test;
+        struct sockaddr_storage ss = {};
+
+        if (IN6_IS_ADDR_V4MAPPED(&c->address)) {
+                struct sockaddr_in *in = (struct sockaddr_in *) &ss;
+                in->sin_family = AF_INET;
+                memcpy(&in->sin_addr, &c->address.s6_addr[12], 4);
+        } else {
+                struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) &ss;
+                in6->sin6_family = AF_INET6;
+                in6->sin6_addr = c->address;
+        }
+        net_host_setup((const struct sockaddr *) &ss, NULL, r->sysfs_fd, &r->allowed_cpus, &t->host);
+        (void) net_host_pin_thread(&t->host);
+        t->counters = (NetCounters) {};
+        if (c->want_stats && t->host.ifindex > 0)
+                (void) net_host_read_counters(t->host.ifindex, &t->counters);
+        t->cpu_start_usec = net_host_cpu_usec();
+}
+
+/* The responder's side of test o holds, into a result for a client that asked for it. */
+static void test_host_result(Conn *o, ProtoTestResult *res) {
+        const BulkTest *t = &o->test;
+        NetCounters now = {};
+
+        if (!o->want_stats)
+                return;
+        res->have_stats = true;
+        res->cpu_usec = net_host_cpu_usec() - t->cpu_start_usec;
+        res->threads = 1;
+        res->cpus = t->host.n_cpus;
+        res->if_rx_bytes = res->if_tx_bytes = res->if_rx_packets = res->if_tx_packets = PROTO_COUNTER_UNKNOWN;
+        if (t->counters.valid && net_host_read_counters(t->host.ifindex, &now) >= 0 && now.valid) {
+                res->if_rx_bytes = now.rx_bytes - t->counters.rx_bytes;
+                res->if_tx_bytes = now.tx_bytes - t->counters.tx_bytes;
+                res->if_rx_packets = now.rx_packets - t->counters.rx_packets;
+                res->if_tx_packets = now.tx_packets - t->counters.tx_packets;
+        }
+}
+
 bool bulk_may_start(Conn *c) {
         Responder *r = c->responder;
 
@@ -133,6 +179,7 @@ void bulk_start(Conn *c) {
         };
         r->bulk_owner = c;
         r->stats.tests++;
+        test_host_start(c);
 
         for (unsigned i = 0; i < req.streams; i++) {
                 Conn *s = test_stream(c, i);
@@ -185,6 +232,7 @@ static void stream_done(Conn *c) {
         if (t->upload) {
                 /* The asking connection answers for all streams once the last has ended. */
                 ProtoTestResult result = { .bytes = t->bytes, .usec = usec };
+                test_host_result(o, &result);
                 conn_enter_ready(o);
                 (void) conn_queue(o, proto_encode_test_result(o->out, sizeof(o->out), PROTO_UPLOAD_RESULT, &result));
                 if (o != c)
@@ -211,8 +259,10 @@ void bulk_upload_end(Conn *c) {
 static void stream_finish_download(Conn *c) {
         ProtoTestResult mine = { .bytes = c->stream_bytes, .usec = now_mono() - c->stream_start_usec };
 
-        if (c == owner_of(c))
+        if (c == owner_of(c)) {
+                test_host_result(c, &mine);
                 conn_enter_ready(c);
+        }
         (void) conn_queue(c, proto_encode_test_result(c->out, sizeof(c->out), PROTO_DOWNLOAD_END, &mine));
         stream_done(c);
 }

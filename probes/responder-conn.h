@@ -2,6 +2,7 @@
 /* responder-conn.h — the responder's connections, shared by its files (not an API) */
 #pragma once
 
+#include "net-host.h"
 #include "responder-identity.h"
 #include "responder-rdma.h"
 #include "responder.h"
@@ -38,6 +39,10 @@ typedef struct BulkTest {
         uint64_t bytes;          /* upload: received on all streams; download: put into frames */
         uint64_t start_usec, last_usec;
         uint32_t frame_size;
+        /* The responder's side, for a client that asked for it (PROTO_CAP_TEST_STATS). */
+        uint64_t cpu_start_usec;
+        NetHost host;            /* the interface to the client, and the CPUs the loop runs on */
+        NetCounters counters;    /* the interface's counters at the start */
 } BulkTest;
 
 /* The connections a client joined to one of its connections (STREAMS_REQUEST, JOIN). */
@@ -76,6 +81,7 @@ struct Conn {
 
         uint8_t nonce[PROTO_NONCE_SIZE];
         uint8_t client_nonce[PROTO_CLIENT_NONCE_SIZE];
+        bool want_stats;            /* the client's HELLO asked for PROTO_CAP_TEST_STATS */
 
         /* Streams: the group this connection owns, or the one it joined (owner, index). */
         StreamGroup *group;
@@ -108,6 +114,8 @@ struct Responder {
         Conn *bulk_owner;
         ResponderStats stats;
         uint8_t *scratch;
+        int sysfs_fd;               /* for the local CPUs of a test's interface; -EBADF: unknown */
+        cpu_set_t allowed_cpus;     /* the affinity the responder started with */
 };
 
 /* The connection whose test c carries: c itself, or the one it joined. */

@@ -30,8 +30,8 @@ fuzz-pci-parse_LIBS := daemon sysfs shared
 # persisted peer state.
 FUZZ_TARGETS += rdma-parse proto responder peer-address peer-result peers-state
 fuzz-rdma-parse_LIBS := sysfs shared
-fuzz-proto_LIBS := netprobe shared
-fuzz-responder_LIBS := netprobe shared
+fuzz-proto_LIBS := netprobe sysfs shared
+fuzz-responder_LIBS := netprobe sysfs shared
 fuzz-responder_PKGS := $(NETPROBE_PKGS)
 fuzz-peer-address_LIBS := daemon shared
 fuzz-peer-result_LIBS := daemon sysfs shared

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* net-host.h — what the TCP probe and the responder learn about their own end of a test: the interface
+ * a connection runs over, its byte counters, the CPUs local to its device, and the CPU time spent */
+#pragma once
+
+#include <sched.h>
+#include <sys/socket.h>
+
+#include "shared/macros.h"
+
+/* The interface a connection leaves through and what is known of it. */
+typedef struct NetHost {
+        int ifindex;          /* 0: unknown */
+        char ifname[16];      /* IF_NAMESIZE */
+        cpu_set_t cpus;       /* where the data threads run: the device's local CPUs that we may use */
+        unsigned n_cpus;
+        bool cpus_local;      /* from the device's local_cpulist; false: all CPUs we may use */
+} NetHost;
+
+/* An interface's byte counters (IFLA_STATS64), as the kernel counts them for every packet. */
+typedef struct NetCounters {
+        bool valid;
+        uint64_t rx_bytes, tx_bytes;
+        uint64_t rx_packets, tx_packets;
+} NetCounters;
+
+/**
+ * net_host_route_ifindex() - the interface the kernel routes a destination through
+ * @dst: the peer's address (AF_INET or AF_INET6)
+ * @ret: receives the outgoing interface index
+ *
+ * Asks rtnetlink (RTM_GETROUTE), so the answer is that of the caller's network namespace.
+ * Return: 0, -ENETUNREACH without a route, or -errno.
+ */
+int net_host_route_ifindex(const struct sockaddr *dst, int *ret);
+
+/* The 64-bit counters of ifindex (RTM_GETLINK); -ENODEV when it is gone. */
+int net_host_read_counters(int ifindex, NetCounters *ret);
+
+/**
+ * net_host_setup() - the interface, and the CPUs to run on, for a connection to peer
+ * @peer: where the connection goes
+ * @ifname: the interface the caller bound to, or NULL to ask the routing table
+ * @sysfs_fd: the sysfs root for the device's local_cpulist
+ * @allowed: the CPUs the caller may use, or NULL for the calling thread's affinity
+ * @ret: the result; never fails: what is not known stays unknown (ifindex 0, all CPUs we may use)
+ */
+void net_host_setup(const struct sockaddr *peer, const char *ifname, int sysfs_fd, const cpu_set_t *allowed,
+                    NetHost *ret);
+
+/* Moves the calling thread onto h's CPUs; 0 or -errno. */
+int net_host_pin_thread(const NetHost *h);
+
+/* "0-3,8": h's CPUs, as the kernel writes CPU lists. */
+char *net_host_format_cpus(const NetHost *h, char *buf, size_t size);
+
+/* User plus system CPU time of the whole process so far, in microseconds. */
+uint64_t net_host_cpu_usec(void);
+
+/*
+ * Bytes the interface carried beyond a test that moved test_bytes through it in the counted direction
+ * (the counters' deltas for it): the headers of every packet counted are allowed for, and a little more
+ * for what a host always sends (ARP, neighbour discovery). 0 when the interface carried nothing
+ * notable besides the test.
+ */
+uint64_t net_host_cross_bytes(uint64_t counted_bytes, uint64_t counted_packets, uint64_t test_bytes);
