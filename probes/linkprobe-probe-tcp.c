@@ -266,7 +266,7 @@ int main(int argc, char *argv[]) {
 
         unsigned phases = (unsigned) arg_upload + (unsigned) arg_download;
         json_object *warnings = json_object_new_array();
-        _cleanup_(net_streams_done) NetStreams streams = {};
+        _cleanup_(net_streams_done) NetStreams streams = { .payload_fd = -EBADF };
         double cross_gbps = 0;
         NetHost host;
         if (phases > 0) {

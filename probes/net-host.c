@@ -4,9 +4,13 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
 
 #include "net-host.h"
+#include "proto.h"
 #include "sysfs/pci.h"
 #include "sysfs/sysfs.h"
 
@@ -230,6 +234,44 @@ char *net_host_format_cpus(const NetHost *h, char *buf, size_t size) {
                 i = j;
         }
         return buf;
+}
+
+int net_payload_fd(size_t size) {
+        _cleanup_(closep) int fd = -EBADF;
+        _cleanup_(freep) uint8_t *filler = malloc(size);
+
+        if (!filler)
+                return -ENOMEM;
+        fd = memfd_create("linkprobe-payload", MFD_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        /* Real pages, not holes: what a disk-less sender would send. */
+        memset(filler, 0x5a, size);
+        for (size_t done = 0; done < size;) {
+                ssize_t k = pwrite(fd, filler + done, size - done, (off_t) done);
+                if (k <= 0)
+                        return k < 0 ? -errno : -EIO;
+                done += (size_t) k;
+        }
+        return TAKE_FD(fd);
+}
+
+int net_payload_send(int sock, int payload_fd, const uint8_t *header, size_t frame_size, size_t sent, size_t *ret) {
+        ssize_t k;
+
+        if (sent < PROTO_HEADER_SIZE) {
+                /* MSG_MORE: the header waits for the payload instead of leaving in a packet of its own;
+                 * a frame without payload must leave at once (held, it would wait up to 200 ms). */
+                k = send(sock, header + sent, PROTO_HEADER_SIZE - sent,
+                         MSG_NOSIGNAL | MSG_DONTWAIT | (frame_size > PROTO_HEADER_SIZE ? MSG_MORE : 0));
+        } else {
+                off_t offset = 0;
+                k = sendfile(sock, payload_fd, &offset, frame_size - sent);
+        }
+        if (k < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+        *ret = (size_t) k;
+        return 1;
 }
 
 uint64_t net_host_cpu_usec(void) {

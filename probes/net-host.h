@@ -54,6 +54,24 @@ int net_host_pin_thread(const NetHost *h);
 /* "0-3,8": h's CPUs, as the kernel writes CPU lists. */
 char *net_host_format_cpus(const NetHost *h, char *buf, size_t size);
 
+/* A memfd of size bytes of filler, for net_payload_send(); -errno when there is none. */
+int net_payload_fd(size_t size);
+
+/**
+ * net_payload_send() - send a frame whose payload is filler, without copying the filler
+ * @sock: a non-blocking stream socket
+ * @payload_fd: net_payload_fd() of at least the payload's size
+ * @header: the frame's header (PROTO_HEADER_SIZE bytes), sent first
+ * @frame_size: header and payload
+ * @sent: how much of the frame has left already
+ * @ret: bytes sent by this call
+ *
+ * The header goes with send(MSG_MORE), the payload with sendfile() from the memfd's pages; sendfile()
+ * raises SIGPIPE on a closed connection, so the caller ignores that signal.
+ * Return: 1 when bytes left, 0 when the socket is full, -errno.
+ */
+int net_payload_send(int sock, int payload_fd, const uint8_t *header, size_t frame_size, size_t sent, size_t *ret);
+
 /* User plus system CPU time of the whole process so far, in microseconds. */
 uint64_t net_host_cpu_usec(void);
 

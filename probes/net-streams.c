@@ -13,7 +13,7 @@ int net_streams_open(NetStreams *s, NetClient *control, unsigned wanted, uint64_
         ssize_t n;
         int r;
 
-        *s = (NetStreams) { .control = control, .granted = 1 };
+        *s = (NetStreams) { .control = control, .granted = 1, .payload_fd = net_payload_fd(PROTO_FRAME_MAX_DEFAULT) };
         for (size_t i = 0; i < ELEMENTSOF(s->joined); i++)
                 s->joined[i] = (NetClient) NET_CLIENT_NULL;
         if (wanted <= 1 || !(control->capabilities & PROTO_CAP_STREAMS))
@@ -67,6 +67,7 @@ void net_streams_done(NetStreams *s) {
         for (unsigned i = 0; i < s->n_joined; i++)
                 net_client_done(&s->joined[i]);
         s->n_joined = 0;
+        s->payload_fd = safe_close(s->payload_fd);
 }
 
 /*
@@ -80,11 +81,13 @@ void net_streams_done(NetStreams *s) {
  * socketpair) MSG_TRUNC is ignored for streams and the data lands in the buffer, which is why the
  * buffer is real and large enough.
  *
- * Sending, large frames (the responder's maximum, up to 1 MiB) keep system calls rare. MSG_ZEROCOPY
+ * Sending, large frames (the responder's maximum, up to 1 MiB) keep system calls rare, and their
+ * payload goes out with sendfile() from a memfd (net_payload_fd()), as iperf3 -Z does: the socket
+ * takes references to the same pages again and again instead of copying each byte in. MSG_ZEROCOPY
  * is not used: on loopback and veth, where every test of this project runs, the kernel copies
- * zerocopy pages anyway when it hands the packet to a local socket (skb_orphan_frags_rx), so it only
- * adds the completion notifications; on a real NIC it pays off above about 10 KB per send, but that
- * could not be measured here, and a probe measures, it does not guess.
+ * zerocopy user pages anyway when it hands the packet to a local socket (skb_orphan_frags_rx) and
+ * adds a completion notification per send; pages sent from a file are not user pages and are
+ * not copied there, so sendfile() is the one that helps on every kind of link.
  */
 
 /* How much one stream may move before the other streams of its thread get their turn. */
@@ -105,6 +108,7 @@ typedef struct FlowTest {
         uint64_t start, deadline;
         uint64_t assigned;       /* upload: bytes handed to frames on all streams (atomic) */
         const NetHost *host;
+        int payload_fd;          /* net_payload_fd(), or -EBADF to send from the client's buffer */
 } FlowTest;
 
 /* One stream's part of a test. */
@@ -165,6 +169,14 @@ static int flow_send_frame(Flow *f) {
                 size_t n = 0, k = 0;
                 int r;
 
+                if (f->test->payload_fd >= 0) {
+                        r = net_payload_send(f->c->fd, f->test->payload_fd, f->header, PROTO_HEADER_SIZE + f->frame_len,
+                                             f->header_len, &k);
+                        if (r <= 0)
+                                return r;
+                        f->header_len += k;
+                        continue;
+                }
                 if (f->header_len < PROTO_HEADER_SIZE)
                         iov[n++] = (struct iovec) { .iov_base = f->header + f->header_len,
                                                     .iov_len = PROTO_HEADER_SIZE - f->header_len };
@@ -470,6 +482,7 @@ static int streams_test(NetStreams *s, bool upload, unsigned streams, uint64_t m
                 .start = start,
                 .deadline = deadline,
                 .host = s->host,
+                .payload_fd = s->payload_fd,
         };
         for (unsigned i = 0; i < streams; i++)
                 flows[i] = (Flow) {

@@ -17,6 +17,7 @@ typedef struct NetStreams {
         uint8_t token[PROTO_STREAMS_TOKEN_SIZE];
         /* The interface and CPUs of our end (NULL: unknown, the threads run anywhere). */
         const NetHost *host;
+        int payload_fd;    /* what uploads send (net_payload_fd()); -EBADF: the client's buffer */
 } NetStreams;
 
 /* What one bulk test moved, all streams together. */

@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 
 #include "responder-conn.h"
+#include "responder-pump.h"
 #include "shared/log.h"
 #include "shared/time-util.h"
 
@@ -121,7 +122,7 @@ static void test_host_result(Conn *o, ProtoTestResult *res) {
                 return;
         res->have_stats = true;
         res->cpu_usec = net_host_cpu_usec() - t->cpu_start_usec;
-        res->threads = 1;
+        res->threads = MAX(t->threads, 1U);
         res->cpus = t->host.n_cpus;
         res->if_rx_bytes = res->if_tx_bytes = res->if_rx_packets = res->if_tx_packets = PROTO_COUNTER_UNKNOWN;
         if (t->counters.valid && net_host_read_counters(t->host.ifindex, &now) >= 0 && now.valid) {
@@ -267,6 +268,83 @@ static void stream_finish_download(Conn *c) {
         stream_done(c);
 }
 
+/* A download over several streams, with CPUs for them, goes to the pump's threads (responder-pump.h);
+ * the streams' event sources rest until the pump is done. False: the loop sends, as for one stream. */
+static bool pump_begin(Conn *o) {
+        Responder *r = o->responder;
+        BulkTest *t = &o->test;
+        int k;
+
+        if (t->streams < 2 || t->host.n_cpus < 2 || r->pump || r->pump_done_fd < 0)
+                return false;
+        PumpConfig cfg = {
+                .frame_size = t->frame_size,
+                .granted_bytes = t->granted_bytes,
+                .granted_usec = t->granted_usec,
+                .start_usec = t->start_usec,
+                .deadline_usec = t->start_usec + t->granted_usec + MAX(TEST_GRACE_USEC, t->granted_usec),
+                .host = &t->host,
+                .payload_fd = r->payload_fd,
+                .buffer = r->scratch,
+                .done_fd = r->pump_done_fd,
+        };
+        for (unsigned i = 0; i < t->streams; i++)
+                r->pump_streams[i] = (PumpStream) { .fd = test_stream(o, i)->fd };
+        k = pump_start(&cfg, r->pump_streams, t->streams, &r->pump);
+        if (k < 0) {
+                log_debug_errno(k, "%s: cannot start the download's threads, sending from the loop: %m", o->name);
+                return false;
+        }
+        r->pump_owner = o;
+        t->threads = MIN(t->streams, t->host.n_cpus);
+        for (unsigned i = 0; i < t->streams; i++)
+                (void) sd_event_source_set_enabled(test_stream(o, i)->io, SD_EVENT_OFF);
+        return true;
+}
+
+void bulk_pump_done(Responder *r) {
+        Conn *o = r->pump_owner, *streams[PROTO_STREAMS_MAX];
+        unsigned n = o->test.streams;
+        int failed = -1;
+
+        r->pump = pump_join(r->pump);
+        r->pump_owner = NULL;
+        o->test.bytes = 0;
+        for (unsigned i = 0; i < n; i++) {
+                streams[i] = test_stream(o, i);
+                streams[i]->stream_bytes = r->pump_streams[i].bytes;
+                o->test.bytes += r->pump_streams[i].bytes;
+                (void) sd_event_source_set_enabled(streams[i]->io, SD_EVENT_ON);
+                if (r->pump_streams[i].error < 0) {
+                        /* Perhaps cut inside a frame: an error frame there would be read as data. */
+                        streams[i]->data_frame_sent = 1;
+                        /* The stream that broke, rather than those it stopped. */
+                        if (failed < 0 || (r->pump_streams[failed].error == -ETIME && r->pump_streams[i].error != -ETIME))
+                                failed = (int) i;
+                }
+        }
+        if (failed >= 0) {
+                Conn *c = streams[failed];
+                int error = r->pump_streams[failed].error;
+                if (error != -ETIME) {
+                        /* The stream's socket broke: it goes, and the test with it (bulk_conn_gone()). */
+                        log_debug_errno(error, "%s: send failed: %m", c->name);
+                        conn_free(c);
+                        return;
+                }
+                r->stats.closed_timeout++;
+                bulk_fail(c, PROTO_ERROR_LIMIT, "test ran past its granted time");
+                for (unsigned i = 0; i < n; i++)
+                        conn_update_events(streams[i]);
+                return;
+        }
+        for (unsigned i = 0; i < n; i++)
+                stream_finish_download(streams[i]);
+        /* The owner last: freeing it (its END could not leave) frees the streams it owns. */
+        for (unsigned i = n; i-- > 0;)
+                (void) conn_kick(streams[i]);
+}
+
 bool bulk_pump_download(Conn *c) {
         Responder *r = c->responder;
         Conn *o = owner_of(c);
@@ -278,6 +356,8 @@ bool bulk_pump_download(Conn *c) {
                 if (c != o || c->out_len > 0)
                         return true;
                 t->sending = true;
+                if (pump_begin(o))
+                        return true;
                 for (unsigned i = 1; i < t->streams; i++)
                         conn_update_events(test_stream(o, i));
         }
@@ -295,6 +375,25 @@ bool bulk_pump_download(Conn *c) {
                         proto_header_encode(c->data_header, PROTO_DATA, c->data_frame_len);
                 }
 
+                size_t sent = 0;
+                if (r->payload_fd >= 0) {
+                        int k = net_payload_send(c->fd, r->payload_fd, c->data_header, PROTO_HEADER_SIZE + c->data_frame_len,
+                                                 c->data_frame_sent, &sent);
+                        if (k == 0)
+                                return true;
+                        if (k < 0) {
+                                log_debug_errno(k, "%s: send failed: %m", c->name);
+                                conn_free(c);
+                                return false;
+                        }
+                        moved += sent;
+                        c->data_frame_sent += (uint32_t) sent;
+                        if (c->data_frame_sent == PROTO_HEADER_SIZE + c->data_frame_len) {
+                                c->stream_bytes += c->data_frame_len;
+                                c->data_frame_len = c->data_frame_sent = 0;
+                        }
+                        continue;
+                }
                 struct iovec iov[2];
                 int n = 0;
                 if (c->data_frame_sent < PROTO_HEADER_SIZE)

@@ -4,6 +4,7 @@
 
 #include "net-host.h"
 #include "responder-identity.h"
+#include "responder-pump.h"
 #include "responder-rdma.h"
 #include "responder.h"
 #include "source-table.h"
@@ -43,6 +44,7 @@ typedef struct BulkTest {
         uint64_t cpu_start_usec;
         NetHost host;            /* the interface to the client, and the CPUs the loop runs on */
         NetCounters counters;    /* the interface's counters at the start */
+        unsigned threads;        /* that moved the data: the loop's, or the pump's */
 } BulkTest;
 
 /* The connections a client joined to one of its connections (STREAMS_REQUEST, JOIN). */
@@ -116,6 +118,13 @@ struct Responder {
         uint8_t *scratch;
         int sysfs_fd;               /* for the local CPUs of a test's interface; -EBADF: unknown */
         cpu_set_t allowed_cpus;     /* the affinity the responder started with */
+        int payload_fd;             /* net_payload_fd() of SCRATCH_SIZE: DATA sent without copying; -EBADF */
+        /* A download's threads (responder-pump.h): at most one, for the bulk owner. */
+        Pump *pump;
+        Conn *pump_owner;
+        PumpStream pump_streams[PROTO_STREAMS_MAX];
+        int pump_done_fd;
+        sd_event_source *pump_done;
 };
 
 /* The connection whose test c carries: c itself, or the one it joined. */
@@ -158,3 +167,5 @@ bool bulk_received(Conn *c, size_t k);
 void bulk_upload_end(Conn *c);
 /* Sends DATA frames; false when c was freed. */
 bool bulk_pump_download(Conn *c);
+/* The pump's threads have finished the download of r->pump_owner: its streams end or fail. */
+void bulk_pump_done(Responder *r);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -333,6 +334,11 @@ static int on_conn_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         case CONN_UPLOAD:
         case CONN_UPLOAD_WAIT:
         case CONN_DOWNLOAD:
+                if (r->pump && owner_of(c) == r->pump_owner) {
+                        /* The pump's threads own the sockets and stop at the same limit by themselves. */
+                        (void) timer_arm(c, 100 * USEC_PER_MSEC);
+                        return 0;
+                }
                 r->stats.closed_timeout++;
                 bulk_fail(c, PROTO_ERROR_LIMIT, "test ran past its granted time");
                 break;
@@ -488,6 +494,16 @@ static int on_rdma_done(sd_event_source *s, int fd, uint32_t revents, void *user
         return 0;
 }
 
+static int on_pump_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Responder *r = userdata;
+        uint64_t v;
+
+        (void) read(fd, &v, sizeof(v));
+        if (r->pump && pump_finished(r->pump))
+                bulk_pump_done(r);
+        return 0;
+}
+
 static int fd_set_nonblock(int fd) {
         int flags = fcntl(fd, F_GETFL);
         if (flags < 0)
@@ -531,6 +547,13 @@ int responder_new(sd_event *event, const ResponderLimits *limits, const ProtoKey
         r->event = sd_event_ref(event);
         r->limits = *limits;
         r->rdma_done_fd = -EBADF;
+        r->pump_done_fd = -EBADF;
+        /* Without a memfd DATA is sent from the scratch buffer, copied as before. sendfile() has no
+         * MSG_NOSIGNAL: a client that goes mid-download must not end the process with SIGPIPE. */
+        r->payload_fd = net_payload_fd(SCRATCH_SIZE);
+        struct sigaction sa;
+        if (sigaction(SIGPIPE, NULL, &sa) >= 0 && sa.sa_handler == SIG_DFL)
+                (void) signal(SIGPIPE, SIG_IGN);
         /* Without /sys (a container) tests run on whatever CPUs the responder has. */
         r->sysfs_fd = sysfs_root_open("/sys");
         CPU_ZERO(&r->allowed_cpus);
@@ -565,6 +588,12 @@ int responder_new(sd_event *event, const ResponderLimits *limits, const ProtoKey
         k = sd_event_add_io(event, &r->rdma_done, r->rdma_done_fd, EPOLLIN, on_rdma_done, r);
         if (k < 0)
                 return k;
+        r->pump_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (r->pump_done_fd < 0)
+                return -errno;
+        k = sd_event_add_io(event, &r->pump_done, r->pump_done_fd, EPOLLIN, on_pump_done, r);
+        if (k < 0)
+                return k;
 
         *ret = TAKE_PTR(r);
         return 0;
@@ -573,6 +602,8 @@ int responder_new(sd_event *event, const ResponderLimits *limits, const ProtoKey
 Responder *responder_free(Responder *r) {
         if (!r)
                 return NULL;
+        /* The pump's threads write to the streams' sockets: they stop before those close. */
+        r->pump = pump_join(r->pump);
         while (r->conns)
                 conn_free(r->conns);
         for (size_t i = 0; i < r->n_listeners; i++)
@@ -582,6 +613,9 @@ Responder *responder_free(Responder *r) {
         sd_event_source_disable_unref(r->rdma_done);
         safe_close(r->rdma_done_fd);
         safe_close(r->sysfs_fd);
+        safe_close(r->payload_fd);
+        sd_event_source_disable_unref(r->pump_done);
+        safe_close(r->pump_done_fd);
         source_table_free(r->sources);
         responder_identity_done(&r->identity);
         free(r->scratch);
