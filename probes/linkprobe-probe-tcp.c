@@ -12,7 +12,7 @@
 #include "sysfs/sysfs.h"
 #include "tcp-report.h"
 
-#define WARMUP_SAMPLES 2
+#define WARMUP_SAMPLES 10
 /* Kept back from the hard deadline so that a late phase fails with a named error, not a kill. */
 #define DEADLINE_MARGIN_USEC (200 * USEC_PER_MSEC)
 

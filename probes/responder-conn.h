@@ -76,6 +76,9 @@ struct Conn {
         uint8_t payload[PROTO_CONTROL_MAX];
         size_t payload_len;
         uint32_t data_left;
+        /* Read ahead with a header, not yet taken (conn_recv()). */
+        uint8_t ahead[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
+        size_t ahead_start, ahead_len;
 
         /* Output: at most one control frame is pending; nothing is read until it has left. */
         uint8_t out[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
