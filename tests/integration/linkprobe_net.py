@@ -107,9 +107,9 @@ def wait_listening(ns, address, port, timeout=5.0):
 class Responder:
     """linkprobe-responder in a namespace; its stderr goes to a temporary file."""
 
-    def __init__(self, ns, listen, *args, wait_address=None, port=PORT):
+    def __init__(self, ns, listen, *args, wait_address=None, port=PORT, binary=RESPONDER):
         self.log = tempfile.NamedTemporaryFile(prefix="lp-responder-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen(lp.netns_exec_cmd(ns, [RESPONDER, "--listen", listen, *args]),
+        self.proc = subprocess.Popen(lp.netns_exec_cmd(ns, [binary, "--listen", listen, *args]),
                                      stdout=subprocess.DEVNULL, stderr=self.log)
         try:
             wait_listening(ns, wait_address or listen.rsplit(":", 1)[0].strip("[]").replace("0.0.0.0", "127.0.0.1"),
