@@ -20,6 +20,9 @@ static uint64_t arg_samples = 50;
 static uint64_t arg_connect_timeout = 1 * USEC_PER_SEC;
 static uint64_t arg_busy_retries = 3;
 static uint64_t arg_streams = 0; /* 0: as many as still raise goodput */
+static const char *arg_lock_file;
+static int lock_fd = -EBADF;
+static uint64_t lock_wait_usec;
 static bool arg_rtt = true, arg_upload = true, arg_download = true;
 
 /* Adding streams goes on while each step raises goodput by this much. */
@@ -40,6 +43,8 @@ static void help(void) {
                "     --busy-retries=N     retries when the responder is busy (default 3)\n"
                "     --streams=N          parallel TCP streams, 1..8; 0 adds streams while goodput\n"
                "                          still rises by 10%% (default 0)\n"
+               "     --lock-file=FILE     the node's measure lock, shared with its responder: wait while\n"
+               "                          it serves a test, hold it while measuring\n"
                "     --deadline=TIME      give up after this long (default 5s)\n"
                "  -h --help  --version\n");
 }
@@ -66,6 +71,7 @@ enum {
         ARG_CONNECT_TIMEOUT,
         ARG_BUSY,
         ARG_STREAMS,
+        ARG_LOCK,
 };
 
 static const struct option options[] = {
@@ -74,6 +80,7 @@ static const struct option options[] = {
         { "connect-timeout", required_argument, NULL, ARG_CONNECT_TIMEOUT },
         { "busy-retries", required_argument, NULL, ARG_BUSY },
         { "streams", required_argument, NULL, ARG_STREAMS },
+        { "lock-file", required_argument, NULL, ARG_LOCK },
         {}
 };
 
@@ -90,6 +97,9 @@ static void parse_option(int c, const char *arg) {
         case ARG_BUSY:
                 if (parse_u64(arg, &arg_busy_retries) < 0 || arg_busy_retries > 100)
                         net_probe_usage(&probe, "--busy-retries must be 0..100, not \"%s\"", arg);
+                break;
+        case ARG_LOCK:
+                arg_lock_file = arg;
                 break;
         case ARG_STREAMS:
                 if (parse_u64(arg, &arg_streams) < 0 || arg_streams > PROTO_STREAMS_MAX)
@@ -110,6 +120,25 @@ static uint64_t phase_budget(uint64_t soft_deadline, unsigned phases_left) {
         return MIN(probe.duration, per - TCP_PHASE_OVERHEAD_USEC);
 }
 
+/* Takes the node's measure lock (with --lock-file), waiting while the node's responder serves a test,
+ * at most until wait_end; the time waited is reported. Exits with "busy" when the wait is too long. */
+static void lock_take(uint64_t wait_end) {
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        int r;
+
+        if (lock_fd < 0)
+                return;
+        r = net_lock_wait(lock_fd, wait_end);
+        lock_wait_usec += now_usec(CLOCK_MONOTONIC) - start;
+        if (r == -ETIME)
+                probe_exit_error(probe.name, PROBE_EXIT_ERROR, "busy",
+                                 "this node's responder served tests for %.1f s: no time left to measure",
+                                 (double) lock_wait_usec / USEC_PER_SEC);
+        if (r < 0)
+                probe_exit_error(probe.name, PROBE_EXIT_ERROR, "internal", "cannot take the lock %s: %s", arg_lock_file,
+                                 strerror(-r));
+}
+
 /* A busy responder, or one that wants this address to slow down, is asked again a little later. */
 static bool busy_retry(const NetClient *c, int r, uint64_t *retries, uint64_t soft_deadline) {
         if (r != -EREMOTEIO || !IN_SET(c->remote_error.code, PROTO_ERROR_BUSY, PROTO_ERROR_RATE_LIMITED) ||
@@ -122,7 +151,10 @@ static bool busy_retry(const NetClient *c, int r, uint64_t *retries, uint64_t so
         uint64_t wait = 100 * USEC_PER_MSEC + rnd % (200 * USEC_PER_MSEC);
         if (now_usec(CLOCK_MONOTONIC) + wait + TCP_PHASE_OVERHEAD_USEC >= soft_deadline)
                 return false;
+        /* The far node may be measuring us: our responder serves it while we wait. */
+        net_lock_release(lock_fd);
         usleep((useconds_t) wait);
+        lock_take(soft_deadline - TCP_PHASE_OVERHEAD_USEC);
         return true;
 }
 
@@ -155,7 +187,10 @@ static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object 
                              r == -EREMOTEIO ? s->control->remote_error.message : strerror(-r));
                         break;
                 }
-                r = transfer(s, upload, n, step, ramp_end, &t);
+                uint64_t retries = 0;
+                do
+                        r = transfer(s, upload, n, step, ramp_end, &t);
+                while (r < 0 && busy_retry(s->control, r, &retries, ramp_end));
                 if (r < 0) {
                         tcp_report_warn(warnings, "%s: the test with %u streams failed (%s)%s%s", direction, n,
                              net_client_error_name(s->control, r), r == -EREMOTEIO ? ": " : "",
@@ -215,7 +250,8 @@ static json_object *measure_direction(NetStreams *s, bool upload, unsigned phase
                 json_object_object_add(o, "responder_duration_usec", json_object_new_uint64(t.remote_usec));
         json_object_object_add(o, "streams", json_object_new_int((int) t.streams));
         json_object_object_add(o, "ramp", steps);
-        *cross_gbps = MAX(*cross_gbps, tcp_report_direction(o, warnings, upload, &t, s->host));
+        double cross = tcp_report_direction(o, warnings, upload, &t, s->host);
+        *cross_gbps = MAX(*cross_gbps, cross);
         return o;
 }
 
@@ -229,6 +265,18 @@ int main(int argc, char *argv[]) {
         net_probe_start(p, DEADLINE_MARGIN_USEC);
         net_probe_connect(p, &client, arg_connect_timeout);
         uint64_t soft_deadline = p->soft_deadline;
+
+        /* Held from the first round trip to the end: neither the RTT nor the goodput is measured while
+         * this node's responder serves another node. The wait may take what the measurement can spare:
+         * each bulk phase keeps at least half its duration. */
+        if (arg_lock_file) {
+                unsigned phases = (unsigned) arg_upload + (unsigned) arg_download;
+                uint64_t need = phases * (p->duration / 2 + TCP_PHASE_OVERHEAD_USEC) + 100 * USEC_PER_MSEC;
+                lock_fd = net_lock_open(arg_lock_file);
+                if (lock_fd < 0)
+                        net_probe_usage(p, "cannot open the lock file %s: %s", arg_lock_file, strerror(-lock_fd));
+                lock_take(soft_deadline > need ? soft_deadline - need : now_usec(CLOCK_MONOTONIC));
+        }
 
         json_object *result = net_probe_result_new(p, &client);
         json_object_object_add(result, "observed_source", json_object_new_string(
@@ -306,6 +354,8 @@ int main(int argc, char *argv[]) {
         }
         if (arg_upload || arg_download)
                 json_object_object_add(result, "cross_traffic_gbps", json_object_new_double(cross_gbps));
+        if (lock_fd >= 0)
+                json_object_object_add(result, "lock_wait_usec", json_object_new_uint64(lock_wait_usec));
         json_object_object_add(result, "warnings", warnings);
 
         return net_probe_finish(p, result);

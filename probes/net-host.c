@@ -4,6 +4,8 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
@@ -11,6 +13,7 @@
 
 #include "net-host.h"
 #include "proto.h"
+#include "shared/time-util.h"
 #include "sysfs/pci.h"
 #include "sysfs/sysfs.h"
 
@@ -272,6 +275,36 @@ int net_payload_send(int sock, int payload_fd, const uint8_t *header, size_t fra
                 return errno == EAGAIN || errno == EINTR ? 0 : -errno;
         *ret = (size_t) k;
         return 1;
+}
+
+int net_lock_open(const char *path) {
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
+        return fd < 0 ? -errno : fd;
+}
+
+int net_lock_try(int fd) {
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK ? 0 : -errno;
+        return 1;
+}
+
+/* A test of the responder ends within its granted time; a few milliseconds late here cost nothing. */
+#define LOCK_POLL_USEC (10 * USEC_PER_MSEC)
+
+int net_lock_wait(int fd, uint64_t deadline) {
+        for (;;) {
+                int r = net_lock_try(fd);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if (now_usec(CLOCK_MONOTONIC) + LOCK_POLL_USEC >= deadline)
+                        return -ETIME;
+                usleep(LOCK_POLL_USEC);
+        }
+}
+
+void net_lock_release(int fd) {
+        if (fd >= 0)
+                (void) flock(fd, LOCK_UN);
 }
 
 uint64_t net_host_cpu_usec(void) {

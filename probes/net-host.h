@@ -72,6 +72,20 @@ int net_payload_fd(size_t size);
  */
 int net_payload_send(int sock, int payload_fd, const uint8_t *header, size_t frame_size, size_t sent, size_t *ret);
 
+/*
+ * A node's probe and its responder never run tests at the same time: both take the node's measure
+ * lock (flock() on a file linkprobed names, beside its state) for as long as they move data, so two
+ * nodes never measure each other in both directions at once, and neither figure is halved by the
+ * other. The responder that finds the lock taken answers "busy"; the probe waits for it.
+ */
+/* Opens (creating) the lock file; an fd or -errno. */
+int net_lock_open(const char *path);
+/* 1 when taken, 0 when another process holds it, -errno. */
+int net_lock_try(int fd);
+/* Waits until taken (polling, so that a deadline holds): 0, -ETIME at the deadline, -errno. */
+int net_lock_wait(int fd, uint64_t deadline);
+void net_lock_release(int fd);
+
 /* User plus system CPU time of the whole process so far, in microseconds. */
 uint64_t net_host_cpu_usec(void);
 

@@ -146,6 +146,13 @@ bool bulk_may_start(Conn *c) {
                 conn_reply_error(c, PROTO_ERROR_RATE_LIMITED, "too many requests from this address");
                 return false;
         }
+        /* The node's own probe is measuring: a test now would share the link (and the CPUs) with it. */
+        if (!responder_lock_take(c)) {
+                r->stats.busy++;
+                conn_reply_error(c, PROTO_ERROR_BUSY, "this node is measuring another node");
+                return false;
+        }
+        /* The caller makes c the bulk owner at once; conn_release_bulk() lets the lock linger. */
         return true;
 }
 

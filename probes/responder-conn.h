@@ -122,6 +122,13 @@ struct Responder {
         int sysfs_fd;               /* for the local CPUs of a test's interface; -EBADF: unknown */
         cpu_set_t allowed_cpus;     /* the affinity the responder started with */
         int payload_fd;             /* net_payload_fd() of SCRATCH_SIZE: DATA sent without copying; -EBADF */
+        int lock_fd;                /* the node's measure lock; -EBADF: none */
+        /* The lock is held for a client's whole measurement (its tests follow each other within
+         * LOCK_LINGER_USEC, or until its connection goes), so the node's probe cannot slip in between
+         * an upload and a download. */
+        bool lock_held;
+        Conn *lock_conn;
+        sd_event_source *lock_linger;
         /* A download's threads (responder-pump.h): at most one, for the bulk owner. */
         Pump *pump;
         Conn *pump_owner;
@@ -150,6 +157,8 @@ void conn_enter_ready(Conn *c);
 bool conn_kick(Conn *c);
 /* The responder's one bulk test is no longer c's. */
 void conn_release_bulk(Conn *c);
+/* Takes the node's measure lock for c's session: false when the node's probe holds it. */
+bool responder_lock_take(Conn *c);
 /* Whether the connection takes frames in its state; whether it may send DATA now. */
 bool conn_reads(const Conn *c);
 bool conn_may_send(const Conn *c);

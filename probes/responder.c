@@ -129,6 +129,7 @@ static void conn_start_rdma(Conn *c) {
         c->timer = sd_event_source_disable_unref(c->timer);
         k = rdma_session_start(c->fd, &info, &r->rdma, &r->limits, r->rdma_done_fd, &c->rdma);
         if (k < 0) {
+                /* The lock bulk_may_start() took lingers with this connection and goes with it. */
                 log_warning_errno(k, "%s: cannot start RDMA session: %m", c->name);
                 /* Without its event sources the connection can only say so once and go. */
                 ssize_t n = proto_encode_error(c->out, sizeof(c->out), PROTO_ERROR_INTERNAL, "cannot start RDMA");
@@ -578,6 +579,7 @@ int responder_new(sd_event *event, const ResponderLimits *limits, const ProtoKey
         r->limits = *limits;
         r->rdma_done_fd = -EBADF;
         r->pump_done_fd = -EBADF;
+        r->lock_fd = -EBADF;
         /* Without a memfd DATA is sent from the scratch buffer, copied as before. sendfile() has no
          * MSG_NOSIGNAL: a client that goes mid-download must not end the process with SIGPIPE. */
         r->payload_fd = net_payload_fd(SCRATCH_SIZE);
@@ -644,6 +646,8 @@ Responder *responder_free(Responder *r) {
         safe_close(r->rdma_done_fd);
         safe_close(r->sysfs_fd);
         safe_close(r->payload_fd);
+        sd_event_source_disable_unref(r->lock_linger);
+        safe_close(r->lock_fd);
         sd_event_source_disable_unref(r->pump_done);
         safe_close(r->pump_done_fd);
         source_table_free(r->sources);
@@ -661,6 +665,15 @@ int responder_set_identity_file(Responder *r, const char *path) {
 
 void responder_set_identity(Responder *r, const NodeIdentity *id) {
         responder_identity_set(&r->identity, id);
+}
+
+int responder_set_lock_file(Responder *r, const char *path) {
+        int fd = net_lock_open(path);
+        if (fd < 0)
+                return fd;
+        safe_close(r->lock_fd);
+        r->lock_fd = fd;
+        return 0;
 }
 
 void responder_get_stats(const Responder *r, ResponderStats *ret) {

@@ -59,8 +59,10 @@ def net():
         ns.veth(ns["A"], "a0", ns["B"], "b0")
         ns.addr(ns["A"], "a0", "10.204.1.1/24")
         ns.addr(ns["B"], "b0", f"{B_ADDR}/24")
-        responders.append(Responder(ns["B"], f"{B_ADDR}:7471"))
-        responders.append(Responder(ns["B"], f"{B_ADDR}:7472", binary=old_responder, port=7472))
+        # The per-source rate limit is not under test: the probes here follow each other at once.
+        unlimited = ["--rate", "1000", "--burst", "1000"]
+        responders.append(Responder(ns["B"], f"{B_ADDR}:7471", *unlimited))
+        responders.append(Responder(ns["B"], f"{B_ADDR}:7472", *unlimited, binary=old_responder, port=7472))
         yield {"A": ns["A"], "old_probe": old_probe}
     finally:
         for r in responders:
