@@ -183,7 +183,7 @@ static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object 
                         break;
                 r = net_streams_join(s, &probe.target, net_probe_key(&probe), n, ramp_end);
                 if (r < 0) {
-                        tcp_report_warn(warnings, "%s: cannot open stream %u: %s", direction, n,
+                        probe_warn(warnings, "%s: cannot open stream %u: %s", direction, n,
                              r == -EREMOTEIO ? s->control->remote_error.message : strerror(-r));
                         break;
                 }
@@ -192,7 +192,7 @@ static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object 
                         r = transfer(s, upload, n, step, ramp_end, &t);
                 while (r < 0 && busy_retry(s->control, r, &retries, ramp_end));
                 if (r < 0) {
-                        tcp_report_warn(warnings, "%s: the test with %u streams failed (%s)%s%s", direction, n,
+                        probe_warn(warnings, "%s: the test with %u streams failed (%s)%s%s", direction, n,
                              net_client_error_name(s->control, r), r == -EREMOTEIO ? ": " : "",
                              r == -EREMOTEIO ? s->control->remote_error.message : "");
                         break;
@@ -332,10 +332,10 @@ int main(int argc, char *argv[]) {
                 if (r < 0)
                         net_probe_fail(p, &client, r, "streams");
                 if (arg_streams > 1 && !(client.capabilities & PROTO_CAP_STREAMS))
-                        tcp_report_warn(warnings, "the responder has no parallel streams (protocol version 1): one stream "
+                        probe_warn(warnings, "the responder has no parallel streams (protocol version 1): one stream "
                                        "measured, not %u", wanted);
                 else if (arg_streams > 1 && streams.granted < wanted)
-                        tcp_report_warn(warnings, "the responder allowed %u of the %u streams asked for", streams.granted, wanted);
+                        probe_warn(warnings, "the responder allowed %u of the %u streams asked for", streams.granted, wanted);
                 json_object_object_add(result, "streams_granted", json_object_new_int((int) streams.granted));
                 streams.host = &host;
         }

@@ -250,6 +250,14 @@ static int flow_control_frame(Flow *f) {
         return 1;
 }
 
+/* One recv() of a stream: 1 with *ret bytes, 0 when the socket is empty, -ECONNRESET at its end. */
+static int flow_recv(Flow *f, void *buf, size_t n, int flags, size_t *ret) {
+        int r = io_result(recv(f->c->fd, buf, n, MSG_DONTWAIT | flags), ret);
+        if (r > 0 && *ret == 0)
+                return -ECONNRESET;
+        return r;
+}
+
 static int flow_receive(Flow *f) {
         FlowTest *t = f->test;
         size_t moved = 0, k = 0;
@@ -258,12 +266,9 @@ static int flow_receive(Flow *f) {
         while (moved < FLOW_BUDGET) {
                 switch (f->state) {
                 case FLOW_READ_HEADER:
-                        r = io_result(recv(f->c->fd, f->header + f->header_len, PROTO_HEADER_SIZE - f->header_len,
-                                           MSG_DONTWAIT), &k);
+                        r = flow_recv(f, f->header + f->header_len, PROTO_HEADER_SIZE - f->header_len, 0, &k);
                         if (r <= 0)
                                 return r;
-                        if (k == 0)
-                                return -ECONNRESET;
                         f->header_len += k;
                         if (f->header_len < PROTO_HEADER_SIZE)
                                 break;
@@ -286,12 +291,10 @@ static int flow_receive(Flow *f) {
                         break;
                 case FLOW_READ_DATA:
                         /* Dropped in the kernel on TCP: see the top of this part. */
-                        r = io_result(recv(f->c->fd, f->c->data, MIN((size_t) f->data_left, (size_t) PROTO_FRAME_MAX_DEFAULT),
-                                           MSG_DONTWAIT | MSG_TRUNC), &k);
+                        r = flow_recv(f, f->c->data, MIN((size_t) f->data_left, (size_t) PROTO_FRAME_MAX_DEFAULT),
+                                      MSG_TRUNC, &k);
                         if (r <= 0)
                                 return r;
-                        if (k == 0)
-                                return -ECONNRESET;
                         k = MIN(k, (size_t) f->data_left);
                         f->data_left -= (uint32_t) k;
                         f->bytes += k;
@@ -301,12 +304,9 @@ static int flow_receive(Flow *f) {
                                 f->state = FLOW_READ_HEADER;
                         break;
                 case FLOW_READ_PAYLOAD:
-                        r = io_result(recv(f->c->fd, f->payload + f->payload_len, f->frame.length - f->payload_len,
-                                           MSG_DONTWAIT), &k);
+                        r = flow_recv(f, f->payload + f->payload_len, f->frame.length - f->payload_len, 0, &k);
                         if (r <= 0)
                                 return r;
-                        if (k == 0)
-                                return -ECONNRESET;
                         f->payload_len += k;
                         if (f->payload_len == f->frame.length)
                                 return flow_control_frame(f);

@@ -1,17 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <stdarg.h>
-
+#include "probe-util.h"
 #include "tcp-report.h"
-
-void tcp_report_warn(json_object *warnings, const char *format, ...) {
-        char text[256];
-        va_list ap;
-
-        va_start(ap, format);
-        vsnprintf(text, sizeof(text), format, ap);
-        va_end(ap);
-        json_object_array_add(warnings, json_object_new_string(text));
-}
 
 /* Whether an end used every CPU it could use: each thread runs on one CPU at a time. */
 static bool cpu_bound(uint64_t cpu_usec, uint64_t wall_usec, unsigned threads, unsigned cpus, unsigned *ret_usable) {
@@ -51,10 +40,10 @@ double tcp_report_direction(json_object *o, json_object *warnings, bool upload, 
         unsigned sender_used = upload ? usable : remote_usable, receiver_used = upload ? remote_usable : usable;
         unsigned sender_cpus = upload ? host->n_cpus : rs->cpus, receiver_cpus = upload ? rs->cpus : host->n_cpus;
         if (sender_full)
-                tcp_report_warn(warnings, "%s: the sender used %u of %u CPUs fully: the link may carry more", direction,
+                probe_warn(warnings, "%s: the sender used %u of %u CPUs fully: the link may carry more", direction,
                                 sender_used, sender_cpus);
         if (receiver_full)
-                tcp_report_warn(warnings, "%s: the receiver used %u of %u CPUs fully: the link may carry more",
+                probe_warn(warnings, "%s: the receiver used %u of %u CPUs fully: the link may carry more",
                                 direction, receiver_used, receiver_cpus);
         json_object_object_add(o, "cpu_limited", sender_full && receiver_full ? json_object_new_string("both")
                                                  : sender_full               ? json_object_new_string("sender")
@@ -75,10 +64,10 @@ double tcp_report_direction(json_object *o, json_object *warnings, bool upload, 
         double cross = MAX(local_gbps, remote_gbps);
         json_object_object_add(o, "cross_traffic_gbps", json_object_new_double(cross));
         if (local_gbps > 0 && local_gbps >= remote_gbps)
-                tcp_report_warn(warnings, "%s: %s carried %.2f Gbit/s of other traffic during the test: the figure may "
+                probe_warn(warnings, "%s: %s carried %.2f Gbit/s of other traffic during the test: the figure may "
                                           "be low", direction, host->ifname, local_gbps);
         else if (remote_gbps > 0)
-                tcp_report_warn(warnings, "%s: the responder's interface carried %.2f Gbit/s of other traffic during "
+                probe_warn(warnings, "%s: the responder's interface carried %.2f Gbit/s of other traffic during "
                                           "the test: the figure may be low", direction, remote_gbps);
         return cross;
 }

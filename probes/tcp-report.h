@@ -26,6 +26,3 @@
  */
 double tcp_report_direction(json_object *o, json_object *warnings, bool upload, const NetTransfer *t,
                             const NetHost *host);
-
-/* Appends a formatted warning to the array. */
-void tcp_report_warn(json_object *warnings, const char *format, ...) _printf_(2, 3);
