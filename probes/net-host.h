@@ -86,13 +86,18 @@ int net_lock_try(int fd);
 int net_lock_wait(int fd, uint64_t deadline);
 void net_lock_release(int fd);
 
+/* tcpi_bytes_retrans of a TCP socket (payload sent again, Linux 4.19 on); UINT64_MAX when unknown. */
+uint64_t net_host_retrans_bytes(int fd);
+
 /* User plus system CPU time of the whole process so far, in microseconds. */
 uint64_t net_host_cpu_usec(void);
 
 /*
  * Bytes the interface carried beyond a test that moved test_bytes through it in the counted direction
- * (the counters' deltas for it): the headers of every packet counted are allowed for, and a little more
- * for what a host always sends (ARP, neighbour discovery). 0 when the interface carried nothing
+ * (the counters' deltas for it): the headers of every packet counted are allowed for, the payload the
+ * sender's TCP sent again (retrans_bytes, UINT64_MAX when the sender did not say: then up to a tenth
+ * of the test), and a little more for what a host always sends (ARP, neighbour discovery). 0 when the interface carried nothing
  * notable besides the test.
  */
-uint64_t net_host_cross_bytes(uint64_t counted_bytes, uint64_t counted_packets, uint64_t test_bytes);
+uint64_t net_host_cross_bytes(uint64_t counted_bytes, uint64_t counted_packets, uint64_t test_bytes,
+                              uint64_t retrans_bytes);

@@ -449,6 +449,19 @@ static int run_flows(NetStreams *s, FlowTest *t, Flow *flows, unsigned n, unsign
         return 0;
 }
 
+/* What the first n streams' TCP sent again so far; UINT64_MAX when a socket does not say. */
+static uint64_t streams_retrans(NetStreams *s, unsigned n) {
+        uint64_t sum = 0;
+
+        for (unsigned i = 0; i < n; i++) {
+                uint64_t b = net_host_retrans_bytes(i == 0 ? s->control->fd : s->joined[i - 1].fd);
+                if (b == UINT64_MAX)
+                        return UINT64_MAX;
+                sum += b;
+        }
+        return sum;
+}
+
 static int streams_test(NetStreams *s, bool upload, unsigned streams, uint64_t max_bytes, uint64_t max_usec,
                         uint64_t deadline, NetTransfer *ret) {
         NetClient *control = s->control;
@@ -469,6 +482,7 @@ static int streams_test(NetStreams *s, bool upload, unsigned streams, uint64_t m
         /* The interface's counters around all of the test: what else it carried meanwhile shows. */
         if (s->host && s->host->ifindex > 0)
                 (void) net_host_read_counters(s->host->ifindex, &before);
+        uint64_t retrans = streams_retrans(s, streams);
         r = test_start(s, upload, &req, &granted, deadline);
         if (r < 0)
                 return r;
@@ -521,6 +535,8 @@ static int streams_test(NetStreams *s, bool upload, unsigned streams, uint64_t m
                 x.remote = flows[0].result;
         }
         x.wall_usec = now_usec(CLOCK_MONOTONIC) - start;
+        uint64_t retrans_after = streams_retrans(s, streams);
+        x.retrans_bytes = retrans == UINT64_MAX || retrans_after == UINT64_MAX ? UINT64_MAX : retrans_after - retrans;
         if (before.valid && net_host_read_counters(s->host->ifindex, &after) >= 0 && after.valid) {
                 x.counters_valid = true;
                 x.if_rx_bytes = after.rx_bytes - before.rx_bytes;

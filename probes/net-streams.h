@@ -30,6 +30,7 @@ typedef struct NetTransfer {
         uint64_t cpu_usec;     /* this process's CPU time during the test */
         uint64_t wall_usec;    /* from READY to the end of the last stream here */
         ProtoTestResult remote;/* the responder's result: remote.have_stats when it sent its side */
+        uint64_t retrans_bytes;/* payload our streams sent again during the test; UINT64_MAX unknown */
         bool counters_valid;   /* our interface's counters, as deltas over the whole test */
         uint64_t if_rx_bytes, if_tx_bytes, if_rx_packets, if_tx_packets;
 } NetTransfer;

@@ -10,7 +10,7 @@
 #define HELLO_REPLY_SIZE 64
 #define TEST_REQUEST_SIZE 24
 #define TEST_RESULT_SIZE 16
-#define TEST_RESULT_STATS_SIZE 64
+#define TEST_RESULT_STATS_SIZE 72
 #define RDMA_INFO_SIZE 44
 #define RDMA_TEST_SIZE 28
 
@@ -383,7 +383,8 @@ ssize_t proto_encode_test_result(uint8_t *buf, size_t size, ProtoType type, cons
                 p = put_u64(p, m->if_rx_bytes);
                 p = put_u64(p, m->if_tx_bytes);
                 p = put_u64(p, m->if_rx_packets);
-                put_u64(p, m->if_tx_packets);
+                p = put_u64(p, m->if_tx_packets);
+                put_u64(p, m->retrans_bytes);
         }
         return (ssize_t) (PROTO_HEADER_SIZE + payload);
 }
@@ -403,7 +404,8 @@ int proto_decode_test_result(const uint8_t *p, size_t n, ProtoTestResult *ret) {
                 p = get_u64(p, &m.if_rx_bytes);
                 p = get_u64(p, &m.if_tx_bytes);
                 p = get_u64(p, &m.if_rx_packets);
-                get_u64(p, &m.if_tx_packets);
+                p = get_u64(p, &m.if_tx_packets);
+                get_u64(p, &m.retrans_bytes);
         }
         *ret = m;
         return 0;

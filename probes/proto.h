@@ -168,6 +168,9 @@ typedef struct ProtoTestResult {
         /* The byte and packet counters of the responder's interface for the connection, as deltas;
          * PROTO_COUNTER_UNKNOWN when it could not read them. */
         uint64_t if_rx_bytes, if_tx_bytes, if_rx_packets, if_tx_packets;
+        /* Payload bytes the responder's TCP sent again on the test's streams (what the counters
+         * carried twice); PROTO_COUNTER_UNKNOWN when unknown. */
+        uint64_t retrans_bytes;
 } ProtoTestResult;
 
 /* What perftest exchanges over its TCP side channel to bring an RC queue pair up. */

@@ -88,6 +88,19 @@ void bulk_join(Conn *c) {
         (void) conn_queue(c, proto_encode_u32(c->out, sizeof(c->out), PROTO_JOIN_OK, c->stream_index));
 }
 
+/* What the TCP of test o's streams sent again so far; UINT64_MAX when a socket does not say. */
+static uint64_t test_retrans(Conn *o, unsigned streams) {
+        uint64_t sum = 0;
+
+        for (unsigned i = 0; i < streams; i++) {
+                uint64_t b = net_host_retrans_bytes(test_stream(o, i)->fd);
+                if (b == UINT64_MAX)
+                        return UINT64_MAX;
+                sum += b;
+        }
+        return sum;
+}
+
 /* Our end of the test: the interface towards the client, its counters and the CPU time so far. The
  * loop's thread moves onto the CPUs near that interface's device for the test (and stays there until
  * the next test says otherwise: it serves one bulk test at a time). */
@@ -110,6 +123,7 @@ static void test_host_start(Conn *c) {
         t->counters = (NetCounters) {};
         if (c->want_stats && t->host.ifindex > 0)
                 (void) net_host_read_counters(t->host.ifindex, &t->counters);
+        t->retrans_start = c->want_stats ? test_retrans(c, t->streams) : UINT64_MAX;
         t->cpu_start_usec = net_host_cpu_usec();
 }
 
@@ -125,6 +139,10 @@ static void test_host_result(Conn *o, ProtoTestResult *res) {
         res->threads = MAX(t->threads, 1U);
         res->cpus = t->host.n_cpus;
         res->if_rx_bytes = res->if_tx_bytes = res->if_rx_packets = res->if_tx_packets = PROTO_COUNTER_UNKNOWN;
+        /* A joined stream that left takes its count with it: then unknown. */
+        uint64_t retrans = o->group && o->group->n_members < t->streams ? UINT64_MAX : test_retrans(o, t->streams);
+        res->retrans_bytes = retrans == UINT64_MAX || t->retrans_start == UINT64_MAX ? PROTO_COUNTER_UNKNOWN
+                                                                                      : retrans - t->retrans_start;
         if (t->counters.valid && net_host_read_counters(t->host.ifindex, &now) >= 0 && now.valid) {
                 res->if_rx_bytes = now.rx_bytes - t->counters.rx_bytes;
                 res->if_tx_bytes = now.tx_bytes - t->counters.tx_bytes;

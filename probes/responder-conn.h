@@ -44,6 +44,7 @@ typedef struct BulkTest {
         uint64_t cpu_start_usec;
         NetHost host;            /* the interface to the client, and the CPUs the loop runs on */
         NetCounters counters;    /* the interface's counters at the start */
+        uint64_t retrans_start;  /* the streams' TCP retransmitted bytes at the start; UINT64_MAX unknown */
         unsigned threads;        /* that moved the data: the loop's, or the pump's */
 } BulkTest;
 

@@ -51,14 +51,16 @@ double tcp_report_direction(json_object *o, json_object *warnings, bool upload, 
                                                                              : NULL);
 
         /* Cross traffic: what either end's interface carried in the test's direction beyond the test. */
+        /* What the sender sent twice crossed both interfaces twice: not cross traffic. */
+        uint64_t retrans = upload ? t->retrans_bytes : rs->have_stats ? rs->retrans_bytes : UINT64_MAX;
         uint64_t local = 0, remote = 0;
         if (t->counters_valid)
-                local = upload ? net_host_cross_bytes(t->if_tx_bytes, t->if_tx_packets, t->bytes)
-                               : net_host_cross_bytes(t->if_rx_bytes, t->if_rx_packets, t->bytes);
+                local = upload ? net_host_cross_bytes(t->if_tx_bytes, t->if_tx_packets, t->bytes, retrans)
+                               : net_host_cross_bytes(t->if_rx_bytes, t->if_rx_packets, t->bytes, retrans);
         if (rs->have_stats) {
                 uint64_t b = upload ? rs->if_rx_bytes : rs->if_tx_bytes, n = upload ? rs->if_rx_packets : rs->if_tx_packets;
                 if (b != PROTO_COUNTER_UNKNOWN && n != PROTO_COUNTER_UNKNOWN)
-                        remote = net_host_cross_bytes(b, n, t->bytes);
+                        remote = net_host_cross_bytes(b, n, t->bytes, retrans);
         }
         double local_gbps = rate_gbps(local, t->wall_usec), remote_gbps = rate_gbps(remote, rs->usec);
         double cross = MAX(local_gbps, remote_gbps);
