@@ -23,6 +23,7 @@ static uint64_t arg_streams = 0; /* 0: as many as still raise goodput */
 static const char *arg_lock_file;
 static int lock_fd = -EBADF;
 static uint64_t lock_wait_usec;
+static int lock_error; /* errno of opening --lock-file: measured without it, and said so */
 static bool arg_rtt = true, arg_upload = true, arg_download = true;
 
 /* Adding streams goes on while a step raises goodput by this much over the best so far, or the step
@@ -282,9 +283,10 @@ int main(int argc, char *argv[]) {
                 unsigned phases = (unsigned) arg_upload + (unsigned) arg_download;
                 uint64_t need = phases * (p->duration / 2 + TCP_PHASE_OVERHEAD_USEC) + 100 * USEC_PER_MSEC;
                 lock_fd = net_lock_open(arg_lock_file);
-                if (lock_fd < 0)
-                        net_probe_usage(p, "cannot open the lock file %s: %s", arg_lock_file, strerror(-lock_fd));
-                lock_take(soft_deadline > need ? soft_deadline - need : now_usec(CLOCK_MONOTONIC));
+                if (lock_fd >= 0)
+                        lock_take(soft_deadline > need ? soft_deadline - need : now_usec(CLOCK_MONOTONIC));
+                else
+                        lock_error = -lock_fd;
         }
 
         json_object *result = net_probe_result_new(p, &client);
@@ -365,6 +367,9 @@ int main(int argc, char *argv[]) {
                 json_object_object_add(result, "cross_traffic_gbps", json_object_new_double(cross_gbps));
         if (lock_fd >= 0)
                 json_object_object_add(result, "lock_wait_usec", json_object_new_uint64(lock_wait_usec));
+        if (lock_error != 0)
+                probe_warn(warnings, "cannot open the lock file %s (%s): measured without waiting for this node's "
+                                     "responder", arg_lock_file, strerror(lock_error));
         json_object_object_add(result, "warnings", warnings);
 
         return net_probe_finish(p, result);

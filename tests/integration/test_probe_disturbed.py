@@ -132,3 +132,11 @@ def test_two_nodes_probing_each_other_take_turns(net):
     print(f"lock waits {[d['lock_wait_usec'] for d in docs]} us; upload/download "
           f"{[(round(d['upload_gbps'], 1), round(d['download_gbps'], 1)) for d in docs]} Gbit/s")
     assert max(doc["lock_wait_usec"] for doc in docs) >= 100_000, docs
+
+
+def test_a_lock_file_that_cannot_be_opened_is_said_and_not_fatal(net):
+    missing = "/nonexistent-linkprobe-dir/measure.lock"
+    rc, doc, err = probe(net["A"], PROBE_TCP, *FAST, "--tests", "upload", "--lock-file", missing, B_ADDR)
+    assert rc == 0, doc
+    assert any(w.startswith(f"cannot open the lock file {missing}") for w in doc["warnings"]), doc
+    assert "lock_wait_usec" not in doc, doc
