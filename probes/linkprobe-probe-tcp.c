@@ -276,10 +276,16 @@ int main(int argc, char *argv[]) {
         net_probe_connect(p, &client, arg_connect_timeout);
         uint64_t soft_deadline = p->soft_deadline;
 
+        /* Our end: the interface to the sink and the CPUs near its device, for the data threads. */
+        NetHost host;
+        _cleanup_(closep) int sysfs_fd = sysfs_root_open("/sys");
+        net_host_setup((const struct sockaddr *) &p->target.sink, p->interface, sysfs_fd, NULL, &host);
+
         /* Held from the first round trip to the end: neither the RTT nor the goodput is measured while
          * this node's responder serves another node. The wait may take what the measurement can spare:
-         * each bulk phase keeps at least half its duration. */
-        if (arg_lock_file) {
+         * each bulk phase keeps at least half its duration. A sink on this host is this node's own
+         * responder: it serves us, and must not find the lock taken by us. */
+        if (arg_lock_file && !host.peer_is_local) {
                 unsigned phases = (unsigned) arg_upload + (unsigned) arg_download;
                 uint64_t need = phases * (p->duration / 2 + TCP_PHASE_OVERHEAD_USEC) + 100 * USEC_PER_MSEC;
                 lock_fd = net_lock_open(arg_lock_file);
@@ -327,11 +333,7 @@ int main(int argc, char *argv[]) {
         json_object *warnings = json_object_new_array();
         _cleanup_(net_streams_done) NetStreams streams = { .payload_fd = -EBADF };
         double cross_gbps = 0;
-        NetHost host;
         if (phases > 0) {
-                /* Our end: the interface to the sink and the CPUs near its device, for the data threads. */
-                _cleanup_(closep) int sysfs_fd = sysfs_root_open("/sys");
-                net_host_setup((const struct sockaddr *) &p->target.sink, p->interface, sysfs_fd, NULL, &host);
                 json_object *h = json_object_new_object();
                 json_object_object_add(h, "interface", host.ifindex > 0 ? json_object_new_string(host.ifname) : NULL);
                 json_object_object_add(h, "cpus", json_object_new_string(net_host_format_cpus(&host, buf, sizeof(buf))));

@@ -54,7 +54,7 @@ static int rtnl_call(struct nlmsghdr *req, uint8_t *buf, size_t size, struct nlm
         }
 }
 
-int net_host_route_ifindex(const struct sockaddr *dst, int *ret) {
+int net_host_route_ifindex(const struct sockaddr *dst, int *ret, bool *ret_local) {
         struct {
                 struct nlmsghdr h;
                 struct rtmsg r;
@@ -78,6 +78,8 @@ int net_host_route_ifindex(const struct sockaddr *dst, int *ret) {
                 /* A scoped address names its interface already. */
                 if (in6->sin6_scope_id != 0) {
                         *ret = (int) in6->sin6_scope_id;
+                        if (ret_local)
+                                *ret_local = false;
                         return 0;
                 }
                 addr = &in6->sin6_addr;
@@ -107,6 +109,8 @@ int net_host_route_ifindex(const struct sockaddr *dst, int *ret) {
                         if (oif == 0 || oif > INT32_MAX)
                                 return -EBADMSG;
                         *ret = (int) oif;
+                        if (ret_local)
+                                *ret_local = rm->rtm_type == RTN_LOCAL;
                         return 0;
                 }
         return -ENETUNREACH;
@@ -185,10 +189,12 @@ void net_host_setup(const struct sockaddr *peer, const char *ifname, int sysfs_f
         else if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
                 CPU_SET(0, &allowed);
 
-        if (!isempty(ifname))
-                h.ifindex = (int) if_nametoindex(ifname);
-        else if (peer && net_host_route_ifindex(peer, &h.ifindex) < 0)
-                h.ifindex = 0;
+        /* The routing table says where the peer is, and whether it is this host; a bound interface
+         * decides the way out. */
+        int routed = 0;
+        if (peer && net_host_route_ifindex(peer, &routed, &h.peer_is_local) < 0)
+                routed = 0;
+        h.ifindex = isempty(ifname) ? routed : (int) if_nametoindex(ifname);
         if (h.ifindex > 0 && read_link(h.ifindex, h.ifname, sizeof(h.ifname), NULL) < 0)
                 h.ifindex = 0;
 

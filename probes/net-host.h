@@ -15,6 +15,7 @@ typedef struct NetHost {
         cpu_set_t cpus;       /* where the data threads run: the device's local CPUs that we may use */
         unsigned n_cpus;
         bool cpus_local;      /* from the device's local_cpulist; false: all CPUs we may use */
+        bool peer_is_local;   /* the peer's address is one of this host's (its responder is ours) */
 } NetHost;
 
 /* An interface's byte counters (IFLA_STATS64), as the kernel counts them for every packet. */
@@ -28,11 +29,12 @@ typedef struct NetCounters {
  * net_host_route_ifindex() - the interface the kernel routes a destination through
  * @dst: the peer's address (AF_INET or AF_INET6)
  * @ret: receives the outgoing interface index
+ * @ret_local: set when dst is an address of this host (a local route; may be NULL)
  *
  * Asks rtnetlink (RTM_GETROUTE), so the answer is that of the caller's network namespace.
  * Return: 0, -ENETUNREACH without a route, or -errno.
  */
-int net_host_route_ifindex(const struct sockaddr *dst, int *ret);
+int net_host_route_ifindex(const struct sockaddr *dst, int *ret, bool *ret_local);
 
 /* The 64-bit counters of ifindex (RTM_GETLINK); -ENODEV when it is gone. */
 int net_host_read_counters(int ifindex, NetCounters *ret);

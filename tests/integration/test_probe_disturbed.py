@@ -140,3 +140,10 @@ def test_a_lock_file_that_cannot_be_opened_is_said_and_not_fatal(net):
     assert rc == 0, doc
     assert any(w.startswith(f"cannot open the lock file {missing}") for w in doc["warnings"]), doc
     assert "lock_wait_usec" not in doc, doc
+
+
+def test_a_node_measuring_itself_does_not_wait_for_itself(net):
+    # The sink is an address of this host: its responder is the node's own, and serves the probe.
+    rc, doc, err = probe(net["A"], PROBE_TCP, *FAST, "--lock-file", net["lock_a"], "--busy-retries", "0", A_ADDR)
+    assert rc == 0, doc
+    assert "lock_wait_usec" not in doc, doc
