@@ -127,6 +127,7 @@ typedef struct Flow {
         size_t payload_len;
         uint64_t bytes;          /* sent or received on this stream */
         uint64_t last;           /* download: when its last byte came */
+        uint32_t lowat;          /* SO_RCVLOWAT set on the socket (0: the kernel's default, 1) */
         ProtoTestResult result;  /* what the responder said about this stream */
         int r;
 } Flow;
@@ -250,6 +251,20 @@ static int flow_control_frame(Flow *f) {
         return 1;
 }
 
+/* Wakes the thread only once this much of a DATA payload is there (SO_RCVLOWAT), not for every
+ * segment: fewer wake-ups and receive calls per byte. Never more than what is still to come, or the
+ * end of the payload would not wake it at all. */
+#define FLOW_LOWAT_MAX (256U * 1024U)
+
+static void flow_lowat(Flow *f, uint32_t want) {
+        int v = (int) MAX(want, 1U);
+
+        if ((uint32_t) v == MAX(f->lowat, 1U))
+                return;
+        if (setsockopt(f->c->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v)) >= 0)
+                f->lowat = (uint32_t) v;
+}
+
 /* One recv() of a stream: 1 with *ret bytes, 0 when the socket is empty, -ECONNRESET at its end. */
 static int flow_recv(Flow *f, void *buf, size_t n, int flags, size_t *ret) {
         int r = io_result(recv(f->c->fd, buf, n, MSG_DONTWAIT | flags), ret);
@@ -280,6 +295,7 @@ static int flow_receive(Flow *f) {
                                         return -EPROTO;
                                 f->data_left = f->frame.length;
                                 f->state = FLOW_READ_DATA;
+                                flow_lowat(f, MIN(f->data_left, FLOW_LOWAT_MAX));
                                 break;
                         }
                         if (f->frame.length > PROTO_CONTROL_MAX)
@@ -302,6 +318,9 @@ static int flow_receive(Flow *f) {
                         f->last = now_usec(CLOCK_MONOTONIC);
                         if (f->data_left == 0)
                                 f->state = FLOW_READ_HEADER;
+                        /* A header (or the stream's result) is small: it must wake us as it is. */
+                        if (f->data_left < f->lowat)
+                                flow_lowat(f, f->data_left);
                         break;
                 case FLOW_READ_PAYLOAD:
                         r = flow_recv(f, f->payload + f->payload_len, f->frame.length - f->payload_len, 0, &k);

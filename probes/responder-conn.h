@@ -77,6 +77,7 @@ struct Conn {
         uint8_t payload[PROTO_CONTROL_MAX];
         size_t payload_len;
         uint32_t data_left;
+        uint32_t lowat;             /* SO_RCVLOWAT set on the socket; 0: the default (1) */
         /* Read ahead with a header, not yet taken (conn_recv()). */
         uint8_t ahead[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
         size_t ahead_start, ahead_len;

@@ -208,6 +208,19 @@ static void conn_dispatch(Conn *c) {
         }
 }
 
+/* An upload's payload wakes the loop only once this much of it is there (SO_RCVLOWAT), not for every
+ * segment: fewer wake-ups and receive calls per byte; never more than is still to come. */
+#define LOWAT_MAX (256U * 1024U)
+
+static void conn_set_lowat(Conn *c, uint32_t want) {
+        int v = (int) MAX(want, 1U);
+
+        if ((uint32_t) v == MAX(c->lowat, 1U))
+                return;
+        if (setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v)) >= 0)
+                c->lowat = (uint32_t) v;
+}
+
 /* recv() from what was read ahead first. Between tests a client waits for each reply before it says
  * more, so a header and its payload come in one segment: reading up to a control frame's size takes
  * both with one system call (an echo costs epoll_wait, recv and send, as sockperf's server's does).
@@ -286,6 +299,7 @@ static bool conn_read(Conn *c) {
                                 }
                                 c->have_header = true;
                                 c->data_left = c->frame.length;
+                                conn_set_lowat(c, MIN(c->data_left, LOWAT_MAX));
                                 continue;
                         }
                         if (c->frame.length > 0) {
@@ -294,6 +308,9 @@ static bool conn_read(Conn *c) {
                         }
                 } else if (c->frame.type == PROTO_DATA) {
                         c->data_left -= (uint32_t) k;
+                        /* The next header, or the end of the test, is small: it must wake us as it is. */
+                        if (c->data_left < c->lowat)
+                                conn_set_lowat(c, c->data_left);
                         if (!bulk_received(c, (size_t) k))
                                 return true;
                         if (c->data_left > 0)
