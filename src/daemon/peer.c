@@ -330,6 +330,11 @@ void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_real
                 log_peer_info(p, "Up %.2f Gbit/s, down %.2f Gbit/s, RTT %.0f us (%.1f s)%s.", n.upload_gbps,
                               n.download_gbps, n.rtt_usec, (double) result->duration_usec / USEC_PER_SEC,
                               n.cross_traffic_gbps > 0 ? ", disturbed by cross traffic" : "");
+                /* The node's measure lock made the probe wait: where the time went, for the journal. */
+                double waited = json_figure(doc, "lock_wait_usec");
+                if (waited >= USEC_PER_MSEC)
+                        log_peer_info(p, "Waited %.2f s for this node's responder to finish serving another node.",
+                                      waited / USEC_PER_SEC);
                 break;
         }
         case PROBE_OUTCOME_UNSUPPORTED:
