@@ -314,6 +314,15 @@ void net_lock_release(int fd) {
                 (void) flock(fd, LOCK_UN);
 }
 
+void net_set_rcvlowat(int fd, uint32_t *current, uint32_t want) {
+        int v = (int) MAX(want, 1U);
+
+        if ((uint32_t) v == MAX(*current, 1U))
+                return;
+        if (setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v)) >= 0)
+                *current = (uint32_t) v;
+}
+
 uint64_t net_host_retrans_bytes(int fd) {
         struct tcp_info ti = {};
         socklen_t len = sizeof(ti);

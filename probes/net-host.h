@@ -88,6 +88,15 @@ int net_lock_try(int fd);
 int net_lock_wait(int fd, uint64_t deadline);
 void net_lock_release(int fd);
 
+/*
+ * A receiver of DATA wakes only once this much of a payload is there (SO_RCVLOWAT), not for every
+ * segment: fewer wake-ups and receive calls per byte, which on a shared CPU leaves it to the sender.
+ * Never more than is still to come, or the end of the payload would not wake it at all.
+ */
+#define NET_RCVLOWAT_MAX (256U * 1024U)
+/* Sets fd's SO_RCVLOWAT to want (at least 1) when *current (0: the default, 1) differs. */
+void net_set_rcvlowat(int fd, uint32_t *current, uint32_t want);
+
 /* tcpi_bytes_retrans of a TCP socket (payload sent again, Linux 4.19 on); UINT64_MAX when unknown. */
 uint64_t net_host_retrans_bytes(int fd);
 

@@ -251,18 +251,8 @@ static int flow_control_frame(Flow *f) {
         return 1;
 }
 
-/* Wakes the thread only once this much of a DATA payload is there (SO_RCVLOWAT), not for every
- * segment: fewer wake-ups and receive calls per byte. Never more than what is still to come, or the
- * end of the payload would not wake it at all. */
-#define FLOW_LOWAT_MAX (256U * 1024U)
-
 static void flow_lowat(Flow *f, uint32_t want) {
-        int v = (int) MAX(want, 1U);
-
-        if ((uint32_t) v == MAX(f->lowat, 1U))
-                return;
-        if (setsockopt(f->c->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v)) >= 0)
-                f->lowat = (uint32_t) v;
+        net_set_rcvlowat(f->c->fd, &f->lowat, want);
 }
 
 /* One recv() of a stream: 1 with *ret bytes, 0 when the socket is empty, -ECONNRESET at its end. */
@@ -295,7 +285,7 @@ static int flow_receive(Flow *f) {
                                         return -EPROTO;
                                 f->data_left = f->frame.length;
                                 f->state = FLOW_READ_DATA;
-                                flow_lowat(f, MIN(f->data_left, FLOW_LOWAT_MAX));
+                                flow_lowat(f, MIN(f->data_left, NET_RCVLOWAT_MAX));
                                 break;
                         }
                         if (f->frame.length > PROTO_CONTROL_MAX)

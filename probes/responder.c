@@ -208,17 +208,9 @@ static void conn_dispatch(Conn *c) {
         }
 }
 
-/* An upload's payload wakes the loop only once this much of it is there (SO_RCVLOWAT), not for every
- * segment: fewer wake-ups and receive calls per byte; never more than is still to come. */
-#define LOWAT_MAX (256U * 1024U)
-
+/* An upload's payload wakes the loop once NET_RCVLOWAT_MAX of it is there (net-host.h). */
 static void conn_set_lowat(Conn *c, uint32_t want) {
-        int v = (int) MAX(want, 1U);
-
-        if ((uint32_t) v == MAX(c->lowat, 1U))
-                return;
-        if (setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v)) >= 0)
-                c->lowat = (uint32_t) v;
+        net_set_rcvlowat(c->fd, &c->lowat, want);
 }
 
 /* recv() from what was read ahead first. Between tests a client waits for each reply before it says
@@ -299,7 +291,7 @@ static bool conn_read(Conn *c) {
                                 }
                                 c->have_header = true;
                                 c->data_left = c->frame.length;
-                                conn_set_lowat(c, MIN(c->data_left, LOWAT_MAX));
+                                conn_set_lowat(c, MIN(c->data_left, NET_RCVLOWAT_MAX));
                                 continue;
                         }
                         if (c->frame.length > 0) {
