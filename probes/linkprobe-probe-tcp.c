@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobe-probe-tcp — RTT, jitter and goodput each way to a linkprobe responder; one JSON document. */
-#include <stdarg.h>
+#include <fcntl.h>
 
 #include "net-probe-cli.h"
 #include "net-streams.h"
@@ -9,8 +9,10 @@
 #include "shared/parse-util.h"
 #include "shared/tcp-ramp.h"
 #include "shared/time-util.h"
+#include "sysfs/sysfs.h"
+#include "tcp-report.h"
 
-#define WARMUP_SAMPLES 2
+#define WARMUP_SAMPLES 10
 /* Kept back from the hard deadline so that a late phase fails with a named error, not a kill. */
 #define DEADLINE_MARGIN_USEC (200 * USEC_PER_MSEC)
 
@@ -18,10 +20,16 @@ static uint64_t arg_samples = 50;
 static uint64_t arg_connect_timeout = 1 * USEC_PER_SEC;
 static uint64_t arg_busy_retries = 3;
 static uint64_t arg_streams = 0; /* 0: as many as still raise goodput */
+static const char *arg_lock_file;
+static int lock_fd = -EBADF;
+static uint64_t lock_wait_usec;
+static int lock_error; /* errno of opening --lock-file: measured without it, and said so */
 static bool arg_rtt = true, arg_upload = true, arg_download = true;
 
-/* Adding streams goes on while each step raises goodput by this much. */
+/* Adding streams goes on while a step raises goodput by this much over the best so far, or the step
+ * after it does. */
 #define RAMP_GAIN 1.10
+#define RAMP_MISSES 2
 
 
 static void help(void) {
@@ -38,6 +46,8 @@ static void help(void) {
                "     --busy-retries=N     retries when the responder is busy (default 3)\n"
                "     --streams=N          parallel TCP streams, 1..8; 0 adds streams while goodput\n"
                "                          still rises by 10%% (default 0)\n"
+               "     --lock-file=FILE     the node's measure lock, shared with its responder: wait while\n"
+               "                          it serves a test, hold it while measuring\n"
                "     --deadline=TIME      give up after this long (default 5s)\n"
                "  -h --help  --version\n");
 }
@@ -64,6 +74,7 @@ enum {
         ARG_CONNECT_TIMEOUT,
         ARG_BUSY,
         ARG_STREAMS,
+        ARG_LOCK,
 };
 
 static const struct option options[] = {
@@ -72,6 +83,7 @@ static const struct option options[] = {
         { "connect-timeout", required_argument, NULL, ARG_CONNECT_TIMEOUT },
         { "busy-retries", required_argument, NULL, ARG_BUSY },
         { "streams", required_argument, NULL, ARG_STREAMS },
+        { "lock-file", required_argument, NULL, ARG_LOCK },
         {}
 };
 
@@ -88,6 +100,9 @@ static void parse_option(int c, const char *arg) {
         case ARG_BUSY:
                 if (parse_u64(arg, &arg_busy_retries) < 0 || arg_busy_retries > 100)
                         net_probe_usage(&probe, "--busy-retries must be 0..100, not \"%s\"", arg);
+                break;
+        case ARG_LOCK:
+                arg_lock_file = arg;
                 break;
         case ARG_STREAMS:
                 if (parse_u64(arg, &arg_streams) < 0 || arg_streams > PROTO_STREAMS_MAX)
@@ -108,6 +123,25 @@ static uint64_t phase_budget(uint64_t soft_deadline, unsigned phases_left) {
         return MIN(probe.duration, per - TCP_PHASE_OVERHEAD_USEC);
 }
 
+/* Takes the node's measure lock (with --lock-file), waiting while the node's responder serves a test,
+ * at most until wait_end; the time waited is reported. Exits with "busy" when the wait is too long. */
+static void lock_take(uint64_t wait_end) {
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        int r;
+
+        if (lock_fd < 0)
+                return;
+        r = net_lock_wait(lock_fd, wait_end);
+        lock_wait_usec += now_usec(CLOCK_MONOTONIC) - start;
+        if (r == -ETIME)
+                probe_exit_error(probe.name, PROBE_EXIT_ERROR, "busy",
+                                 "this node's responder served tests for %.1f s: no time left to measure",
+                                 (double) lock_wait_usec / USEC_PER_SEC);
+        if (r < 0)
+                probe_exit_error(probe.name, PROBE_EXIT_ERROR, "internal", "cannot take the lock %s: %s", arg_lock_file,
+                                 strerror(-r));
+}
+
 /* A busy responder, or one that wants this address to slow down, is asked again a little later. */
 static bool busy_retry(const NetClient *c, int r, uint64_t *retries, uint64_t soft_deadline) {
         if (r != -EREMOTEIO || !IN_SET(c->remote_error.code, PROTO_ERROR_BUSY, PROTO_ERROR_RATE_LIMITED) ||
@@ -120,19 +154,11 @@ static bool busy_retry(const NetClient *c, int r, uint64_t *retries, uint64_t so
         uint64_t wait = 100 * USEC_PER_MSEC + rnd % (200 * USEC_PER_MSEC);
         if (now_usec(CLOCK_MONOTONIC) + wait + TCP_PHASE_OVERHEAD_USEC >= soft_deadline)
                 return false;
+        /* The far node may be measuring us: our responder serves it while we wait. */
+        net_lock_release(lock_fd);
         usleep((useconds_t) wait);
+        lock_take(soft_deadline - TCP_PHASE_OVERHEAD_USEC);
         return true;
-}
-
-static void warn(json_object *warnings, const char *format, ...) _printf_(2, 3);
-static void warn(json_object *warnings, const char *format, ...) {
-        char text[256];
-        va_list ap;
-
-        va_start(ap, format);
-        vsnprintf(text, sizeof(text), format, ap);
-        va_end(ap);
-        json_object_array_add(warnings, json_object_new_string(text));
 }
 
 static int transfer(NetStreams *s, bool upload, unsigned streams, uint64_t usec, uint64_t deadline, NetTransfer *ret) {
@@ -141,15 +167,16 @@ static int transfer(NetStreams *s, bool upload, unsigned streams, uint64_t usec,
 }
 
 /*
- * Short tests with 1, 2, 4, 8 streams (up to what the responder granted), while each raises goodput
- * by RAMP_GAIN over the best so far; the count that did is the one for the measurement. Stops early,
+ * Short tests with 1, 2, 4, 8 streams (up to what the responder granted), while a step, or the one
+ * after it, raises goodput by RAMP_GAIN over the best so far; the best count is the one for the
+ * measurement. Stops early,
  * with a warning, when a stream cannot be had or a step fails, and when the time left is needed for
  * the measurement (ends before ramp_end).
  */
 static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object *steps, json_object *warnings) {
         const char *direction = upload ? "upload" : "download";
         uint64_t step = tcp_ramp_step_usec(probe.duration);
-        unsigned best = 1, n = 1;
+        unsigned best = 1, n = 1, misses = 0;
         double best_gbps = 0;
 
         for (;;) {
@@ -160,13 +187,16 @@ static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object 
                         break;
                 r = net_streams_join(s, &probe.target, net_probe_key(&probe), n, ramp_end);
                 if (r < 0) {
-                        warn(warnings, "%s: cannot open stream %u: %s", direction, n,
+                        probe_warn(warnings, "%s: cannot open stream %u: %s", direction, n,
                              r == -EREMOTEIO ? s->control->remote_error.message : strerror(-r));
                         break;
                 }
-                r = transfer(s, upload, n, step, ramp_end, &t);
+                uint64_t retries = 0;
+                do
+                        r = transfer(s, upload, n, step, ramp_end, &t);
+                while (r < 0 && busy_retry(s->control, r, &retries, ramp_end));
                 if (r < 0) {
-                        warn(warnings, "%s: the test with %u streams failed (%s)%s%s", direction, n,
+                        probe_warn(warnings, "%s: the test with %u streams failed (%s)%s%s", direction, n,
                              net_client_error_name(s->control, r), r == -EREMOTEIO ? ": " : "",
                              r == -EREMOTEIO ? s->control->remote_error.message : "");
                         break;
@@ -177,10 +207,16 @@ static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object 
                 json_object_object_add(o, "gbps", json_object_new_double(gbps));
                 json_object_object_add(o, "duration_usec", json_object_new_uint64(t.usec));
                 json_object_array_add(steps, o);
-                if (n > 1 && gbps < best_gbps * RAMP_GAIN)
-                        break;
-                best = n;
-                best_gbps = gbps;
+                /* A short step on a busy machine can be unlucky: the ramp gives up after two steps in a
+                 * row that did not beat the best so far by RAMP_GAIN, and keeps the best. */
+                if (n > 1 && gbps < best_gbps * RAMP_GAIN) {
+                        if (++misses >= RAMP_MISSES)
+                                break;
+                } else {
+                        best = n;
+                        best_gbps = gbps;
+                        misses = 0;
+                }
                 if (n >= s->granted)
                         break;
                 n = MIN(n * 2, s->granted);
@@ -190,7 +226,7 @@ static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object 
 
 /* One direction: the ramp (with --streams=0), then the measurement with the streams it chose. */
 static json_object *measure_direction(NetStreams *s, bool upload, unsigned phases, uint64_t soft_deadline,
-                                      json_object *warnings) {
+                                      json_object *warnings, double *cross_gbps) {
         const char *direction = upload ? "upload" : "download";
         json_object *steps = json_object_new_array();
         unsigned streams = MIN((unsigned) MAX(arg_streams, UINT64_C(1)), s->granted);
@@ -224,6 +260,8 @@ static json_object *measure_direction(NetStreams *s, bool upload, unsigned phase
                 json_object_object_add(o, "responder_duration_usec", json_object_new_uint64(t.remote_usec));
         json_object_object_add(o, "streams", json_object_new_int((int) t.streams));
         json_object_object_add(o, "ramp", steps);
+        double cross = tcp_report_direction(o, warnings, upload, &t, s->host);
+        *cross_gbps = MAX(*cross_gbps, cross);
         return o;
 }
 
@@ -237,6 +275,25 @@ int main(int argc, char *argv[]) {
         net_probe_start(p, DEADLINE_MARGIN_USEC);
         net_probe_connect(p, &client, arg_connect_timeout);
         uint64_t soft_deadline = p->soft_deadline;
+
+        /* Our end: the interface to the sink and the CPUs near its device, for the data threads. */
+        NetHost host;
+        _cleanup_(closep) int sysfs_fd = sysfs_root_open("/sys");
+        net_host_setup((const struct sockaddr *) &p->target.sink, p->interface, sysfs_fd, NULL, &host);
+
+        /* Held from the first round trip to the end: neither the RTT nor the goodput is measured while
+         * this node's responder serves another node. The wait may take what the measurement can spare:
+         * each bulk phase keeps at least half its duration. A sink on this host is this node's own
+         * responder: it serves us, and must not find the lock taken by us. */
+        if (arg_lock_file && !host.peer_is_local) {
+                unsigned phases = (unsigned) arg_upload + (unsigned) arg_download;
+                uint64_t need = phases * (p->duration / 2 + TCP_PHASE_OVERHEAD_USEC) + 100 * USEC_PER_MSEC;
+                lock_fd = net_lock_open(arg_lock_file);
+                if (lock_fd >= 0)
+                        lock_take(soft_deadline > need ? soft_deadline - need : now_usec(CLOCK_MONOTONIC));
+                else
+                        lock_error = -lock_fd;
+        }
 
         json_object *result = net_probe_result_new(p, &client);
         json_object_object_add(result, "observed_source", json_object_new_string(
@@ -274,32 +331,47 @@ int main(int argc, char *argv[]) {
 
         unsigned phases = (unsigned) arg_upload + (unsigned) arg_download;
         json_object *warnings = json_object_new_array();
-        _cleanup_(net_streams_done) NetStreams streams = {};
+        _cleanup_(net_streams_done) NetStreams streams = { .payload_fd = -EBADF };
+        double cross_gbps = 0;
         if (phases > 0) {
+                json_object *h = json_object_new_object();
+                json_object_object_add(h, "interface", host.ifindex > 0 ? json_object_new_string(host.ifname) : NULL);
+                json_object_object_add(h, "cpus", json_object_new_string(net_host_format_cpus(&host, buf, sizeof(buf))));
+                json_object_object_add(h, "cpus_local", json_object_new_boolean(host.cpus_local));
+                json_object_object_add(result, "host", h);
+
                 unsigned wanted = arg_streams == 0 ? PROTO_STREAMS_MAX : (unsigned) arg_streams;
                 r = net_streams_open(&streams, &client, wanted, soft_deadline);
                 if (r < 0)
                         net_probe_fail(p, &client, r, "streams");
                 if (arg_streams > 1 && !(client.capabilities & PROTO_CAP_STREAMS))
-                        warn(warnings, "the responder has no parallel streams (protocol version 1): one stream "
+                        probe_warn(warnings, "the responder has no parallel streams (protocol version 1): one stream "
                                        "measured, not %u", wanted);
                 else if (arg_streams > 1 && streams.granted < wanted)
-                        warn(warnings, "the responder allowed %u of the %u streams asked for", streams.granted, wanted);
+                        probe_warn(warnings, "the responder allowed %u of the %u streams asked for", streams.granted, wanted);
                 json_object_object_add(result, "streams_granted", json_object_new_int((int) streams.granted));
+                streams.host = &host;
         }
         if (arg_upload) {
-                json_object *o = measure_direction(&streams, true, phases--, soft_deadline, warnings);
+                json_object *o = measure_direction(&streams, true, phases--, soft_deadline, warnings, &cross_gbps);
                 json_object_object_add(result, "upload_gbps", json_object_get(json_object_object_get(o, "gbps")));
                 json_object_object_add(result, "upload_streams", json_object_get(json_object_object_get(o, "streams")));
                 json_object_object_add(result, "upload", o);
         }
         if (arg_download) {
-                json_object *o = measure_direction(&streams, false, phases--, soft_deadline, warnings);
+                json_object *o = measure_direction(&streams, false, phases--, soft_deadline, warnings, &cross_gbps);
                 json_object_object_add(result, "download_gbps", json_object_get(json_object_object_get(o, "gbps")));
                 json_object_object_add(result, "download_streams",
                                        json_object_get(json_object_object_get(o, "streams")));
                 json_object_object_add(result, "download", o);
         }
+        if (arg_upload || arg_download)
+                json_object_object_add(result, "cross_traffic_gbps", json_object_new_double(cross_gbps));
+        if (lock_fd >= 0)
+                json_object_object_add(result, "lock_wait_usec", json_object_new_uint64(lock_wait_usec));
+        if (lock_error != 0)
+                probe_warn(warnings, "cannot open the lock file %s (%s): measured without waiting for this node's "
+                                     "responder", arg_lock_file, strerror(lock_error));
         json_object_object_add(result, "warnings", warnings);
 
         return net_probe_finish(p, result);

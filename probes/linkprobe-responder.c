@@ -23,6 +23,7 @@ static const char *arg_listen[MAX_LISTEN];
 static size_t arg_n_listen;
 static const char *arg_psk_file;
 static const char *arg_identity_file;
+static const char *arg_lock_file;
 static bool arg_rdma = true;
 static ResponderRdma arg_rdma_cfg = { .port = 1, .gid_index = -1 };
 
@@ -32,6 +33,8 @@ static void help(void) {
                "  -l --listen=ADDR[:PORT]          listen here (repeatable; default [::]:%u)\n"
                "     --psk-file=FILE               require the pre-shared key in FILE\n"
                "     --identity-file=FILE          tell clients who this node is (JSON, kept up to date by linkprobed)\n"
+               "     --lock-file=FILE              the node's measure lock, shared with its probes: tests wait for\n"
+               "                                   each other (answered busy while this node's probe measures)\n"
                "     --max-frame-size=SIZE         largest frame accepted (default 1M)\n"
                "     --handshake-timeout=TIME      time to complete hello/auth (default 5s)\n"
                "     --idle-timeout=TIME           time between requests (default 30s)\n"
@@ -85,12 +88,13 @@ static void parse_argv(int argc, char *argv[]) {
         enum {
                 ARG_PSK = 0x100, ARG_MAX_FRAME, ARG_HANDSHAKE, ARG_IDLE, ARG_MAX_BYTES, ARG_MAX_DURATION, ARG_RATE,
                 ARG_BURST, ARG_MAX_CONN, ARG_MAX_CONN_SOURCE, ARG_RDMA, ARG_RDMA_DEVICE, ARG_RDMA_PORT, ARG_RDMA_GID,
-                ARG_LOG_LEVEL, ARG_VERSION, ARG_IDENTITY, ARG_MAX_STREAMS,
+                ARG_LOG_LEVEL, ARG_VERSION, ARG_IDENTITY, ARG_MAX_STREAMS, ARG_LOCK,
         };
         static const struct option options[] = {
                 { "listen", required_argument, NULL, 'l' },
                 { "psk-file", required_argument, NULL, ARG_PSK },
                 { "identity-file", required_argument, NULL, ARG_IDENTITY },
+                { "lock-file", required_argument, NULL, ARG_LOCK },
                 { "max-frame-size", required_argument, NULL, ARG_MAX_FRAME },
                 { "handshake-timeout", required_argument, NULL, ARG_HANDSHAKE },
                 { "idle-timeout", required_argument, NULL, ARG_IDLE },
@@ -132,6 +136,9 @@ static void parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_IDENTITY:
                         arg_identity_file = optarg;
+                        break;
+                case ARG_LOCK:
+                        arg_lock_file = optarg;
                         break;
                 case ARG_MAX_FRAME:
                         u = parse_arg_size("max-frame-size", optarg);
@@ -273,7 +280,9 @@ int main(int argc, char *argv[]) {
         log_info("RDMA: %s%s", arg_rdma_cfg.available ? "serving " : "unsupported: ",
                  arg_rdma_cfg.available ? arg_rdma_cfg.device : arg_rdma_cfg.reason);
 
-        r = sd_event_default(&event);
+        /* Not sd_event_default(): the default loop checks its thread with a gettid() system call on
+         * every iteration, a tenth of an echo's cost here. */
+        r = sd_event_new(&event);
         if (r < 0)
                 return log_error_errno(r, "Cannot allocate event loop: %m"), 1;
         r = responder_new(event, &arg_limits, have_key ? &key : NULL, &arg_rdma_cfg, &responder);
@@ -284,6 +293,14 @@ int main(int argc, char *argv[]) {
                 r = responder_set_identity_file(responder, arg_identity_file);
                 if (r < 0)
                         return log_error_errno(r, "Cannot use the identity file %s: %m", arg_identity_file), 1;
+        }
+
+        if (arg_lock_file) {
+                /* Serving without it beats not serving: the node's probes may then meet our tests. */
+                r = responder_set_lock_file(responder, arg_lock_file);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot open the lock file %s, serving tests whenever asked: %m",
+                                          arg_lock_file);
         }
 
         /* Sockets from systemd socket activation or from linkprobed (the same LISTEN_FDS protocol). */
@@ -332,9 +349,9 @@ int main(int argc, char *argv[]) {
         ResponderStats st;
         responder_get_stats(responder, &st);
         log_info("Exiting: %" PRIu64 " connections (%" PRIu64 " joined as streams), %" PRIu64 " tests, %" PRIu64
-                 " rate-limited, %" PRIu64 " refused at the connection cap, %" PRIu64 " evicted, %" PRIu64
-                 " timeouts, %" PRIu64 " protocol errors, %" PRIu64 " wrong keys.",
-                 st.accepted, st.joined, st.tests, st.rejected_rate, st.rejected_connections, st.evicted,
+                 " rate-limited, %" PRIu64 " busy, %" PRIu64 " refused at the connection cap, %" PRIu64
+                 " evicted, %" PRIu64 " timeouts, %" PRIu64 " protocol errors, %" PRIu64 " wrong keys.",
+                 st.accepted, st.joined, st.tests, st.rejected_rate, st.busy, st.rejected_connections, st.evicted,
                  st.closed_timeout, st.closed_protocol, st.auth_failed);
         responder = responder_free(responder);
         sd_event_unref(event);

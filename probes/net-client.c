@@ -198,7 +198,7 @@ int net_client_connect(NetClient *c, const NetTarget *t, const ProtoKey *key, ui
         uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX], reply[PROTO_CONTROL_MAX];
         ProtoHello hello = { .version = PROTO_VERSION,
                              .capabilities = PROTO_CAP_ECHO | PROTO_CAP_UPLOAD | PROTO_CAP_DOWNLOAD | PROTO_CAP_RDMA |
-                                             PROTO_CAP_IDENTITY | PROTO_CAP_STREAMS };
+                                             PROTO_CAP_IDENTITY | PROTO_CAP_STREAMS | PROTO_CAP_TEST_STATS };
         ProtoHelloReply hr;
         uint32_t length;
         ssize_t n;
@@ -282,18 +282,34 @@ static int recv_blocking(int fd, void *buf, size_t n) {
 }
 
 static int echo_one(NetClient *c, const uint8_t *frame, size_t n, const uint8_t *payload, size_t payload_size) {
-        uint8_t header[PROTO_HEADER_SIZE], reply[PROTO_CONTROL_MAX];
+        uint8_t buf[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX], *reply = buf + PROTO_HEADER_SIZE;
+        size_t have;
         ProtoHeader h;
+        ssize_t k;
         int r;
 
         if (send(c->fd, frame, n, MSG_NOSIGNAL) != (ssize_t) n)
                 return errno == EAGAIN ? -ETIME : -errno;
-        r = recv_blocking(c->fd, header, sizeof(header));
-        if (r < 0)
-                return r;
-        if (proto_header_decode(header, c->max_frame, &h) < 0 || h.type == PROTO_DATA)
+        /* The reply's size is known: one recv() takes header and payload, which arrive together, so
+         * a round trip costs the responder's answer and two system calls here, as sockperf's does. */
+        do
+                k = recv(c->fd, buf, PROTO_HEADER_SIZE + payload_size, 0);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+                return errno == EAGAIN ? -ETIME : -errno;
+        if (k == 0)
+                return -ECONNRESET;
+        have = (size_t) k;
+        if (have < PROTO_HEADER_SIZE) {
+                r = recv_blocking(c->fd, buf + have, PROTO_HEADER_SIZE - have);
+                if (r < 0)
+                        return r;
+                have = PROTO_HEADER_SIZE;
+        }
+        if (proto_header_decode(buf, c->max_frame, &h) < 0 || h.type == PROTO_DATA || h.length > PROTO_CONTROL_MAX ||
+            have > PROTO_HEADER_SIZE + h.length)
                 return -EPROTO;
-        r = recv_blocking(c->fd, reply, h.length);
+        r = recv_blocking(c->fd, buf + have, PROTO_HEADER_SIZE + h.length - have);
         if (r < 0)
                 return r;
         if (h.type == PROTO_ERROR)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "net-client.h"
+#include "net-host.h"
 
 /*
  * A connection (the control, stream 0) and the connections joined to it. Without PROTO_CAP_STREAMS
@@ -14,6 +15,9 @@ typedef struct NetStreams {
         unsigned n_joined;
         unsigned granted;  /* streams the responder allows, the control included */
         uint8_t token[PROTO_STREAMS_TOKEN_SIZE];
+        /* The interface and CPUs of our end (NULL: unknown, the threads run anywhere). */
+        const NetHost *host;
+        int payload_fd;    /* what uploads send (net_payload_fd()); -EBADF: the client's buffer */
 } NetStreams;
 
 /* What one bulk test moved, all streams together. */
@@ -22,6 +26,13 @@ typedef struct NetTransfer {
         uint64_t usec;         /* upload: the responder's receive time; download: ours */
         uint64_t remote_usec;  /* download: the longest any stream took the responder to send */
         unsigned streams;
+        unsigned threads;      /* that moved the data here */
+        uint64_t cpu_usec;     /* this process's CPU time during the test */
+        uint64_t wall_usec;    /* from READY to the end of the last stream here */
+        ProtoTestResult remote;/* the responder's result: remote.have_stats when it sent its side */
+        uint64_t retrans_bytes;/* payload our streams sent again during the test; UINT64_MAX unknown */
+        bool counters_valid;   /* our interface's counters, as deltas over the whole test */
+        uint64_t if_rx_bytes, if_tx_bytes, if_rx_packets, if_tx_packets;
 } NetTransfer;
 
 /**
@@ -42,7 +53,7 @@ int net_streams_join(NetStreams *s, const NetTarget *t, const ProtoKey *key, uns
 
 /*
  * Upload and download over the first streams streams (at most 1 + s->n_joined): every stream sends
- * (or receives) at once, from one grant for all of them, a thread per joined stream. A stream's
+ * (or receives) at once, from one grant for all of them, on at most one thread per CPU of s->host. A stream's
  * failure fails the test: the error of the control connection is reported when it has one (the
  * responder says there why the test ended), else the stream's, copied into the control's
  * remote_error for net_client_error_name().

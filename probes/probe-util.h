@@ -22,6 +22,8 @@
 
 /* A new result object with the envelope filled in and status "ok". */
 json_object *probe_result_new(const char *probe);
+/* Appends a formatted warning (for people) to a document's "warnings" array. */
+void probe_warn(json_object *warnings, const char *format, ...) _printf_(2, 3);
 /* Prints the document on stdout followed by a newline, flushes, and returns 0 or -errno. */
 int probe_print(json_object *result);
 /* Prints an error document and exits with exit_code. */

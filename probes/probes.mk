@@ -4,27 +4,28 @@
 LIBRARIES += probe
 probe_SOURCES := probes/probe-util.c
 
-# The measurement protocol, shared by the responder and the TCP/RDMA probes (and their unit tests).
+# The measurement protocol, shared by the responder and the TCP/RDMA probes (and their unit tests);
+# net-host.c reads the interface's device CPUs through sysfs/.
 LIBRARIES += netprobe
 netprobe_SOURCES := probes/proto.c probes/proto-auth.c probes/proto-identity.c probes/responder-identity.c probes/source-table.c probes/rtt-stats.c probes/frame-io.c \
-	probes/net-client.c probes/net-streams.c probes/responder.c probes/responder-conn.c probes/responder-bulk.c probes/responder-rdma.c \
+	probes/net-client.c probes/net-host.c probes/net-streams.c probes/responder.c probes/responder-conn.c probes/responder-bulk.c probes/responder-pump.c probes/responder-rdma.c \
 	probes/rdma-engine.c
 NETPROBE_PKGS := libsystemd libcrypto libibverbs json-c
 NETPROBE_LDLIBS := -lm -lpthread
 
 PROBES += linkprobe-responder linkprobe-probe-tcp linkprobe-probe-rdma
 linkprobe-responder_SOURCES := probes/linkprobe-responder.c
-linkprobe-responder_LIBS := netprobe shared
+linkprobe-responder_LIBS := netprobe sysfs shared
 linkprobe-responder_PKGS := $(NETPROBE_PKGS)
 linkprobe-responder_LDLIBS := $(NETPROBE_LDLIBS)
 
-linkprobe-probe-tcp_SOURCES := probes/linkprobe-probe-tcp.c probes/net-probe-cli.c
-linkprobe-probe-tcp_LIBS := probe netprobe shared
+linkprobe-probe-tcp_SOURCES := probes/linkprobe-probe-tcp.c probes/net-probe-cli.c probes/tcp-report.c
+linkprobe-probe-tcp_LIBS := probe netprobe sysfs shared
 linkprobe-probe-tcp_PKGS := $(NETPROBE_PKGS)
 linkprobe-probe-tcp_LDLIBS := $(NETPROBE_LDLIBS)
 
 linkprobe-probe-rdma_SOURCES := probes/linkprobe-probe-rdma.c probes/net-probe-cli.c
-linkprobe-probe-rdma_LIBS := probe netprobe shared
+linkprobe-probe-rdma_LIBS := probe netprobe sysfs shared
 linkprobe-probe-rdma_PKGS := $(NETPROBE_PKGS)
 linkprobe-probe-rdma_LDLIBS := $(NETPROBE_LDLIBS)
 
@@ -38,7 +39,7 @@ DEBIAN_TEST_PACKAGES += sockperf
 
 # Unit tests of the protocol pieces link the netprobe library (see tests/unit/unit.mk).
 NETPROBE_UNIT_TESTS := test-proto test-source-table test-responder test-proto-identity
-$(foreach t,$(NETPROBE_UNIT_TESTS),$(eval $(t)_EXTRA_LIBS := netprobe)$(eval $(t)_EXTRA_LDLIBS := $(NETPROBE_LDLIBS)))
+$(foreach t,$(NETPROBE_UNIT_TESTS),$(eval $(t)_EXTRA_LIBS := netprobe sysfs)$(eval $(t)_EXTRA_LDLIBS := $(NETPROBE_LDLIBS)))
 
 # OpenCL inventory and throughput (linkprobe-probe-gpu(8)); links the ICD loader (ocl-icd), never a
 # vendor library, so any vendor's ICD works.

@@ -10,6 +10,7 @@
 #define HELLO_REPLY_SIZE 64
 #define TEST_REQUEST_SIZE 24
 #define TEST_RESULT_SIZE 16
+#define TEST_RESULT_STATS_SIZE 72
 #define RDMA_INFO_SIZE 44
 #define RDMA_TEST_SIZE 28
 
@@ -97,11 +98,13 @@ int proto_type_payload_limits(ProtoType type, uint32_t max_frame, uint32_t *ret_
                 lo = hi = TEST_REQUEST_SIZE;
                 break;
         case PROTO_UPLOAD_READY:
-        case PROTO_UPLOAD_RESULT:
         case PROTO_DOWNLOAD_READY:
-        case PROTO_DOWNLOAD_END:
         case PROTO_RDMA_RESULT:
                 lo = hi = TEST_RESULT_SIZE;
+                break;
+        case PROTO_UPLOAD_RESULT:
+        case PROTO_DOWNLOAD_END:
+                lo = TEST_RESULT_SIZE, hi = TEST_RESULT_STATS_SIZE;
                 break;
         case PROTO_DATA:
                 lo = 1, hi = max_frame;
@@ -365,21 +368,45 @@ int proto_decode_test_request(const uint8_t *p, size_t n, ProtoTestRequest *ret)
 }
 
 ssize_t proto_encode_test_result(uint8_t *buf, size_t size, ProtoType type, const ProtoTestResult *m) {
-        uint8_t *p = frame_begin(buf, size, type, TEST_RESULT_SIZE);
+        /* Only the results of a test have room for the stats. */
+        bool stats = m->have_stats && IN_SET(type, PROTO_UPLOAD_RESULT, PROTO_DOWNLOAD_END);
+        size_t payload = stats ? TEST_RESULT_STATS_SIZE : TEST_RESULT_SIZE;
+        uint8_t *p = frame_begin(buf, size, type, payload);
         if (!p)
                 return -ENOBUFS;
         p = put_u64(p, m->bytes);
-        put_u64(p, m->usec);
-        return PROTO_HEADER_SIZE + TEST_RESULT_SIZE;
+        p = put_u64(p, m->usec);
+        if (stats) {
+                p = put_u64(p, m->cpu_usec);
+                p = put_u32(p, m->threads);
+                p = put_u32(p, m->cpus);
+                p = put_u64(p, m->if_rx_bytes);
+                p = put_u64(p, m->if_tx_bytes);
+                p = put_u64(p, m->if_rx_packets);
+                p = put_u64(p, m->if_tx_packets);
+                put_u64(p, m->retrans_bytes);
+        }
+        return (ssize_t) (PROTO_HEADER_SIZE + payload);
 }
 
 int proto_decode_test_result(const uint8_t *p, size_t n, ProtoTestResult *ret) {
         ProtoTestResult m = {};
 
-        if (n != TEST_RESULT_SIZE)
+        if (n != TEST_RESULT_SIZE && n != TEST_RESULT_STATS_SIZE)
                 return -EBADMSG;
         p = get_u64(p, &m.bytes);
-        get_u64(p, &m.usec);
+        p = get_u64(p, &m.usec);
+        if (n == TEST_RESULT_STATS_SIZE) {
+                m.have_stats = true;
+                p = get_u64(p, &m.cpu_usec);
+                p = get_u32(p, &m.threads);
+                p = get_u32(p, &m.cpus);
+                p = get_u64(p, &m.if_rx_bytes);
+                p = get_u64(p, &m.if_tx_bytes);
+                p = get_u64(p, &m.if_rx_packets);
+                p = get_u64(p, &m.if_tx_packets);
+                get_u64(p, &m.retrans_bytes);
+        }
         *ret = m;
         return 0;
 }

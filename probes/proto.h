@@ -78,6 +78,10 @@ typedef enum ProtoCapability {
         PROTO_CAP_RDMA = 1U << 3,
         PROTO_CAP_IDENTITY = 1U << 4,
         PROTO_CAP_STREAMS = 1U << 5,  /* parallel streams: STREAMS_REQUEST, JOIN, streams in test requests */
+        /* UPLOAD_RESULT and DOWNLOAD_END carry the responder's side of the test too (ProtoTestResult's
+         * have_stats part). Sent only to a client whose HELLO asked for it: a client that did not
+         * takes those frames at their version 1 size. */
+        PROTO_CAP_TEST_STATS = 1U << 6,
 } ProtoCapability;
 
 /* Parallel streams of one bulk test: the connection that asks (stream 0) and those that join it. */
@@ -150,10 +154,23 @@ typedef struct ProtoStreams {
         uint8_t token[PROTO_STREAMS_TOKEN_SIZE];
 } ProtoStreams;
 
-/* UPLOAD_READY, DOWNLOAD_READY (granted limits), UPLOAD_RESULT, DOWNLOAD_END, RDMA_RESULT. */
+/* UPLOAD_READY, DOWNLOAD_READY (granted limits), UPLOAD_RESULT, DOWNLOAD_END, RDMA_RESULT. The stats
+ * travel in UPLOAD_RESULT and DOWNLOAD_END to a client that asked for PROTO_CAP_TEST_STATS: the
+ * responder's side of the test, from its start to the frame. */
+#define PROTO_COUNTER_UNKNOWN UINT64_MAX
 typedef struct ProtoTestResult {
         uint64_t bytes;
         uint64_t usec;
+        bool have_stats;
+        uint64_t cpu_usec;       /* the responder's CPU time (user + system, all its threads) */
+        uint32_t threads;        /* threads that moved the data */
+        uint32_t cpus;           /* CPUs they could run on */
+        /* The byte and packet counters of the responder's interface for the connection, as deltas;
+         * PROTO_COUNTER_UNKNOWN when it could not read them. */
+        uint64_t if_rx_bytes, if_tx_bytes, if_rx_packets, if_tx_packets;
+        /* Payload bytes the responder's TCP sent again on the test's streams (what the counters
+         * carried twice); PROTO_COUNTER_UNKNOWN when unknown. */
+        uint64_t retrans_bytes;
 } ProtoTestResult;
 
 /* What perftest exchanges over its TCP side channel to bring an RC queue pair up. */

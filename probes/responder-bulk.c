@@ -2,10 +2,12 @@
 /* The responder's bulk tests: upload and download over one connection or a group of parallel streams
  * (STREAMS_REQUEST, JOIN), one test at a time, within the limits for all of its streams together. */
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
 #include "responder-conn.h"
+#include "responder-pump.h"
 #include "shared/log.h"
 #include "shared/time-util.h"
 
@@ -86,6 +88,69 @@ void bulk_join(Conn *c) {
         (void) conn_queue(c, proto_encode_u32(c->out, sizeof(c->out), PROTO_JOIN_OK, c->stream_index));
 }
 
+/* What the TCP of test o's streams sent again so far; UINT64_MAX when a socket does not say. */
+static uint64_t test_retrans(Conn *o, unsigned streams) {
+        uint64_t sum = 0;
+
+        for (unsigned i = 0; i < streams; i++) {
+                uint64_t b = net_host_retrans_bytes(test_stream(o, i)->fd);
+                if (b == UINT64_MAX)
+                        return UINT64_MAX;
+                sum += b;
+        }
+        return sum;
+}
+
+/* Our end of the test: the interface towards the client, its counters and the CPU time so far. The
+ * loop's thread moves onto the CPUs near that interface's device for the test (and stays there until
+ * the next test says otherwise: it serves one bulk test at a time). */
+static void test_host_start(Conn *c) {
+        Responder *r = c->responder;
+        BulkTest *t = &c->test;
+        struct sockaddr_storage ss = {};
+
+        if (IN6_IS_ADDR_V4MAPPED(&c->address)) {
+                struct sockaddr_in *in = (struct sockaddr_in *) &ss;
+                in->sin_family = AF_INET;
+                memcpy(&in->sin_addr, &c->address.s6_addr[12], 4);
+        } else {
+                struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) &ss;
+                in6->sin6_family = AF_INET6;
+                in6->sin6_addr = c->address;
+        }
+        net_host_setup((const struct sockaddr *) &ss, NULL, r->sysfs_fd, &r->allowed_cpus, &t->host);
+        (void) net_host_pin_thread(&t->host);
+        t->counters = (NetCounters) {};
+        if (c->want_stats && t->host.ifindex > 0)
+                (void) net_host_read_counters(t->host.ifindex, &t->counters);
+        t->retrans_start = c->want_stats ? test_retrans(c, t->streams) : UINT64_MAX;
+        t->cpu_start_usec = net_host_cpu_usec();
+}
+
+/* The responder's side of test o holds, into a result for a client that asked for it. */
+static void test_host_result(Conn *o, ProtoTestResult *res) {
+        const BulkTest *t = &o->test;
+        NetCounters now = {};
+
+        if (!o->want_stats)
+                return;
+        res->have_stats = true;
+        res->cpu_usec = net_host_cpu_usec() - t->cpu_start_usec;
+        res->threads = MAX(t->threads, 1U);
+        res->cpus = t->host.n_cpus;
+        res->if_rx_bytes = res->if_tx_bytes = res->if_rx_packets = res->if_tx_packets = PROTO_COUNTER_UNKNOWN;
+        /* A joined stream that left takes its count with it: then unknown. */
+        uint64_t retrans = o->group && o->group->n_members < t->streams ? UINT64_MAX : test_retrans(o, t->streams);
+        res->retrans_bytes = retrans == UINT64_MAX || t->retrans_start == UINT64_MAX ? PROTO_COUNTER_UNKNOWN
+                                                                                      : retrans - t->retrans_start;
+        if (t->counters.valid && net_host_read_counters(t->host.ifindex, &now) >= 0 && now.valid) {
+                res->if_rx_bytes = now.rx_bytes - t->counters.rx_bytes;
+                res->if_tx_bytes = now.tx_bytes - t->counters.tx_bytes;
+                res->if_rx_packets = now.rx_packets - t->counters.rx_packets;
+                res->if_tx_packets = now.tx_packets - t->counters.tx_packets;
+        }
+}
+
 bool bulk_may_start(Conn *c) {
         Responder *r = c->responder;
 
@@ -99,6 +164,13 @@ bool bulk_may_start(Conn *c) {
                 conn_reply_error(c, PROTO_ERROR_RATE_LIMITED, "too many requests from this address");
                 return false;
         }
+        /* The node's own probe is measuring: a test now would share the link (and the CPUs) with it. */
+        if (!responder_lock_take(c)) {
+                r->stats.busy++;
+                conn_reply_error(c, PROTO_ERROR_BUSY, "this node is measuring another node");
+                return false;
+        }
+        /* The caller makes c the bulk owner at once; conn_release_bulk() lets the lock linger. */
         return true;
 }
 
@@ -133,6 +205,7 @@ void bulk_start(Conn *c) {
         };
         r->bulk_owner = c;
         r->stats.tests++;
+        test_host_start(c);
 
         for (unsigned i = 0; i < req.streams; i++) {
                 Conn *s = test_stream(c, i);
@@ -185,6 +258,7 @@ static void stream_done(Conn *c) {
         if (t->upload) {
                 /* The asking connection answers for all streams once the last has ended. */
                 ProtoTestResult result = { .bytes = t->bytes, .usec = usec };
+                test_host_result(o, &result);
                 conn_enter_ready(o);
                 (void) conn_queue(o, proto_encode_test_result(o->out, sizeof(o->out), PROTO_UPLOAD_RESULT, &result));
                 if (o != c)
@@ -211,10 +285,89 @@ void bulk_upload_end(Conn *c) {
 static void stream_finish_download(Conn *c) {
         ProtoTestResult mine = { .bytes = c->stream_bytes, .usec = now_mono() - c->stream_start_usec };
 
-        if (c == owner_of(c))
+        if (c == owner_of(c)) {
+                test_host_result(c, &mine);
                 conn_enter_ready(c);
+        }
         (void) conn_queue(c, proto_encode_test_result(c->out, sizeof(c->out), PROTO_DOWNLOAD_END, &mine));
         stream_done(c);
+}
+
+/* A download over several streams, with CPUs for them, goes to the pump's threads (responder-pump.h);
+ * the streams' event sources rest until the pump is done. False: the loop sends, as for one stream. */
+static bool pump_begin(Conn *o) {
+        Responder *r = o->responder;
+        BulkTest *t = &o->test;
+        int k;
+
+        if (t->streams < 2 || t->host.n_cpus < 2 || r->pump || r->pump_done_fd < 0)
+                return false;
+        PumpConfig cfg = {
+                .frame_size = t->frame_size,
+                .granted_bytes = t->granted_bytes,
+                .granted_usec = t->granted_usec,
+                .start_usec = t->start_usec,
+                .deadline_usec = t->start_usec + t->granted_usec + MAX(TEST_GRACE_USEC, t->granted_usec),
+                .host = &t->host,
+                .payload_fd = r->payload_fd,
+                .buffer = r->scratch,
+                .done_fd = r->pump_done_fd,
+        };
+        for (unsigned i = 0; i < t->streams; i++)
+                r->pump_streams[i] = (PumpStream) { .fd = test_stream(o, i)->fd };
+        k = pump_start(&cfg, r->pump_streams, t->streams, &r->pump);
+        if (k < 0) {
+                log_debug_errno(k, "%s: cannot start the download's threads, sending from the loop: %m", o->name);
+                return false;
+        }
+        r->pump_owner = o;
+        t->threads = MIN(t->streams, t->host.n_cpus);
+        for (unsigned i = 0; i < t->streams; i++)
+                (void) sd_event_source_set_enabled(test_stream(o, i)->io, SD_EVENT_OFF);
+        return true;
+}
+
+void bulk_pump_done(Responder *r) {
+        Conn *o = r->pump_owner, *streams[PROTO_STREAMS_MAX];
+        unsigned n = o->test.streams;
+        int failed = -1;
+
+        r->pump = pump_join(r->pump);
+        r->pump_owner = NULL;
+        o->test.bytes = 0;
+        for (unsigned i = 0; i < n; i++) {
+                streams[i] = test_stream(o, i);
+                streams[i]->stream_bytes = r->pump_streams[i].bytes;
+                o->test.bytes += r->pump_streams[i].bytes;
+                (void) sd_event_source_set_enabled(streams[i]->io, SD_EVENT_ON);
+                if (r->pump_streams[i].error < 0) {
+                        /* Perhaps cut inside a frame: an error frame there would be read as data. */
+                        streams[i]->data_frame_sent = 1;
+                        /* The stream that broke, rather than those it stopped. */
+                        if (failed < 0 || (r->pump_streams[failed].error == -ETIME && r->pump_streams[i].error != -ETIME))
+                                failed = (int) i;
+                }
+        }
+        if (failed >= 0) {
+                Conn *c = streams[failed];
+                int error = r->pump_streams[failed].error;
+                if (error != -ETIME) {
+                        /* The stream's socket broke: it goes, and the test with it (bulk_conn_gone()). */
+                        log_debug_errno(error, "%s: send failed: %m", c->name);
+                        conn_free(c);
+                        return;
+                }
+                r->stats.closed_timeout++;
+                bulk_fail(c, PROTO_ERROR_LIMIT, "test ran past its granted time");
+                for (unsigned i = 0; i < n; i++)
+                        conn_update_events(streams[i]);
+                return;
+        }
+        for (unsigned i = 0; i < n; i++)
+                stream_finish_download(streams[i]);
+        /* The owner last: freeing it (its END could not leave) frees the streams it owns. */
+        for (unsigned i = n; i-- > 0;)
+                (void) conn_kick(streams[i]);
 }
 
 bool bulk_pump_download(Conn *c) {
@@ -228,6 +381,8 @@ bool bulk_pump_download(Conn *c) {
                 if (c != o || c->out_len > 0)
                         return true;
                 t->sending = true;
+                if (pump_begin(o))
+                        return true;
                 for (unsigned i = 1; i < t->streams; i++)
                         conn_update_events(test_stream(o, i));
         }
@@ -245,6 +400,25 @@ bool bulk_pump_download(Conn *c) {
                         proto_header_encode(c->data_header, PROTO_DATA, c->data_frame_len);
                 }
 
+                size_t sent = 0;
+                if (r->payload_fd >= 0) {
+                        int k = net_payload_send(c->fd, r->payload_fd, c->data_header, PROTO_HEADER_SIZE + c->data_frame_len,
+                                                 c->data_frame_sent, &sent);
+                        if (k == 0)
+                                return true;
+                        if (k < 0) {
+                                log_debug_errno(k, "%s: send failed: %m", c->name);
+                                conn_free(c);
+                                return false;
+                        }
+                        moved += sent;
+                        c->data_frame_sent += (uint32_t) sent;
+                        if (c->data_frame_sent == PROTO_HEADER_SIZE + c->data_frame_len) {
+                                c->stream_bytes += c->data_frame_len;
+                                c->data_frame_len = c->data_frame_sent = 0;
+                        }
+                        continue;
+                }
                 struct iovec iov[2];
                 int n = 0;
                 if (c->data_frame_sent < PROTO_HEADER_SIZE)

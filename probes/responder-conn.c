@@ -29,9 +29,63 @@ int timer_arm(Conn *c, uint64_t usec_from_now) {
         return -ENOENT;
 }
 
+/* How long the measure lock stays with a client after its test: the next test of its measurement
+ * follows within the probe's phase overhead. */
+#define LOCK_LINGER_USEC (500 * USEC_PER_MSEC)
+
+static void lock_release(Responder *r) {
+        if (r->lock_held)
+                net_lock_release(r->lock_fd);
+        r->lock_held = false;
+        r->lock_conn = NULL;
+}
+
+static int on_lock_linger(sd_event_source *s, uint64_t usec, void *userdata) {
+        Responder *r = userdata;
+
+        if (!r->bulk_owner)
+                lock_release(r);
+        return 0;
+}
+
+/* Lets the lock go after LOCK_LINGER_USEC (or at once: 0), unless a test runs then. */
+static void lock_linger(Responder *r, uint64_t usec) {
+        int k = 0;
+
+        if (!r->lock_held)
+                return;
+        if (!r->lock_linger)
+                k = sd_event_add_time_relative(r->event, &r->lock_linger, CLOCK_MONOTONIC, usec, 0, on_lock_linger, r);
+        else {
+                k = sd_event_source_set_time_relative(r->lock_linger, usec);
+                if (k >= 0)
+                        k = sd_event_source_set_enabled(r->lock_linger, SD_EVENT_ONESHOT);
+        }
+        if (k < 0 && !r->bulk_owner)
+                lock_release(r); /* no timer: never keep the node's probe out */
+}
+
+bool responder_lock_take(Conn *c) {
+        Responder *r = c->responder;
+
+        if (r->lock_fd < 0)
+                return true;
+        if (!r->lock_held) {
+                if (net_lock_try(r->lock_fd) <= 0)
+                        return false;
+                r->lock_held = true;
+        }
+        r->lock_conn = owner_of(c);
+        return true;
+}
+
 void conn_release_bulk(Conn *c) {
-        if (c->responder->bulk_owner == c)
-                c->responder->bulk_owner = NULL;
+        Responder *r = c->responder;
+
+        if (r->bulk_owner == c) {
+                r->bulk_owner = NULL;
+                lock_linger(r, LOCK_LINGER_USEC);
+        }
 }
 
 /* Queues one control frame. Only one is ever pending: replies are sent before the next request is read. */
@@ -131,6 +185,8 @@ void conn_free(Conn *c) {
                 return;
         r = c->responder;
         bulk_conn_gone(c);
+        if (r->lock_conn == c)
+                lock_linger(r, 0);
         c->rdma = rdma_session_join(c->rdma);
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);

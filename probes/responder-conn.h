@@ -2,7 +2,9 @@
 /* responder-conn.h — the responder's connections, shared by its files (not an API) */
 #pragma once
 
+#include "net-host.h"
 #include "responder-identity.h"
+#include "responder-pump.h"
 #include "responder-rdma.h"
 #include "responder.h"
 #include "source-table.h"
@@ -38,6 +40,12 @@ typedef struct BulkTest {
         uint64_t bytes;          /* upload: received on all streams; download: put into frames */
         uint64_t start_usec, last_usec;
         uint32_t frame_size;
+        /* The responder's side, for a client that asked for it (PROTO_CAP_TEST_STATS). */
+        uint64_t cpu_start_usec;
+        NetHost host;            /* the interface to the client, and the CPUs the loop runs on */
+        NetCounters counters;    /* the interface's counters at the start */
+        uint64_t retrans_start;  /* the streams' TCP retransmitted bytes at the start; UINT64_MAX unknown */
+        unsigned threads;        /* that moved the data: the loop's, or the pump's */
 } BulkTest;
 
 /* The connections a client joined to one of its connections (STREAMS_REQUEST, JOIN). */
@@ -69,6 +77,10 @@ struct Conn {
         uint8_t payload[PROTO_CONTROL_MAX];
         size_t payload_len;
         uint32_t data_left;
+        uint32_t lowat;             /* SO_RCVLOWAT set on the socket; 0: the default (1) */
+        /* Read ahead with a header, not yet taken (conn_recv()). */
+        uint8_t ahead[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
+        size_t ahead_start, ahead_len;
 
         /* Output: at most one control frame is pending; nothing is read until it has left. */
         uint8_t out[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
@@ -76,6 +88,7 @@ struct Conn {
 
         uint8_t nonce[PROTO_NONCE_SIZE];
         uint8_t client_nonce[PROTO_CLIENT_NONCE_SIZE];
+        bool want_stats;            /* the client's HELLO asked for PROTO_CAP_TEST_STATS */
 
         /* Streams: the group this connection owns, or the one it joined (owner, index). */
         StreamGroup *group;
@@ -108,6 +121,22 @@ struct Responder {
         Conn *bulk_owner;
         ResponderStats stats;
         uint8_t *scratch;
+        int sysfs_fd;               /* for the local CPUs of a test's interface; -EBADF: unknown */
+        cpu_set_t allowed_cpus;     /* the affinity the responder started with */
+        int payload_fd;             /* net_payload_fd() of SCRATCH_SIZE: DATA sent without copying; -EBADF */
+        int lock_fd;                /* the node's measure lock; -EBADF: none */
+        /* The lock is held for a client's whole measurement (its tests follow each other within
+         * LOCK_LINGER_USEC, or until its connection goes), so the node's probe cannot slip in between
+         * an upload and a download. */
+        bool lock_held;
+        Conn *lock_conn;
+        sd_event_source *lock_linger;
+        /* A download's threads (responder-pump.h): at most one, for the bulk owner. */
+        Pump *pump;
+        Conn *pump_owner;
+        PumpStream pump_streams[PROTO_STREAMS_MAX];
+        int pump_done_fd;
+        sd_event_source *pump_done;
 };
 
 /* The connection whose test c carries: c itself, or the one it joined. */
@@ -130,6 +159,8 @@ void conn_enter_ready(Conn *c);
 bool conn_kick(Conn *c);
 /* The responder's one bulk test is no longer c's. */
 void conn_release_bulk(Conn *c);
+/* Takes the node's measure lock for c's session: false when the node's probe holds it. */
+bool responder_lock_take(Conn *c);
 /* Whether the connection takes frames in its state; whether it may send DATA now. */
 bool conn_reads(const Conn *c);
 bool conn_may_send(const Conn *c);
@@ -150,3 +181,5 @@ bool bulk_received(Conn *c, size_t k);
 void bulk_upload_end(Conn *c);
 /* Sends DATA frames; false when c was freed. */
 bool bulk_pump_download(Conn *c);
+/* The pump's threads have finished the download of r->pump_owner: its streams end or fail. */
+void bulk_pump_done(Responder *r);

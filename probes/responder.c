@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -13,6 +14,7 @@
 #include "responder-conn.h"
 #include "shared/log.h"
 #include "shared/time-util.h"
+#include "sysfs/sysfs.h"
 
 #define SOURCE_TABLE_MIN 1024
 #define ACCEPT_BUDGET 64
@@ -50,7 +52,7 @@ static void conn_handle_hello(Conn *c) {
                 .capabilities = PROTO_CAP_ECHO | PROTO_CAP_UPLOAD | PROTO_CAP_DOWNLOAD |
                                 (r->rdma.available ? PROTO_CAP_RDMA : 0) |
                                 (responder_identity_get(&r->identity) ? PROTO_CAP_IDENTITY : 0) |
-                                (r->limits.max_streams > 1 ? PROTO_CAP_STREAMS : 0),
+                                (r->limits.max_streams > 1 ? PROTO_CAP_STREAMS : 0) | PROTO_CAP_TEST_STATS,
                 .max_frame = r->limits.max_frame,
                 .observed = c->address,
                 .observed_port = c->port,
@@ -62,6 +64,9 @@ static void conn_handle_hello(Conn *c) {
                 return conn_fail(c, PROTO_ERROR_VERSION, "responder speaks protocol version 1");
         reply.version = MIN(hello.version, (uint16_t) PROTO_VERSION);
         memcpy(c->client_nonce, hello.nonce, sizeof(c->client_nonce));
+        /* Longer results only for a client that said it reads them: an older one takes them at their
+         * version 1 size and would count a longer one as a protocol error. */
+        c->want_stats = hello.capabilities & PROTO_CAP_TEST_STATS;
 
         if (r->have_key) {
                 if (proto_random_bytes(c->nonce, sizeof(c->nonce)) < 0)
@@ -114,6 +119,8 @@ static void conn_start_rdma(Conn *c) {
                 return conn_fail(c, PROTO_ERROR_PROTOCOL, "malformed RDMA connection data");
         if (!r->rdma.available)
                 return conn_reply_error(c, PROTO_ERROR_UNSUPPORTED, r->rdma.reason);
+        if (c->ahead_len > 0)
+                return conn_fail(c, PROTO_ERROR_PROTOCOL, "more frames before the RDMA connection reply");
         if (!bulk_may_start(c))
                 return;
 
@@ -122,6 +129,7 @@ static void conn_start_rdma(Conn *c) {
         c->timer = sd_event_source_disable_unref(c->timer);
         k = rdma_session_start(c->fd, &info, &r->rdma, &r->limits, r->rdma_done_fd, &c->rdma);
         if (k < 0) {
+                /* The lock bulk_may_start() took lingers with this connection and goes with it. */
                 log_warning_errno(k, "%s: cannot start RDMA session: %m", c->name);
                 /* Without its event sources the connection can only say so once and go. */
                 ssize_t n = proto_encode_error(c->out, sizeof(c->out), PROTO_ERROR_INTERNAL, "cannot start RDMA");
@@ -200,6 +208,34 @@ static void conn_dispatch(Conn *c) {
         }
 }
 
+/* An upload's payload wakes the loop once NET_RCVLOWAT_MAX of it is there (net-host.h). */
+static void conn_set_lowat(Conn *c, uint32_t want) {
+        net_set_rcvlowat(c->fd, &c->lowat, want);
+}
+
+/* recv() from what was read ahead first. Between tests a client waits for each reply before it says
+ * more, so a header and its payload come in one segment: reading up to a control frame's size takes
+ * both with one system call (an echo costs epoll_wait, recv and send, as sockperf's server's does).
+ * A client that says more at once has it kept here and served in order. */
+static ssize_t conn_recv(Conn *c, void *buf, size_t n, int flags) {
+        if (c->ahead_len > 0) {
+                n = MIN(n, c->ahead_len);
+                memcpy(buf, c->ahead + c->ahead_start, n);
+                c->ahead_start += n;
+                c->ahead_len -= n;
+                return (ssize_t) n;
+        }
+        if (!c->have_header && c->header_len == 0 && c->state != CONN_UPLOAD) {
+                ssize_t k = recv(c->fd, c->ahead, sizeof(c->ahead), flags & ~MSG_TRUNC);
+                if (k <= 0)
+                        return k;
+                c->ahead_start = 0;
+                c->ahead_len = (size_t) k;
+                return conn_recv(c, buf, n, flags);
+        }
+        return recv(c->fd, buf, n, flags);
+}
+
 /* Reads until a reply is pending, the socket is empty or the budget is spent. Returns false when the
  * peer closed or the socket failed and c was freed. */
 static bool conn_read(Conn *c) {
@@ -209,11 +245,15 @@ static bool conn_read(Conn *c) {
 
         while (moved < PUMP_BUDGET && c->out_len == 0 && conn_reads(c)) {
                 if (!c->have_header) {
-                        k = recv(c->fd, c->header + c->header_len, sizeof(c->header) - c->header_len, MSG_DONTWAIT);
+                        k = conn_recv(c, c->header + c->header_len, sizeof(c->header) - c->header_len, MSG_DONTWAIT);
                 } else if (c->frame.type == PROTO_DATA) {
-                        k = recv(c->fd, r->scratch, MIN((size_t) c->data_left, (size_t) SCRATCH_SIZE), MSG_DONTWAIT);
+                        /* MSG_TRUNC: on TCP the kernel frees the payload without copying it here and
+                         * says how much it was (the receiver's CPU time per byte halves); a socket
+                         * type that ignores it copies into the scratch buffer instead. */
+                        k = conn_recv(c, r->scratch, MIN((size_t) c->data_left, (size_t) SCRATCH_SIZE),
+                                      MSG_DONTWAIT | MSG_TRUNC);
                 } else
-                        k = recv(c->fd, c->payload + c->payload_len, c->frame.length - c->payload_len, MSG_DONTWAIT);
+                        k = conn_recv(c, c->payload + c->payload_len, c->frame.length - c->payload_len, MSG_DONTWAIT);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -251,6 +291,7 @@ static bool conn_read(Conn *c) {
                                 }
                                 c->have_header = true;
                                 c->data_left = c->frame.length;
+                                conn_set_lowat(c, MIN(c->data_left, NET_RCVLOWAT_MAX));
                                 continue;
                         }
                         if (c->frame.length > 0) {
@@ -259,6 +300,9 @@ static bool conn_read(Conn *c) {
                         }
                 } else if (c->frame.type == PROTO_DATA) {
                         c->data_left -= (uint32_t) k;
+                        /* The next header, or the end of the test, is small: it must wake us as it is. */
+                        if (c->data_left < c->lowat)
+                                conn_set_lowat(c, c->data_left);
                         if (!bulk_received(c, (size_t) k))
                                 return true;
                         if (c->data_left > 0)
@@ -296,9 +340,14 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
                 conn_free(c);
                 return 0;
         }
-        /* A reply produced by reading goes out at once if the socket takes it. */
-        (void) conn_kick(c);
-        return 0;
+        /* A reply produced by reading goes out at once if the socket takes it; what the client said
+         * beyond the request it answers was read ahead, and is served now (no EPOLLIN will say so). */
+        for (;;) {
+                if (!conn_kick(c) || c->ahead_len == 0 || c->out_len > 0 || !conn_reads(c))
+                        return 0;
+                if (!conn_read(c))
+                        return 0;
+        }
 }
 
 static int on_conn_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -325,6 +374,11 @@ static int on_conn_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         case CONN_UPLOAD:
         case CONN_UPLOAD_WAIT:
         case CONN_DOWNLOAD:
+                if (r->pump && owner_of(c) == r->pump_owner) {
+                        /* The pump's threads own the sockets and stop at the same limit by themselves. */
+                        (void) timer_arm(c, 100 * USEC_PER_MSEC);
+                        return 0;
+                }
                 r->stats.closed_timeout++;
                 bulk_fail(c, PROTO_ERROR_LIMIT, "test ran past its granted time");
                 break;
@@ -480,6 +534,16 @@ static int on_rdma_done(sd_event_source *s, int fd, uint32_t revents, void *user
         return 0;
 }
 
+static int on_pump_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Responder *r = userdata;
+        uint64_t v;
+
+        (void) read(fd, &v, sizeof(v));
+        if (r->pump && pump_finished(r->pump))
+                bulk_pump_done(r);
+        return 0;
+}
+
 static int fd_set_nonblock(int fd) {
         int flags = fcntl(fd, F_GETFL);
         if (flags < 0)
@@ -523,6 +587,19 @@ int responder_new(sd_event *event, const ResponderLimits *limits, const ProtoKey
         r->event = sd_event_ref(event);
         r->limits = *limits;
         r->rdma_done_fd = -EBADF;
+        r->pump_done_fd = -EBADF;
+        r->lock_fd = -EBADF;
+        /* Without a memfd DATA is sent from the scratch buffer, copied as before. sendfile() has no
+         * MSG_NOSIGNAL: a client that goes mid-download must not end the process with SIGPIPE. */
+        r->payload_fd = net_payload_fd(SCRATCH_SIZE);
+        struct sigaction sa;
+        if (sigaction(SIGPIPE, NULL, &sa) >= 0 && sa.sa_handler == SIG_DFL)
+                (void) signal(SIGPIPE, SIG_IGN);
+        /* Without /sys (a container) tests run on whatever CPUs the responder has. */
+        r->sysfs_fd = sysfs_root_open("/sys");
+        CPU_ZERO(&r->allowed_cpus);
+        if (sched_getaffinity(0, sizeof(r->allowed_cpus), &r->allowed_cpus) < 0)
+                CPU_SET(0, &r->allowed_cpus);
         if (key) {
                 r->key = *key;
                 r->have_key = true;
@@ -552,6 +629,12 @@ int responder_new(sd_event *event, const ResponderLimits *limits, const ProtoKey
         k = sd_event_add_io(event, &r->rdma_done, r->rdma_done_fd, EPOLLIN, on_rdma_done, r);
         if (k < 0)
                 return k;
+        r->pump_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (r->pump_done_fd < 0)
+                return -errno;
+        k = sd_event_add_io(event, &r->pump_done, r->pump_done_fd, EPOLLIN, on_pump_done, r);
+        if (k < 0)
+                return k;
 
         *ret = TAKE_PTR(r);
         return 0;
@@ -560,6 +643,8 @@ int responder_new(sd_event *event, const ResponderLimits *limits, const ProtoKey
 Responder *responder_free(Responder *r) {
         if (!r)
                 return NULL;
+        /* The pump's threads write to the streams' sockets: they stop before those close. */
+        r->pump = pump_join(r->pump);
         while (r->conns)
                 conn_free(r->conns);
         for (size_t i = 0; i < r->n_listeners; i++)
@@ -568,6 +653,12 @@ Responder *responder_free(Responder *r) {
         sd_event_source_disable_unref(r->accept_pause);
         sd_event_source_disable_unref(r->rdma_done);
         safe_close(r->rdma_done_fd);
+        safe_close(r->sysfs_fd);
+        safe_close(r->payload_fd);
+        sd_event_source_disable_unref(r->lock_linger);
+        safe_close(r->lock_fd);
+        sd_event_source_disable_unref(r->pump_done);
+        safe_close(r->pump_done_fd);
         source_table_free(r->sources);
         responder_identity_done(&r->identity);
         free(r->scratch);
@@ -583,6 +674,15 @@ int responder_set_identity_file(Responder *r, const char *path) {
 
 void responder_set_identity(Responder *r, const NodeIdentity *id) {
         responder_identity_set(&r->identity, id);
+}
+
+int responder_set_lock_file(Responder *r, const char *path) {
+        int fd = net_lock_open(path);
+        if (fd < 0)
+                return fd;
+        safe_close(r->lock_fd);
+        r->lock_fd = fd;
+        return 0;
 }
 
 void responder_get_stats(const Responder *r, ResponderStats *ret) {

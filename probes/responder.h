@@ -55,7 +55,7 @@ typedef struct ResponderStats {
         uint64_t closed_protocol;
         uint64_t closed_timeout;
         uint64_t auth_failed;
-        uint64_t busy;
+        uint64_t busy;           /* tests refused while another ran, or while the node's probe measured */
         uint64_t tests;
         uint64_t joined;         /* connections that joined another's streams */
         unsigned connections;    /* open now */
@@ -88,5 +88,9 @@ int responder_add_connection(Responder *r, int fd, const struct sockaddr *peer);
  * once (tests). Without one, PROTO_CAP_IDENTITY is not offered. */
 int responder_set_identity_file(Responder *r, const char *path);
 void responder_set_identity(Responder *r, const NodeIdentity *id);
+
+/* The node's measure lock (net_lock_open()): held while a test runs, and a test that cannot take it
+ * (the node's own probe is measuring) is answered "busy". Without one, tests never wait for it. */
+int responder_set_lock_file(Responder *r, const char *path);
 
 void responder_get_stats(const Responder *r, ResponderStats *ret);

@@ -172,14 +172,16 @@ static int cpulist_number(const char **p, unsigned *ret) {
         return 0;
 }
 
-int pci_parse_cpulist(const char *s) {
+int pci_parse_cpulist_set(const char *s, cpu_set_t *ret) {
         const char *p = s;
+        cpu_set_t set;
         int r;
 
         if (!s)
                 return -EINVAL;
+        CPU_ZERO(&set);
         if (*p == '\0')
-                return 0;
+                goto done;
         for (;;) {
                 unsigned a, b;
 
@@ -195,12 +197,22 @@ int pci_parse_cpulist(const char *s) {
                         if (b < a)
                                 return -EINVAL;
                 }
+                for (unsigned i = a; i <= b && i < CPU_SETSIZE; i++)
+                        CPU_SET(i, &set);
                 if (*p == '\0')
-                        return 0;
+                        goto done;
                 if (*p != ',')
                         return -EINVAL;
                 p++;
         }
+done:
+        if (ret)
+                *ret = set;
+        return 0;
+}
+
+int pci_parse_cpulist(const char *s) {
+        return pci_parse_cpulist_set(s, NULL);
 }
 
 double pci_link_gbps(double gts, unsigned width) {

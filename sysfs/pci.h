@@ -2,6 +2,7 @@
 /* pci.h — reader of bus/pci/devices: identity, NUMA locality and PCIe link attributes of PCI functions */
 #pragma once
 
+#include <sched.h>
 #include <stdint.h>
 
 #include "shared/macros.h"
@@ -102,6 +103,8 @@ int pci_parse_link_width(const char *s, unsigned *ret);
 int pci_parse_numa_node(const char *s, int *ret);
 /* "0-15,32-47", or "" (a node without CPUs). Validates; nothing to return. */
 int pci_parse_cpulist(const char *s);
+/* The same, filling ret (may be NULL) with the CPUs listed below CPU_SETSIZE. */
+int pci_parse_cpulist_set(const char *s, cpu_set_t *ret);
 /* The generation of a rate, 0 when it is not one. */
 unsigned pci_speed_generation(double gts) _const_;
 /* What a link carries after its line encoding, in Gb/s: 8b/10b up to 5 GT/s, 128b/130b up to 32 GT/s,

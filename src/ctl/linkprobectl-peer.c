@@ -17,6 +17,12 @@ static char *format_gbps(json_object *p, const char *key, json_object *v) {
         return measured(p) && isfinite(d) ? ctl_strdupf("%.2f Gb/s", d) : NULL;
 }
 
+/* Only when there was some: an undisturbed measurement needs no line. */
+static char *format_cross_traffic(json_object *p, const char *key, json_object *v) {
+        double d = v ? json_object_get_double(v) : NAN;
+        return measured(p) && isfinite(d) && d > 0 ? ctl_strdupf("%.2f Gb/s during the measurement", d) : NULL;
+}
+
 static char *format_usec(json_object *p, const char *key, json_object *v) {
         return measured(p) ? ctl_format_duration_usec(p, key, v) : NULL;
 }
@@ -154,6 +160,7 @@ static const CtlField peer_fields[] = {
         { "Measured", "MeasuredAt", format_measured_detail, ctl_colour_stale, false },
         { "State", "ProbeState", NULL, ctl_colour_state, false },
         { "Stale because", "StaleReason", ctl_format_string, NULL, true },
+        { "Cross traffic", "CrossTrafficGbps", format_cross_traffic, NULL, true },
         { "Warnings", "Warnings", format_warnings, NULL, true },
         { "Last error", "LastError", format_error, NULL, true },
         { "Object", "Path", ctl_format_string, NULL, false },

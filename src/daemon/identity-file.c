@@ -8,20 +8,7 @@
 #include "shared/log.h"
 
 int identity_file_path(IdentityFile *f, char **ret) {
-        char proc[64], target[PATH_MAX];
-        ssize_t n;
-        int fd = state_directory_open(f->directory);
-
-        if (fd < 0)
-                return fd;
-        /* Whatever spelling found the directory (a relative --state-directory=, $STATE_DIRECTORY):
-         * the responder gets the absolute path of what we opened. */
-        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-        n = readlink(proc, target, sizeof(target) - 1);
-        if (n < 0)
-                return -errno;
-        target[n] = '\0';
-        return asprintf(ret, "%s/%s", target, IDENTITY_FILE_NAME) < 0 ? -ENOMEM : 0;
+        return state_directory_path(f->directory, IDENTITY_FILE_NAME, ret);
 }
 
 void identity_file_update(IdentityFile *f, const Node *n) {

@@ -466,7 +466,12 @@ int manager_start(Manager *m) {
         (void) sd_notifyf(false, "READY=1\nSTATUS=%s", strempty(m->status_text));
 
         /* Work that is not part of the picture of the kernel's facts (measurements, persisted results,
-         * responders) starts here, after READY=1. */
+         * responders) starts here, after READY=1. A node that serves tests shares a lock between its
+         * responder and its probes, so the two never measure at once (linkprobe-responder(8)). */
+        _cleanup_(freep) char *measure_lock = NULL;
+        if ((strv_length(m->config.peers.listen) > 0 || m->n_responder_fds > 0) &&
+            state_directory_path(&m->state_directory, MEASURE_LOCK_FILE_NAME, &measure_lock) >= 0)
+                reconcile_set_measure_lock(m->reconciler, measure_lock);
         r = reconcile_start(m->reconciler);
         if (r < 0)
                 return r;
@@ -478,7 +483,7 @@ int manager_start(Manager *m) {
                         (void) identity_file_path(&m->identity_file, &identity_path);
         }
         r = responder_supervisor_start(m->event, &m->config.peers, &m->status, m->responder_fds, m->n_responder_fds,
-                                       identity_path, &m->responder);
+                                       identity_path, measure_lock, &m->responder);
         m->responder_fds = mfree(m->responder_fds); /* taken over, whatever happened */
         m->n_responder_fds = 0;
         if (r < 0)

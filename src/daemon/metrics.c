@@ -226,6 +226,8 @@ static void render_peers(const MetricsSources *m, FILE *f) {
                 { "linkprobe_peer_jitter_seconds", "gauge", "Mean absolute difference of consecutive RTT samples." },
                 { "linkprobe_peer_measured_timestamp_seconds", "gauge", "When the path was last measured (Unix time)." },
                 { "linkprobe_peer_stale", "gauge", "1 when the last measurement is older than its TTL." },
+                { "linkprobe_peer_cross_traffic_bytes", "gauge",
+                  "Other traffic seen on the interface during the last measurement, bytes per second (0 when undisturbed)." },
         };
         Peer *p;
         bool any = false;
@@ -247,6 +249,7 @@ static void render_peers(const MetricsSources *m, FILE *f) {
                                 p->m.jitter_usec / 1e6,
                                 (double) p->m.measured_at / 1e6,
                                 p->derived.stale,
+                                p->m.cross_traffic_gbps * 1.25e8,
                         };
                         _Static_assert(ELEMENTSOF(v) == ELEMENTSOF(families), "one value per family");
                         sample(f, families[i].name, v[i], "peer", strempty(p->peer_address), "path", p->key, "transport",

@@ -107,6 +107,7 @@ static const sd_bus_vtable peer_vtable[] = {
         SD_BUS_PROPERTY("JitterRfc3550Usec", "d", NULL, offsetof(Peer, m.jitter_rfc3550_usec), EMITS),
         SD_BUS_PROPERTY("Streams", "(uu)", property_get_streams, 0, EMITS),
         SD_BUS_PROPERTY("Warnings", "as", bus_property_get_strv, offsetof(Peer, m.warnings), EMITS),
+        SD_BUS_PROPERTY("CrossTrafficGbps", "d", NULL, offsetof(Peer, m.cross_traffic_gbps), EMITS),
         SD_BUS_PROPERTY("ConnectionType", "s", property_get_connection_type, 0, EMITS),
         SD_BUS_PROPERTY("MeasuredAt", "t", NULL, offsetof(Peer, m.measured_at), EMITS),
         SD_BUS_PROPERTY("ProbeDurationUsec", "t", NULL, offsetof(Peer, m.probe_duration_usec), EMITS),

@@ -87,6 +87,7 @@ void peer_measurement_read_figures(PeerMeasurement *m, json_object *o) {
         m->rtt_usec = json_figure(o, "rtt_usec");
         m->jitter_usec = json_figure(o, "jitter_usec");
         m->jitter_rfc3550_usec = json_figure(o, "jitter_rfc3550_usec");
+        m->cross_traffic_gbps = json_figure(o, "cross_traffic_gbps");
         m->upload_streams = read_streams(o, "upload_streams");
         m->download_streams = read_streams(o, "download_streams");
         m->warnings = read_warnings(o);
@@ -247,6 +248,7 @@ static void peer_set_measurement(Peer *p, PeerMeasurement *n) {
         bus_object_set(o, p->m.rtt_usec, n->rtt_usec, "RttUsec");
         bus_object_set(o, p->m.jitter_usec, n->jitter_usec, "JitterUsec");
         bus_object_set(o, p->m.jitter_rfc3550_usec, n->jitter_rfc3550_usec, "JitterRfc3550Usec");
+        bus_object_set(o, p->m.cross_traffic_gbps, n->cross_traffic_gbps, "CrossTrafficGbps");
         bus_object_set(o, p->m.measured_at, n->measured_at, "MeasuredAt");
         bus_object_set(o, p->m.probe_duration_usec, n->probe_duration_usec, "ProbeDurationUsec");
         (void) bus_object_set_string(o, &p->m.source_address, n->source_address, "SourceAddress");
@@ -325,8 +327,14 @@ void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_real
                 peer_set_error(p, NULL, NULL);
                 peer_set_state(p, PEER_PROBE_OK);
                 p->n_failures = 0;
-                log_peer_info(p, "Up %.2f Gbit/s, down %.2f Gbit/s, RTT %.0f us (%.1f s).", n.upload_gbps,
-                              n.download_gbps, n.rtt_usec, (double) result->duration_usec / USEC_PER_SEC);
+                log_peer_info(p, "Up %.2f Gbit/s, down %.2f Gbit/s, RTT %.0f us (%.1f s)%s.", n.upload_gbps,
+                              n.download_gbps, n.rtt_usec, (double) result->duration_usec / USEC_PER_SEC,
+                              n.cross_traffic_gbps > 0 ? ", disturbed by cross traffic" : "");
+                /* The node's measure lock made the probe wait: where the time went, for the journal. */
+                double waited = json_figure(doc, "lock_wait_usec");
+                if (waited >= USEC_PER_MSEC)
+                        log_peer_info(p, "Waited %.2f s for this node's responder to finish serving another node.",
+                                      waited / USEC_PER_SEC);
                 break;
         }
         case PROBE_OUTCOME_UNSUPPORTED:

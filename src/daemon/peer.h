@@ -78,6 +78,9 @@ typedef struct PeerMeasurement {
         unsigned upload_streams;   /* parallel TCP streams of the measurement each way; 0 unknown */
         unsigned download_streams;
         char **warnings;        /* what the probe said about the figures, such as fewer streams than asked */
+        /* Other traffic either end's interface carried during the measurement (0: none notable): the
+         * figures may be low (the probe warns), and the path is measured again (reconcile.c). */
+        double cross_traffic_gbps;
 } PeerMeasurement;
 
 /* At most this many warnings of a probe are kept, each cut to PEER_WARNING_MAX bytes. */
@@ -142,6 +145,7 @@ typedef struct Peer {
         bool remeasure_pending;     /* next_probe_at is a re-measurement after a change under the path */
         uint64_t last_remeasure_at; /* CLOCK_REALTIME µs when such a re-measurement last started */
         uint64_t probe_started_at;  /* CLOCK_REALTIME µs, of the run */
+        unsigned n_cross_remeasures; /* re-measurements in a row because of cross traffic */
         struct Reconciler *scheduler; /* who started the run, and hears how it ended */
 
         /* Derived (derive-peer.c writes these). */

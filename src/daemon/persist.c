@@ -55,6 +55,7 @@ static json_object *path_to_json(const Peer *p) {
         json_object_object_add(o, "rtt_usec", json_object_new_double(p->m.rtt_usec));
         json_object_object_add(o, "jitter_usec", json_object_new_double(p->m.jitter_usec));
         json_object_object_add(o, "jitter_rfc3550_usec", json_object_new_double(p->m.jitter_rfc3550_usec));
+        json_object_object_add(o, "cross_traffic_gbps", json_object_new_double(p->m.cross_traffic_gbps));
         json_object_object_add(o, "probe_duration_usec", json_object_new_uint64(p->m.probe_duration_usec));
         json_object_object_add(o, "source_address", json_string_or_null(p->m.source_address));
         json_object_object_add(o, "source_interface", json_string_or_null(p->m.source_interface));

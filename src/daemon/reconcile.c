@@ -26,6 +26,7 @@ struct Reconciler {
         uint64_t last_timer_pass; /* CLOCK_MONOTONIC µs */
         PeerDiscovery *discovery;
         RateLimit rate;
+        char *measure_lock;
 };
 
 static uint64_t random_below(uint64_t n) {
@@ -64,10 +65,25 @@ Reconciler *reconcile_free(Reconciler *r) {
         sd_event_source_disable_unref(r->defer);
         r->discovery = peer_discovery_free(r->discovery);
         ratelimit_done(&r->rate);
+        free(r->measure_lock);
         return mfree(r);
 }
 
+void reconcile_set_measure_lock(Reconciler *r, const char *path) {
+        char *copy = path ? strdup(path) : NULL;
+
+        if (path && !copy) {
+                log_oom();
+                return;
+        }
+        free_and_replace(r->measure_lock, copy);
+}
+
 /* ---- scheduling ---- */
+
+/* A result disturbed by cross traffic is measured again after RemeasureIntervalSec=, this many times in
+ * a row at most: a link that is always busy keeps its (flagged) figures until their TTL instead. */
+#define CROSS_REMEASURE_MAX 2
 
 /* New paths are first probed within this (or a tick, if shorter). */
 #define FIRST_PROBE_SPREAD_USEC (1 * USEC_PER_SEC)
@@ -138,6 +154,10 @@ static void start_probe(Reconciler *r, Peer *p) {
                 /* Connect (1 s at most), the RTT samples, then the two bulk phases, each after a ramp
                  * of short steps when the streams are to be found. */
                 deadline_usec = 2 * d + 3 * USEC_PER_SEC + (n_streams == 0 ? 2 * tcp_ramp_max_usec(d) : 0);
+                /* With the node's lock, the probe may first wait for the responder to serve another
+                 * node's measurement, which takes as long as ours. */
+                if (r->measure_lock)
+                        deadline_usec *= 2;
                 snprintf(samples, sizeof(samples), "%u", p->request_samples ?: c->tcp_samples);
                 snprintf(streams, sizeof(streams), "%u", n_streams);
                 args[n++] = "--samples";
@@ -154,6 +174,10 @@ static void start_probe(Reconciler *r, Peer *p) {
         if (c->psk_file) {
                 args[n++] = "--psk-file";
                 args[n++] = c->psk_file;
+        }
+        if (p->transport == PEER_TRANSPORT_TCP && r->measure_lock) {
+                args[n++] = "--lock-file";
+                args[n++] = r->measure_lock;
         }
         args[n] = NULL;
 
@@ -197,6 +221,18 @@ static void on_probe_done(ProbeRun *run, const ProbeResult *result, void *userda
         p->run = NULL; /* the runner frees it after we return */
         peer_apply_result(p, result, p->probe_started_at);
         set_next_probe(p, p->wanted ? next_probe_after(r, p, now_usec(CLOCK_REALTIME)) : 0);
+        if (p->state == PEER_PROBE_OK && p->m.cross_traffic_gbps > 0 && p->wanted &&
+            p->n_cross_remeasures < CROSS_REMEASURE_MAX) {
+                /* Figures taken while other traffic shared the link may be low: again, later. */
+                uint64_t at = now_usec(CLOCK_REALTIME) + r->c.config->remeasure_interval_usec;
+                p->n_cross_remeasures++;
+                if (at < p->next_probe_at) {
+                        log_peer_info(p, "Measuring again in %" PRIu64 " s: %.2f Gbit/s of cross traffic.",
+                                      r->c.config->remeasure_interval_usec / USEC_PER_SEC, p->m.cross_traffic_gbps);
+                        set_next_probe(p, at);
+                }
+        } else if (p->state == PEER_PROBE_OK && p->m.cross_traffic_gbps == 0)
+                p->n_cross_remeasures = 0;
         /* The path moved while the probe ran: the result stays stale, and it is measured again. */
         if (p->probe_disturbed)
                 reconcile_path_disturbed(r, p);

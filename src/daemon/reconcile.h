@@ -28,6 +28,12 @@ typedef struct ReconcilerContext {
 int reconcile_new(const ReconcilerContext *c, Reconciler **ret);
 Reconciler *reconcile_free(Reconciler *r);
 
+/* The node's measure lock, in the state directory: its TCP probes hold it while they measure and its
+ * responder while it serves (--lock-file=), so they take turns. */
+#define MEASURE_LOCK_FILE_NAME "measure.lock"
+/* Before reconcile_start(): the lock's path (copied) for the probes; NULL: none (no responder). */
+void reconcile_set_measure_lock(Reconciler *r, const char *path);
+
 /* After READY=1: takes the configured peers, restores persisted results, starts discovery and
  * runs the first pass. */
 int reconcile_start(Reconciler *r);

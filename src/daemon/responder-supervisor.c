@@ -103,7 +103,7 @@ static int add_arg(ResponderSupervisor *s, size_t *n, const char *format, ...) {
         return 0;
 }
 
-static int build_args(ResponderSupervisor *s, const char *identity_file) {
+static int build_args(ResponderSupervisor *s, const char *identity_file, const char *measure_lock) {
         const PeersConfig *c = s->config;
         size_t n = 0;
         int r = 0;
@@ -134,6 +134,9 @@ static int build_args(ResponderSupervisor *s, const char *identity_file) {
         /* Who this node is, for the handshake; linkprobed keeps the file current. */
         if (r >= 0 && identity_file)
                 r = add_arg(s, &n, "--identity-file=%s", identity_file);
+        /* Tests of other nodes wait while this node's probes measure, and the reverse. */
+        if (r >= 0 && measure_lock)
+                r = add_arg(s, &n, "--lock-file=%s", measure_lock);
         return r;
 }
 
@@ -211,7 +214,8 @@ static void on_responder_exit(ProbeRun *run, const siginfo_t *si, void *userdata
 }
 
 int responder_supervisor_start(sd_event *event, const PeersConfig *config, DaemonStatus *status, int *passed_fds,
-                               size_t n_passed, const char *identity_file, ResponderSupervisor **ret) {
+                               size_t n_passed, const char *identity_file, const char *measure_lock,
+                               ResponderSupervisor **ret) {
         _cleanup_(responder_supervisor_freep) ResponderSupervisor *s = NULL;
         const PeersConfig *c = config;
         int r;
@@ -251,7 +255,7 @@ int responder_supervisor_start(sd_event *event, const PeersConfig *config, Daemo
         if (s->n_fds == 0)
                 return 0;
 
-        r = build_args(s, identity_file);
+        r = build_args(s, identity_file, measure_lock);
         if (r < 0)
                 return log_error_errno(r, "Cannot build the responder's arguments: %m");
         r = sd_event_add_time(event, &s->restart_timer, CLOCK_MONOTONIC, UINT64_MAX, 0, on_restart, s);

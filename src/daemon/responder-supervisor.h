@@ -22,10 +22,12 @@ typedef struct ResponderSupervisor ResponderSupervisor;
  * dies is started again after 1 s, doubling to 60 s; exit status 1 (bad configuration, such as an
  * unreadable key file) or 2 (bad arguments) stops that and sets the daemon degraded
  * ("responder-failed"), as does a socket that cannot be bound. Nothing configured or passed: *ret
- * is NULL. identity_file (may be NULL) is where the node's identity is kept for the handshake.
+ * is NULL. identity_file (may be NULL) is where the node's identity is kept for the handshake;
+ * measure_lock (may be NULL) the lock it shares with the node's probes (--lock-file=).
  */
 int responder_supervisor_start(sd_event *event, const PeersConfig *config, DaemonStatus *status, int *passed_fds,
-                               size_t n_passed, const char *identity_file, ResponderSupervisor **ret);
+                               size_t n_passed, const char *identity_file, const char *measure_lock,
+                               ResponderSupervisor **ret);
 /* Stops the responder (SIGTERM, bounded wait) and closes the sockets. */
 ResponderSupervisor *responder_supervisor_free(ResponderSupervisor *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ResponderSupervisor *, responder_supervisor_free);

@@ -38,6 +38,21 @@ int state_directory_open(StateDirectory *d) {
         return fd;
 }
 
+int state_directory_path(StateDirectory *d, const char *name, char **ret) {
+        char proc[64], target[PATH_MAX];
+        ssize_t n;
+        int fd = state_directory_open(d);
+
+        if (fd < 0)
+                return fd;
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        n = readlink(proc, target, sizeof(target) - 1);
+        if (n < 0)
+                return -errno;
+        target[n] = '\0';
+        return asprintf(ret, "%s/%s", target, name) < 0 ? -ENOMEM : 0;
+}
+
 void state_directory_done(StateDirectory *d) {
         d->fd = safe_close(d->fd);
 }

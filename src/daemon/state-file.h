@@ -20,6 +20,9 @@ typedef struct StateDirectory {
  * and says so. */
 int state_directory_open(StateDirectory *d);
 void state_directory_done(StateDirectory *d);
+/* The absolute path of name in the directory, whatever spelling found it (a relative
+ * --state-directory=, $STATE_DIRECTORY): for the programs we run, which have their own cwd. */
+int state_directory_path(StateDirectory *d, const char *name, char **ret);
 
 typedef struct StateFile {
         const char *name;        /* in the state directory: "peers.json" */

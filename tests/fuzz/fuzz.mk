@@ -30,9 +30,13 @@ fuzz-pci-parse_LIBS := daemon sysfs shared
 # persisted peer state.
 FUZZ_TARGETS += rdma-parse proto responder peer-address peer-result peers-state
 fuzz-rdma-parse_LIBS := sysfs shared
-fuzz-proto_LIBS := netprobe shared
-fuzz-responder_LIBS := netprobe shared
+fuzz-proto_LIBS := netprobe sysfs shared
+fuzz-responder_LIBS := netprobe sysfs shared
 fuzz-responder_PKGS := $(NETPROBE_PKGS)
+# The TCP probe's receive paths (issue 21): a download's frames dropped as they come, RTT replies.
+FUZZ_TARGETS += net-client
+fuzz-net-client_LIBS := netprobe sysfs shared
+fuzz-net-client_PKGS := $(NETPROBE_PKGS)
 fuzz-peer-address_LIBS := daemon shared
 fuzz-peer-result_LIBS := daemon sysfs shared
 fuzz-peers-state_LIBS := daemon sysfs shared

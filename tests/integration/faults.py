@@ -97,7 +97,8 @@ def wait_for(predicate, timeout=10.0, interval=0.05):
 
 # A stand-in for linkprobe-probe-tcp and linkprobe-probe-rdma: reads its mode from NAME.mode next to it at
 # every run (so a test can change it while the daemon runs) and appends its arguments to NAME.calls.
-#   ok       prints a measurement (figures from NAME.figures if present: "UP DOWN RTT")
+#   ok       prints a measurement (figures from NAME.figures if present: "UP DOWN RTT [CROSS]", CROSS the
+#            cross traffic in Gbit/s the probe saw, with its warning)
 #   hang     starts a grandchild in its process group (pid in NAME.grandchild) and sleeps
 #   crash    dies of SIGSEGV
 #   flood    prints 2 MiB without a newline and exits 0
@@ -125,7 +126,10 @@ error)
         ;;
 *)
         set -- $(cat "$here/$name.figures" 2>/dev/null || echo 9.5 8.5 20)
-        printf '{"probe":"%s","version":1,"status":"ok","source":"10.0.0.1","upload_gbps":%s,"download_gbps":%s,"rtt_usec":%s,"jitter_usec":1}\n' "$name" "$1" "$2" "$3"
+        cross=${4:-0}
+        warnings='[]'
+        [ "$cross" != 0 ] && warnings="[\"upload: s0 carried $cross Gbit/s of other traffic during the test: the figure may be low\"]"
+        printf '{"probe":"%s","version":1,"status":"ok","source":"10.0.0.1","upload_gbps":%s,"download_gbps":%s,"rtt_usec":%s,"jitter_usec":1,"cross_traffic_gbps":%s,"warnings":%s}\n' "$name" "$1" "$2" "$3" "$cross" "$warnings"
         ;;
 esac
 """
@@ -154,9 +158,9 @@ class FakeProbes:
         with open(os.path.join(self.dir, probe + ".mode"), "w") as f:
             f.write(mode + "\n")
 
-    def set_figures(self, probe, up, down, rtt):
+    def set_figures(self, probe, up, down, rtt, cross=0):
         with open(os.path.join(self.dir, probe + ".figures"), "w") as f:
-            f.write(f"{up} {down} {rtt}\n")
+            f.write(f"{up} {down} {rtt} {cross}\n")
 
     def set_gpu(self, control):
         path = os.path.join(self.dir, "control.json")

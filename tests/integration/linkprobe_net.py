@@ -108,9 +108,9 @@ class Responder:
     """linkprobe-responder in a namespace (env: more environment variables); its stderr goes to a temporary
     file."""
 
-    def __init__(self, ns, listen, *args, wait_address=None, port=PORT, env=None):
+    def __init__(self, ns, listen, *args, wait_address=None, port=PORT, env=None, binary=RESPONDER):
         self.log = tempfile.NamedTemporaryFile(prefix="lp-responder-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen(lp.netns_exec_cmd(ns, [RESPONDER, "--listen", listen, *args]),
+        self.proc = subprocess.Popen(lp.netns_exec_cmd(ns, [binary, "--listen", listen, *args]),
                                      stdout=subprocess.DEVNULL, stderr=self.log,
                                      env=dict(os.environ, **env) if env else None)
         try:

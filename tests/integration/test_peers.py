@@ -51,9 +51,12 @@ def net():
         ns.ip(c, "link", "set", "cb", "master", "br0")
         ns.addr(a, "a1", "10.212.2.1/24")
         ns.addr(b, "b1", "10.212.2.2/24")
-        # The far end: another linkprobed serving the responder, as a node of the cluster would.
+        # The far end: another linkprobed serving the responder, as a node of the cluster would. The
+        # tests probe it back to back (a TTL of 1 s), far above the per-source rate a node's
+        # responder allows by default, which is not what they test.
         b_bus = lp.PrivateBus()
-        b_daemon = lp.Daemon(b_bus, netns=InNetns(b), config="[Responder]\nListen=[::]:7471\n")
+        b_daemon = lp.Daemon(b_bus, netns=InNetns(b),
+                             config="[Responder]\nListen=[::]:7471\nRatePerSource=1000\nBurstPerSource=1000\n")
         wait_listening(b, DIRECT, 7471)
         wait_listening(b, BRIDGED, 7471)
         yield {"A": a, "B": b, "C": c, "ns": ns, "in_a": InNetns(a), "in_b": InNetns(b), "b_daemon": b_daemon}

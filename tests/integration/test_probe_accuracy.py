@@ -107,18 +107,23 @@ def test_rtt_is_of_the_order_sockperf_measures(net):
             proc.wait()
 
 
+def figure_warnings(doc):
+    """The warnings about the figures themselves: whether a busy CPU capped one depends on the load."""
+    return [w for w in doc["warnings"] if "CPUs fully" not in w]
+
+
 def test_streams_asked_for_are_used_and_fewer_granted_is_said(net):
     run("ip", "netns", "exec", net["A"], "tc", "qdisc", "del", "dev", "a0", "root", check=False)
     run("ip", "netns", "exec", net["B"], "tc", "qdisc", "del", "dev", "b0", "root", check=False)
     rc, doc, err = probe(net["A"], PROBE_TCP, "--duration", "300ms", "--streams", "3", B_ADDR)
     assert rc == 0, err
     assert doc["streams_granted"] == 3 and doc["upload_streams"] == 3 and doc["download_streams"] == 3
-    assert doc["upload"]["ramp"] == [] and doc["warnings"] == [], doc
+    assert doc["upload"]["ramp"] == [] and figure_warnings(doc) == [], doc
 
     rc, doc, err = probe(net["A"], PROBE_TCP, "--duration", "300ms", "--streams", "4", f"{B_ADDR}:7472")
     assert rc == 0, err
     assert doc["upload_streams"] == 2 and doc["download_streams"] == 2, doc
-    assert doc["warnings"] == ["the responder allowed 2 of the 4 streams asked for"], doc
+    assert figure_warnings(doc) == ["the responder allowed 2 of the 4 streams asked for"], doc
 
     # Finding the streams: steps of 1, 2, 4, 8 (up to what is granted) while each gains 10 %.
     rc, doc, err = probe(net["A"], PROBE_TCP, "--duration", "500ms", f"{B_ADDR}:7472")
@@ -127,7 +132,7 @@ def test_streams_asked_for_are_used_and_fewer_granted_is_said(net):
         steps = [s["streams"] for s in doc[direction]["ramp"]]
         assert steps in ([1], [1, 2]), doc
         assert doc[f"{direction}_streams"] in steps
-    assert doc["warnings"] == [], doc
+    assert figure_warnings(doc) == [], doc
 
 
 @pytest.mark.parametrize("value", ["9", "-1", "two", ""])

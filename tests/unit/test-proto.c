@@ -157,10 +157,29 @@ static void test_messages_roundtrip(void **state) {
         assert_int_equal(proto_decode_test_request(buf + PROTO_HEADER_SIZE, 24, &tr2), -EBADMSG);
 
         ProtoTestResult res = { .bytes = 123456789012ULL, .usec = 42 }, res2;
-        proto_encode_test_result(buf, sizeof(buf), PROTO_UPLOAD_RESULT, &res);
+        assert_int_equal(proto_encode_test_result(buf, sizeof(buf), PROTO_UPLOAD_RESULT, &res), PROTO_HEADER_SIZE + 16);
         assert_int_equal(proto_decode_test_result(buf + PROTO_HEADER_SIZE, 16, &res2), 0);
-        assert_memory_equal(&res, &res2, sizeof(res));
+        assert_true(res2.bytes == res.bytes && res2.usec == res.usec && !res2.have_stats);
         assert_int_equal(proto_decode_test_result(buf + PROTO_HEADER_SIZE, 15, &res2), -EBADMSG);
+
+        /* The responder's side (PROTO_CAP_TEST_STATS) rides on results only; READY keeps its size. */
+        res = (ProtoTestResult) { .bytes = 1, .usec = 2, .have_stats = true, .cpu_usec = 3, .threads = 4, .cpus = 5,
+                                  .if_rx_bytes = 6, .if_tx_bytes = PROTO_COUNTER_UNKNOWN, .if_rx_packets = 8,
+                                  .if_tx_packets = 9, .retrans_bytes = 10 };
+        assert_int_equal(proto_encode_test_result(buf, sizeof(buf), PROTO_DOWNLOAD_END, &res), PROTO_HEADER_SIZE + 72);
+        assert_int_equal(proto_header_decode(buf, PROTO_FRAME_MAX_MIN, &h), 0);
+        assert_int_equal(h.length, 72);
+        assert_int_equal(proto_decode_test_result(buf + PROTO_HEADER_SIZE, 72, &res2), 0);
+        assert_true(res2.have_stats && res2.bytes == 1 && res2.usec == 2 && res2.cpu_usec == 3 && res2.threads == 4 &&
+                    res2.cpus == 5 && res2.if_rx_bytes == 6 && res2.if_tx_bytes == PROTO_COUNTER_UNKNOWN &&
+                    res2.if_rx_packets == 8 && res2.if_tx_packets == 9 && res2.retrans_bytes == 10);
+        assert_int_equal(proto_decode_test_result(buf + PROTO_HEADER_SIZE, 40, &res2), -EBADMSG);
+        assert_int_equal(proto_encode_test_result(buf, sizeof(buf), PROTO_UPLOAD_READY, &res), PROTO_HEADER_SIZE + 16);
+        /* A version 1 peer's limits: READY is 16 bytes exactly, results 16 or 72. */
+        proto_header_encode(buf, PROTO_UPLOAD_READY, 72);
+        assert_int_equal(proto_header_decode(buf, PROTO_FRAME_MAX_MIN, &h), -EMSGSIZE);
+        proto_header_encode(buf, PROTO_UPLOAD_RESULT, 73);
+        assert_int_equal(proto_header_decode(buf, PROTO_FRAME_MAX_MIN, &h), -EMSGSIZE);
 
         /* memset: padding must compare equal too. */
         ProtoRdmaInfo ri, ri2;
