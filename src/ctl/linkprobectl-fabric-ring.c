@@ -475,6 +475,8 @@ int fabric_ring(json_object *model) {
 
 /* ---- fabric coordinator ---- */
 
+/* Every path starts at rank 0, which the footer names: on every row it would take the room of the
+ * nodes after it, so the table starts each path at its arrow ("→ b → c"); the JSON has the whole path. */
 static char *format_path(json_object *row, const char *key, json_object *v) {
         char *s = NULL;
         size_t len = 0;
@@ -482,8 +484,8 @@ static char *format_path(json_object *row, const char *key, json_object *v) {
 
         if (!f)
                 return NULL;
-        for (size_t i = 0; i < json_array_len(v); i++)
-                fprintf(f, "%s%s", i > 0 ? " → " : "", json_object_get_string(json_object_array_get_idx(v, i)));
+        for (size_t i = 1; i < json_array_len(v); i++)
+                fprintf(f, "%s→ %s", i > 1 ? " " : "", json_object_get_string(json_object_array_get_idx(v, i)));
         fclose(f);
         return s;
 }
