@@ -366,15 +366,20 @@ static char *format_notes(json_object *hop, const char *key, json_object *v) {
         return strdup(stale && nominal ? "stale; link rate, not measured" : stale ? "stale" : "link rate, not measured");
 }
 
+/* The ring's order (each rank and its node), each hop's speed, its cables and what makes the speed
+ * doubtful stay; TO (the next rank's FROM), the address and the age give way, in that order. A cluster's
+ * hostnames share their start ("gpu-node-") and differ after it: 16 keeps "gpu-node-0042.e…". VIA, cut,
+ * still names the first cable's interface at this end (at most 15 characters) whole. */
 static const CtlColumn hop_columns[] = {
         { ">RANK", "Rank", NULL, NULL },
-        { "FROM", "FromHostname", NULL, NULL },
-        { "TO", "ToHostname", NULL, NULL },
+        { "FROM", "FromHostname", NULL, NULL, { .min_width = 16 } },
+        { "TO", "ToHostname", NULL, NULL, { .min_width = 16, .optional = 3 } },
         { ">GB/S", "Gbps", format_gbps, NULL },
-        { "VIA", "Cables", format_via, NULL },
-        { "TO ADDRESS", "Cables", format_to_address, NULL },
-        { "MEASURED", "MeasuredAt", format_measured, colour_measured },
-        { "NOTES", "Stale", format_notes, ctl_colour_stale },
+        { "VIA", "Cables", format_via, NULL, { .weight = 200, .min_width = 16 } },
+        { "TO ADDRESS", "Cables", format_to_address, NULL, { .min_width = 12, .optional = 2 } },
+        { "MEASURED", "MeasuredAt", format_measured, colour_measured,
+          { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } },
+        { "NOTES", "Stale", format_notes, ctl_colour_stale, { .weight = 200, .min_width = 10 } },
 };
 
 static json_object *shown_ring; /* the footer reads the ring's summary */
@@ -475,6 +480,8 @@ int fabric_ring(json_object *model) {
 
 /* ---- fabric coordinator ---- */
 
+/* Every path starts at rank 0, which the footer names: on every row it would take the room of the
+ * nodes after it, so the table starts each path at its arrow ("→ b → c"); the JSON has the whole path. */
 static char *format_path(json_object *row, const char *key, json_object *v) {
         char *s = NULL;
         size_t len = 0;
@@ -482,17 +489,18 @@ static char *format_path(json_object *row, const char *key, json_object *v) {
 
         if (!f)
                 return NULL;
-        for (size_t i = 0; i < json_array_len(v); i++)
-                fprintf(f, "%s%s", i > 0 ? " → " : "", json_object_get_string(json_object_array_get_idx(v, i)));
+        for (size_t i = 1; i < json_array_len(v); i++)
+                fprintf(f, "%s→ %s", i > 1 ? " " : "", json_object_get_string(json_object_array_get_idx(v, i)));
         fclose(f);
         return s;
 }
 
+/* Nothing to leave out: the node, the figures and the path all stay; the path, the longest, gets the most room. */
 static const CtlColumn path_columns[] = {
-        { "TO", "Hostname", NULL, NULL },
+        { "TO", "Hostname", NULL, NULL, { .min_width = 16 } },
         { ">HOPS", "Hops", NULL, NULL },
         { ">GB/S", "Gbps", format_gbps, NULL },
-        { "PATH", "Path", format_path, NULL },
+        { "PATH", "Path", format_path, NULL, { .weight = 300, .min_width = 16 } },
 };
 
 static char *path_footer(json_object *rows) {

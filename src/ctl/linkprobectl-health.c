@@ -63,10 +63,12 @@ static json_object *health_row(const char *kind, const char *noun, const char *n
         return row;
 }
 
+/* The object (its kind and an interface, RDMA device, PCI address or Thunderbolt name: a cut one names
+ * nothing) and its health (one of five words) stay whole; the reason takes what is left. */
 static const CtlColumn health_columns[] = {
-        { "OBJECT", "Object", NULL, NULL },
-        { "HEALTH", "Health", NULL, colour_health },
-        { "REASON", "HealthReason", NULL, NULL },
+        { "OBJECT", "Object", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "HEALTH", "Health", NULL, colour_health, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "REASON", "HealthReason", NULL, NULL, { .weight = 300, .min_width = 10 } },
 };
 
 int verb_health(sd_bus *bus, int argc, char **argv) {

@@ -7,14 +7,18 @@ column present, no cut cell narrower than its column's minimum, nothing cut that
 The essential columns and the minimum widths below are what the views in src/ctl/linkprobectl-*.c
 declare; a change there is a change of what a user sees, and belongs here too."""
 
+import os
 import subprocess
 
 import pytest
 
 import lp
 import tbt_harness
+from fabric_paper import Paper
 from test_fabric import FakePrometheus
 from test_gpu import FakeProbe, config as gpu_config, device, measurement
+from test_health import FIXTURES, FLAP_NIC, HCA_PORT, HEALTH_LINKS, add_links as add_health_links, aer, \
+    start as start_health
 from test_pci import add_links, gpu_devices, load as load_pci, nvml_switched, start_gpu
 from test_rdma import load as load_rdma
 from test_tbt_net import TWO_DOCKS, add_link, wait_peer
@@ -40,6 +44,10 @@ VIEWS = {
     "inhibitors": (["WHAT", "WHO", "WHY"], {"WHAT": WHOLE, "WHO": 10, "WHY": 10}),
     "fabric": (["FROM", "TO", "UP GB/S", "DOWN GB/S", "NOTES"],
                {"FROM": 10, "TO": 10, "TRANSPORT": WHOLE, "VIA": WHOLE, "NOTES": 10}),
+    "fabric ring": (["RANK", "FROM", "GB/S", "VIA", "NOTES"],
+                    {"FROM": 16, "TO": 16, "VIA": 16, "TO ADDRESS": 12, "MEASURED": WHOLE, "NOTES": 10}),
+    "fabric coordinator": (["TO", "HOPS", "GB/S", "PATH"], {"TO": 16, "PATH": 16}),
+    "health": (["OBJECT", "HEALTH", "REASON"], {"OBJECT": WHOLE, "HEALTH": WHOLE, "REASON": 10}),
 }
 
 
@@ -90,14 +98,15 @@ def check_table(text, verb, columns, all_headers):
 
 
 def check_verb(run, verb, *args):
-    """run(*argv, env=) -> CompletedProcess. Checks verb at every width and with --full."""
-    full = run(verb, *args, "--full", env={"COLUMNS": "60"})
+    """run(*argv, env=) -> CompletedProcess. Checks verb (one of VIEWS: "fabric ring" is two words) at
+    every width and with --full."""
+    full = run(*verb.split(), *args, "--full", env={"COLUMNS": "60"})
     assert full.returncode == 0, full.stderr
     all_headers, _, _ = split_table(full.stdout)
     assert "…" not in full.stdout.split("\n\n")[0], full.stdout
     shown = {}
     for columns in WIDTHS:
-        out = run(verb, *args, env={"COLUMNS": str(columns)})
+        out = run(*verb.split(), *args, env={"COLUMNS": str(columns)})
         assert out.returncode == 0, out.stderr
         print(f"$ COLUMNS={columns} linkprobectl {verb}\n{out.stdout}")
         shown[columns] = check_table(out.stdout, verb, columns, all_headers)
@@ -205,6 +214,56 @@ def test_fabric(netns):
         assert "SEEN FROM" in shown[120]
     finally:
         fake.close()
+
+
+def test_fabric_ring_and_coordinator(tmp_path):
+    """A ring of four nodes with long hostnames, from their snapshots: a hop over two cables (RDMA), one
+    stale, one at a Thunderbolt link's nominal rate over link-local addresses, one measured an hour ago."""
+    p = Paper()
+    hosts = [f"gpu-node-{i:02}.cluster.example" for i in range(1, 5)]
+    for h in hosts:
+        p.node(h)
+    p.cable(hosts[0], "enp65s0f0np0", hosts[1], "enp65s0f0np0", 90, rdma=("mlx5_0", "mlx5_0", 180, 200))
+    p.cable(hosts[0], "enp65s0f1np1", hosts[1], "enp65s0f1np1", 85, rdma=("mlx5_1", "mlx5_1", 170, 200))
+    p.cable(hosts[1], "enp66s0f0np0", hosts[2], "enp66s0f0np0", 40, stale=True, age_s=600)
+    p.cable(hosts[2], "thunderbolt0", hosts[3], "thunderbolt0", 0, measured=False, thunderbolt=40, routable=False)
+    p.cable(hosts[3], "enp67s0f0", hosts[0], "enp67s0f0", 25, age_s=3600)
+    files = p.write(str(tmp_path))
+
+    def run(*args, env=None):
+        return lp.run([lp.CTL, *args], check=False, env=dict(os.environ, **(env or {})), timeout=60)
+    shown = check_verb(run, "fabric ring", "--snapshots", *files)
+    # At 60 the ring's order, speeds, cables and notes; TO (the next rank's FROM) goes first.
+    assert shown[60] == ["RANK", "FROM", "GB/S", "VIA", "NOTES"], shown
+    assert shown[120] == ["RANK", "FROM", "TO", "GB/S", "VIA", "TO ADDRESS", "MEASURED", "NOTES"], shown
+    out = run("fabric", "ring", "--snapshots", *files, env={"COLUMNS": "80"}).stdout
+    assert "gpu-node-01.clu" in out and "stale" in out and "nominal" in out, out
+    check_verb(run, "fabric coordinator", "--snapshots", *files)
+    # Each path from rank 0, which the footer names: the table starts at the arrow.
+    out = run("fabric", "coordinator", "--snapshots", *files, env={"COLUMNS": "120"}).stdout
+    assert "  → gpu-node-" in out and "Rank 0 is gpu-node-" in out, out
+
+
+def test_health(netns, bus, client, daemon_factory, testbed):
+    """Objects that are not ok, with long reasons: a NIC with AER errors, an InfiniBand port with symbol
+    errors (under umockdev, as test_health.py makes them) and a link whose carrier flaps."""
+    testbed.add_from_file(os.path.join(FIXTURES, "health.umockdev"))
+    add_health_links(netns, HEALTH_LINKS)
+    netns.ip("link", "add", "flapping-veth0", "type", "veth", "peer", "name", "flap1")
+    netns.ip("link", "set", "flapping-veth0", "up")
+    start_health(daemon_factory, netns, testbed)
+    testbed.set_attribute(FLAP_NIC, "aer_dev_correctable", aer(37, receiver=30))
+    testbed.set_attribute(FLAP_NIC, "aer_dev_fatal", aer(1, severity="FATAL"))
+    testbed.set_attribute(HCA_PORT + "/ports/1/counters", "symbol_error", "250\n")
+    for _ in range(3):
+        netns.ip("link", "set", "flap1", "up")
+        lp.wait_for(lambda: client.link_by_name("flapping-veth0")["Carrier"], 5, "carrier")
+        netns.ip("link", "set", "flap1", "down")
+        lp.wait_for(lambda: not client.link_by_name("flapping-veth0")["Carrier"], 5, "no carrier")
+    wanted = ("pci 0000:41:00.0", "rdma mlx5_0/1", "link flapping-veth0")
+    lp.wait_for(lambda: all(w in lp.ctl(bus, "health").stdout for w in wanted), 15, "three objects not ok")
+    shown = check_verb(ctl_runner(bus), "health")
+    assert shown[60] == shown[120] == ["OBJECT", "HEALTH", "REASON"]
 
 
 def test_topo(netns, bus, client, daemon_factory, testbed):
