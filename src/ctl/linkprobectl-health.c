@@ -113,8 +113,8 @@ int verb_health(sd_bus *bus, int argc, char **argv) {
         return ctl_output_table(rows, &(CtlTableView) {
                                           .columns = health_columns,
                                           .n_columns = ELEMENTSOF(health_columns),
-                                          .noun = "object not ok",
-                                          .nouns = "objects not ok",
+                                          .noun = "object",
+                                          .nouns = "objects",
                                           .empty = empty,
                                   });
 }
