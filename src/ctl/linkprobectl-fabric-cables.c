@@ -174,14 +174,17 @@ static Cable *find_cable(CableSet *s, json_object *keys, size_t *allocated, uint
 static void add_measured(CableRate *r, json_object *e, bool forward) {
         double up = json_figure(e, "UploadGbps"), down = json_figure(e, "DownloadGbps");
         double a = forward ? up : down, b = forward ? down : up;
+        bool stale = json_bool_or(e, "Stale", false), have = r->measured[0] > 0 || r->measured[1] > 0;
 
-        /* Two edges over one cable (two paths the merge could not tell apart): the better counts. */
-        if (r->edge && MIN(a, b) <= MIN(r->measured[0], r->measured[1]))
+        /* Two edges over one cable (two paths the merge could not tell apart): as when the two ends of an
+         * edge are joined, the live word beats a stale one (measured before the cable changed), then the
+         * better counts. */
+        if (have && (r->stale != stale ? stale : MIN(a, b) <= MIN(r->measured[0], r->measured[1])))
                 return;
         r->edge = true;
         r->measured[0] = a;
         r->measured[1] = b;
-        r->stale = json_bool_or(e, "Stale", false);
+        r->stale = stale;
         r->measured_at = ctl_timestamp_usec(e, "MeasuredAt");
 }
 

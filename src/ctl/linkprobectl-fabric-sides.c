@@ -95,11 +95,15 @@ static bool differ(double a, double b) {
         return big > 0 && fabs(a - b) > big * arg_tolerance / 100.0;
 }
 
-/* One edge from x's word, with y's (the far end's, the other way round) when there is one. */
+/* One edge from x's word, with y's (the far end's, the other way round) when there is one. The figures
+ * are x's, unless x's are stale and y's live: a cable that changed since one end measured it is told by
+ * the end that measured it since (y's download is x's upload). */
 static int add_merged(json_object *model, const FabricSide *x, const FabricSide *y) {
         json_object *e = fabric_add_edge(model, x->from, x->to, x->transport), *seen;
         _cleanup_(freep) char *dis = NULL;
-        uint64_t at = MAX(x->measured_at, y ? y->measured_at : 0);
+        bool far_figures = y && x->stale && !y->stale && y->measured;
+        const FabricSide *f = far_figures ? y : x;
+        uint64_t at = far_figures ? y->measured_at : MAX(x->measured_at, y ? y->measured_at : 0);
         char iso[ISO8601_MAX];
 
         if (!e)
@@ -107,13 +111,13 @@ static int add_merged(json_object *model, const FabricSide *x, const FabricSide 
         json_object_object_add(e, "FromInterface", json_string_or_null(isempty(x->interface) ? NULL : x->interface));
         json_object_object_add(e, "ToInterface", json_string_or_null(y && !isempty(y->interface) ? y->interface : NULL));
         json_object_object_add(e, "Address", json_string_or_null(x->address));
-        json_object_object_add(e, "UploadGbps", json_object_new_double(x->up));
-        json_object_object_add(e, "DownloadGbps", json_object_new_double(x->down));
-        json_object_object_add(e, "RttUsec", x->measured ? json_object_new_double(x->rtt_usec) : NULL);
-        json_object_object_add(e, "Measured", json_object_new_boolean(x->measured));
+        json_object_object_add(e, "UploadGbps", json_object_new_double(far_figures ? y->down : x->up));
+        json_object_object_add(e, "DownloadGbps", json_object_new_double(far_figures ? y->up : x->down));
+        json_object_object_add(e, "RttUsec", f->measured ? json_object_new_double(f->rtt_usec) : NULL);
+        json_object_object_add(e, "Measured", json_object_new_boolean(f->measured));
         json_object_object_add(e, "MeasuredAt", at > 0 ? json_object_new_string(format_iso8601(iso, at)) : NULL);
         json_object_object_add(e, "MeasuredAtUsec", at > 0 ? json_object_new_uint64(at) : NULL);
-        json_object_object_add(e, "Stale", json_object_new_boolean(x->stale || (y && y->stale)));
+        json_object_object_add(e, "Stale", json_object_new_boolean(!far_figures && (x->stale || (y && y->stale))));
         json_object_object_add(e, "Degraded", json_object_new_boolean(x->degraded || (y && y->degraded)));
         if (y) {
                 seen = json_object_new_array();

@@ -85,9 +85,12 @@ def wait_until(predicate, timeout=10.0, interval=0.05):
 
 
 def wait_for(predicate, timeout=10.0, what=None, interval=0.05):
-    """The same, but a timeout fails: AssertionError naming what was awaited (or the last value)."""
+    """The same, but a timeout fails: AssertionError naming what was awaited (or the last value); what may
+    be a function, called only then, to say what the state was."""
     value = wait_until(predicate, timeout, interval)
     if not value:
+        if callable(what):
+            what = what()
         raise AssertionError(f"timed out after {timeout}s waiting for {what}" if what else
                              f"condition not met within {timeout}s; last value: {value!r}")
     return value

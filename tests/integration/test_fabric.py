@@ -491,8 +491,12 @@ def test_ring_and_host_file_from_prometheus_and_snapshots_agree(cluster, tmp_pat
             peers = [p for p in node.peers().values()
                      if p["SourceInterfaceName"] in ifnames and p["RemoteNodeId"] == ids[far] and p["MeasuredAt"]]
             return peers and all(0 < p["UploadGbps"] < limit for p in peers)
+        def paths():
+            return {role: sorted((p["SourceInterfaceName"], p["UploadGbps"], p["DownloadGbps"], p["ProbeState"],
+                                  p["Stale"], p["LastError"]) for p in cluster[role].peers().values())
+                    for role in ("A", "C")}
         lp.wait_for(lambda: slow(a, "C", ("ac", "ac2"), 0.2) and slow(c, "A", ("ca2",), 0.2), 60,
-                    "the capped cables to be measured again")
+                    lambda: f"the capped cables to be measured again; A's and C's paths: {paths()}")
 
         files = []
         for role, node in cluster.nodes.items():

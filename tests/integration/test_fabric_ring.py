@@ -234,6 +234,28 @@ def test_coordinator(tmp_path):
     assert doc["WorstHops"] == 2 and doc["Hostname"] == "a"
 
 
+def test_the_end_that_measured_since_tells_a_changed_cable(tmp_path):
+    """Cable a-c slowed down towards c: a measured it since (a -> c at 0.1 Gb/s, live), c's measurement is
+    from before (10 both ways, stale). The live end's figures count, for the edge, the coordinator and
+    the ring: b is rank 0, the only node fast both ways to both others, and the ring runs c -> a."""
+    p = Paper()
+    for h in ("a", "b", "c"):
+        p.node(h)
+    p.cable("a", "ab", "b", "ba", 10)
+    p.cable("b", "bc", "c", "cb", 10)
+    p.cable("a", "ac", "c", "ca", 0.1, 10, one_sided=True)
+    p._measure(p["c"], "ca", p["a"], p["a"].links["ac"]["Addresses"][0]["Address"], 10, 10, stale=True, age_s=600)
+    files = p.write(str(tmp_path))
+    doc = json.loads(ctl("fabric", "--snapshots", "--json", files=files).stdout)
+    (edge,) = [e for e in doc["Edges"] if {e["FromInterface"], e["ToInterface"]} == {"ac", "ca"}]
+    up = edge["UploadGbps"] if edge["FromInterface"] == "ac" else edge["DownloadGbps"]
+    assert up == 0.1 and edge["Stale"] is False, edge
+    coord = json.loads(ctl("fabric", "coordinator", "--snapshots", "--json", files=files).stdout)
+    assert coord["Hostname"] == "b" and coord["WorstGbps"] == 10, coord
+    doc, _ = ring(p, tmp_path)
+    assert names(doc) == ["b", "c", "a"] and doc["BottleneckGbps"] == 10, doc
+
+
 def test_dot(tmp_path):
     out = ctl("fabric", "ring", "--snapshots", "--dot", files=square().write(str(tmp_path)))
     lines = out.stdout.splitlines()
