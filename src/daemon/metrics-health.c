@@ -92,13 +92,8 @@ static void render_pci(const MetricsSources *m, FILE *f) {
                 { "linkprobe_pci_health", "gauge", "1 for the function's current health (ok, degraded, errors, flapping, unknown)." },
         };
         PciObject *o;
-        bool any = false;
 
-        if (!m->pci)
-                return;
-        TABLE_FOREACH(o, &m->pci->functions)
-                any |= o->published;
-        if (!any)
+        if (!m->pci || !pci_any_published(m->pci))
                 return;
         for (size_t i = 0; i < ELEMENTSOF(families); i++) {
                 family(f, &families[i]);
@@ -186,11 +181,8 @@ static void render_thunderbolt(const MetricsSources *m, FILE *f) {
         static const Family health_family = { "linkprobe_thunderbolt_health", "gauge",
                                               "1 for the object's current health (ok, degraded, errors, flapping, unknown)." };
         TbtObject *o;
-        bool any = false;
 
-        TABLE_FOREACH(o, &m->thunderbolt->objects)
-                any |= o->published;
-        if (!any)
+        if (!tbt_any_published(m->thunderbolt))
                 return;
         family(f, &changes);
         TABLE_FOREACH(o, &m->thunderbolt->objects)

@@ -166,11 +166,8 @@ static void render_rdma(const MetricsSources *m, FILE *f) {
  * key ("0-301"); rates are per direction, rx towards the device. */
 static void render_thunderbolt(const MetricsSources *m, FILE *f) {
         TbtObject *o;
-        bool any = false;
 
-        TABLE_FOREACH(o, &m->thunderbolt->objects)
-                any |= o->published;
-        if (!any)
+        if (!tbt_any_published(m->thunderbolt))
                 return;
 
         family(f, "linkprobe_thunderbolt_device_info", "gauge",
@@ -333,13 +330,8 @@ static void render_pci(const MetricsSources *m, FILE *f) {
                 { "linkprobe_pci_numa_node", "The function's NUMA node; -1 none or unknown." },
         };
         PciObject *o;
-        bool any = false;
 
-        if (!m->pci)
-                return;
-        TABLE_FOREACH(o, &m->pci->functions)
-                any |= o->published;
-        if (!any)
+        if (!m->pci || !pci_any_published(m->pci))
                 return;
 
         family(f, "linkprobe_pci_device_info", "gauge", "A published PCI function and what it is (always 1).");

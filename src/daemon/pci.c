@@ -92,6 +92,15 @@ void pci_names_release(Pci *pci) {
         pci->names = pci_names_free(pci->names);
 }
 
+bool pci_any_published(Pci *pci) {
+        PciObject *o;
+
+        TABLE_FOREACH(o, &pci->functions)
+                if (o->published)
+                        return true;
+        return false;
+}
+
 int pci_object_set_published(PciObject *o, bool published) {
         _cleanup_(freep) char *path = NULL;
         Pci *pci = o->owner;

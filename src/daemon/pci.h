@@ -118,6 +118,8 @@ int pci_object_path(const char *address, char **ret);
 /* Publishes or unpublishes (the derivation pass); a new object gets its name from the PCI ID
  * database first. */
 int pci_object_set_published(PciObject *o, bool published);
+/* Whether any function is published (what the metrics render only then). */
+bool pci_any_published(Pci *pci);
 /* The PCI function of a device path ("devices/pci0000:00/0000:00:03.0/net/eth0"), if it is on the bus. */
 PciObject *pci_object_for_syspath(Pci *pci, const char *syspath);
 /* The PCI ID database is held only while names are looked up; the pass lets go after publishing. */

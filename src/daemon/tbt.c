@@ -19,6 +19,15 @@ static int tbt_object_compare(const void *key, const void *object) {
         return strcmp(key, ((const TbtObject *) object)->sysname);
 }
 
+bool tbt_any_published(Thunderbolt *t) {
+        TbtObject *o;
+
+        TABLE_FOREACH(o, &t->objects)
+                if (o->published)
+                        return true;
+        return false;
+}
+
 int tbt_object_path(const char *sysname, char **ret) {
         return sd_bus_path_encode(TBT_PATH_PREFIX, sysname, ret);
 }

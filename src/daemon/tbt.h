@@ -75,6 +75,8 @@ int thunderbolt_watch(Thunderbolt *tbt, UdevSource *udev);
 TbtObject *tbt_object_get(Thunderbolt *tbt, const char *sysname);
 /* thunderbolt/<sysname>, the sysname encoded with sd_bus_path_encode(). */
 int tbt_object_path(const char *sysname, char **ret);
+/* Whether any domain, router, peer or retimer is published. */
+bool tbt_any_published(Thunderbolt *t);
 
 /* The udev handlers: add, change and the rest re-read the device; remove drops it and every device
  * below it. The enumeration re-reads everything, marks and sweeps, and publishes the differences. */
