@@ -6,6 +6,7 @@
 
 #include "probe-gpu-json.h"
 #include "probe-gpu-session.h"
+#include "probe-util.h"
 #include "shared/time-util.h"
 
 #define MAX_RUNS 32
@@ -25,13 +26,11 @@ void session_done(Session *s) {
 }
 
 void session_warn(Session *s, const char *format, ...) {
-        char buf[512];
         va_list ap;
 
         va_start(ap, format);
-        vsnprintf(buf, sizeof(buf), format, ap);
+        probe_warnv(s->warnings, format, ap);
         va_end(ap);
-        json_object_array_add(s->warnings, json_object_new_string(buf));
 }
 
 /* Waits for a command and returns its duration in seconds from the device's profiling counters (the

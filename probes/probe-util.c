@@ -12,14 +12,19 @@ static char deadline_document[512];
 static size_t deadline_document_len;
 static uint64_t deadline_at;
 
+void probe_warnv(json_object *warnings, const char *format, va_list ap) {
+        char text[512];
+
+        vsnprintf(text, sizeof(text), format, ap);
+        json_object_array_add(warnings, json_object_new_string(text));
+}
+
 void probe_warn(json_object *warnings, const char *format, ...) {
-        char text[256];
         va_list ap;
 
         va_start(ap, format);
-        vsnprintf(text, sizeof(text), format, ap);
+        probe_warnv(warnings, format, ap);
         va_end(ap);
-        json_object_array_add(warnings, json_object_new_string(text));
 }
 
 json_object *probe_result_new(const char *probe) {
