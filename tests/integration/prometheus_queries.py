@@ -127,6 +127,57 @@ def metric_names(expr):
     return names
 
 
+# --- Rules evaluated where they were never loaded ------------------------------------------------------
+
+RECORD = re.compile(r"(?<![\w:])[a-z_][a-z0-9_]*:[a-z0-9_:]*[a-z0-9_](?![\w:(])")
+
+
+def recording_rules(path=RULES):
+    """{name: expression} of every recording rule."""
+    return {q.name: q.expr for q in rule_queries(path) if q.kind == "record"}
+
+
+def inline_records(expr, records=None):
+    """expr with every recording rule it reads replaced by that rule's expression in parentheses, for a
+    Prometheus that never evaluated the rules (one filled from blocks): a recorded series carries its
+    expression's labels, so the result is the same. String literals are left alone."""
+    records = recording_rules() if records is None else records
+
+    def one(m):
+        name = m.group(0)
+        if name not in records:
+            return name
+        if m.string[m.end():m.end() + 1] in ("{", "["):
+            raise ValueError(f"{name} is read with matchers or a range, which inlining cannot express")
+        return "(" + inline_records(records[name], records) + ")"
+    parts = re.split(f"({STRING.pattern})", expr)
+    return "".join(p if k % 2 else RECORD.sub(one, p) for k, p in enumerate(parts))
+
+
+def firing(query, rules=None, records=None):
+    """The alerts each alerting rule's expression gives now, once its for: has passed: a list of their
+    label sets (alertname and the rule's own labels included). query(expr) returns Prometheus' result."""
+    out = []
+    for q in rule_queries() if rules is None else rules:
+        if q.kind != "alert":
+            continue
+        for series in query(inline_records(q.expr, records)):
+            labels = {k: v for k, v in series["metric"].items() if k != "__name__"}
+            labels.update(q.rule.get("labels", {}), alertname=q.name)
+            out.append(labels)
+    return out
+
+
+def match_alerts(fired, expected):
+    """(expected alerts that nothing fired for, fired alerts that nothing expected). An expected alert is a
+    dict of labels, alertname among them, that one fired alert must carry."""
+    def carries(alert, want):
+        return all(alert.get(k) == v for k, v in want.items())
+    missing = [w for w in expected if not any(carries(a, w) for a in fired)]
+    unexpected = [a for a in fired if not any(carries(a, w) for w in expected)]
+    return missing, unexpected
+
+
 # --- The dashboard as Grafana reads it --------------------------------------------------------------
 
 def check_dashboard(d):

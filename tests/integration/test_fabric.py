@@ -24,6 +24,7 @@ import pytest
 import fabric_queries
 import lp
 import prometheus_queries as pq
+import simulated_cluster
 from fabric_net import Cluster, peer_sysname, start_prometheus
 from linkprobe_net import Responder
 
@@ -145,6 +146,22 @@ def test_metrics_join_into_edges(cluster):
     text = cluster["A"].ctl("metrics").stdout
     assert (f'linkprobe_edge_thunderbolt_degraded{{node_id="{ids["A"]}",neighbor_id="{ids["C"]}",sysname="0-303",'
             f'interface=""}} 1') in text
+
+
+def test_the_simulated_cluster_writes_what_the_nodes_do(cluster, tmp_path):
+    """bench/fabric-sim (the cluster bench/bench-fabric times) writes every family these nodes write, with
+    the same type and labels: the Thunderbolt edges too, which only a node with an XDomain neighbour
+    writes (test_fabric_sim.py holds the other families against a daemon with PCI, RDMA and a GPU)."""
+    pytest.importorskip("prometheus_client", reason="python3-prometheus-client parses the metrics")
+    om, _ = simulated_cluster.simulate(str(tmp_path), 40)
+    with open(om) as f:
+        simulated = simulated_cluster.families(f.read(), openmetrics=True)
+    ids = cluster.ids
+    for role, node in cluster.nodes.items():
+        wait_named(node, {i: cluster[r].ns.hostname for r, i in ids.items() if r != role})
+        daemon = simulated_cluster.families(node.ctl("metrics").stdout)
+        assert daemon["linkprobe_edge_thunderbolt_rx_bytes"][1] is not None, role
+        assert simulated_cluster.differences(daemon, simulated) == [], role
 
 
 def edge_interfaces(node, far_id):
