@@ -7,9 +7,7 @@ without the key (a neighbour problem).
 
 Each query is declared SOME (it must return series on that fabric), NONE (an alert that must stay
 silent, or a panel with nothing to show there: no RDMA, no errors) or ANY (it must parse and run; what
-it returns depends on timing the test cannot hold, with the reason). A query expected to return
-series that reads a series of issue 20 (prometheus_queries.AWAITED) no scrape has yet is reported as
-awaiting it, not failed."""
+it returns depends on timing the test cannot hold, with the reason)."""
 
 import json
 import time
@@ -117,7 +115,7 @@ def run_query(prom, q, values=None):
 
 class Report:
     def __init__(self):
-        self.failures, self.awaited, self.checked = [], {}, 0
+        self.failures, self.checked = [], 0
 
     def fail(self, q, why):
         self.failures.append(f"{q.kind} {q.name}: {why}")
@@ -140,12 +138,10 @@ def check_all(prom):
         report.checked += 1
         if q.panel and q.panel["type"] == "nodeGraph":
             graph[q.target["refId"]] = result
-        missing = {n for n in pq.metric_names(q.expr) - names if n in pq.AWAITED}
         if want == SOME and not result:
-            if missing:
-                report.awaited[q.name] = missing
-            else:
-                report.fail(q, f"returned nothing, though {why}")
+            missing = pq.metric_names(q.expr) - names
+            report.fail(q, f"returned nothing, though {why}" +
+                        (f" (no scrape has {', '.join(sorted(missing))})" if missing else ""))
         elif want == NONE and result:
             report.fail(q, f"returned {len(result)} series, though {why}: {[s['metric'] for s in result][:3]}")
         if q.kind == "panel" and "node" in q.variables:

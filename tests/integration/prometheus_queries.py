@@ -21,21 +21,6 @@ RULES = os.path.join(CONTRIB, "linkprobe-rules.yml")
 DASHBOARD = os.path.join(CONTRIB, "linkprobe-dashboard.json")
 RULES_TEST = os.path.join(TOP, "tests", "prometheus", "linkprobe-rules.test.yml")
 
-# The series of links over time (issue 20, docs in linkprobed(8) once they land from branch `health`).
-# A query that reads one of them while no scrape has it yet is reported as waiting for them, not failed.
-AWAITED = frozenset("""
-linkprobe_link_receive_rate_bytes linkprobe_link_transmit_rate_bytes linkprobe_link_receive_errors_total
-linkprobe_link_transmit_errors_total linkprobe_link_receive_crc_errors_total linkprobe_link_receive_dropped_total
-linkprobe_link_health linkprobe_pci_link_changes_total linkprobe_pci_aer_correctable_total
-linkprobe_pci_aer_nonfatal_total linkprobe_pci_aer_fatal_total linkprobe_pci_health
-linkprobe_rdma_port_symbol_errors_total linkprobe_rdma_port_link_error_recoveries_total
-linkprobe_rdma_port_link_downed_total linkprobe_rdma_port_receive_errors_total
-linkprobe_rdma_port_transmit_discards_total linkprobe_rdma_port_receive_rate_bytes
-linkprobe_rdma_port_transmit_rate_bytes linkprobe_rdma_port_ip_receive_rate_bytes
-linkprobe_rdma_port_ip_transmit_rate_bytes linkprobe_rdma_port_suspected_fallback linkprobe_rdma_port_health
-linkprobe_thunderbolt_link_changes_total linkprobe_thunderbolt_health linkprobe_peer_cross_traffic_bytes
-""".split())
-
 # What "All" and Grafana's built-in variables stand for when a query runs outside Grafana.
 ALL_VARIABLES = {"job": ".+", "node": ".+", "__rate_interval": "1m", "__interval": "15s", "__range": "1h"}
 

@@ -727,10 +727,6 @@ def test_alerts_and_dashboard_against_the_fabric(cluster, tmp_path):
           "(each once with the variables at All, the dashboard's also at one node)")
     lp.wait_for(lambda: a.neighbors()[ids["B"]]["Problems"] == [], 10, "the problem to go with the stranger")
     lp.wait_for(lambda: a.neighbors()[ids["C"]]["AggregateLinks"] == 2, 20, "A's cable ac to be measured again")
-    if report.awaited:
-        pytest.skip("every query parsed and returned what it should, but these wait for series of issue 20 "
-                    "(branch health) that linkprobed does not export yet: " +
-                    "; ".join(f"{name}: {', '.join(sorted(m))}" for name, m in sorted(report.awaited.items())))
 
 
 def test_prometheus_clashing_node_ids_and_a_ring_over_the_rest(netns):

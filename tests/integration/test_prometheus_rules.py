@@ -126,21 +126,14 @@ def documented_metrics():
 
 
 def test_every_series_read_is_documented():
-    """Every series a query reads is one linkprobed(8) documents or a recording rule of the file; those of
-    issue 20 may still be on their way (see prometheus_queries.AWAITED)."""
+    """Every series a query reads is one linkprobed(8) documents or a recording rule of the file."""
     records = {q.name for q in pq.rule_queries() if q.kind == "record"}
     documented = documented_metrics()
-    unknown, awaited = {}, set()
+    unknown = {}
     for q in pq.queries():
         for name in pq.metric_names(q.expr) - records - documented:
-            if name in pq.AWAITED:
-                awaited.add(name)
-            else:
-                unknown.setdefault(name, []).append(q.name)
+            unknown.setdefault(name, []).append(q.name)
     assert not unknown, f"series neither documented in linkprobed(8) nor recorded: {unknown}"
-    if awaited:
-        pytest.skip(f"every other series is documented; linkprobed(8) does not document these yet (issue 20, "
-                    f"branch health): {', '.join(sorted(awaited))}")
 
 
 def test_the_dashboard_is_what_grafana_expects():
