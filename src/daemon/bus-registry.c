@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-object.h"
 #include "bus-registry.h"
+#include "bus-util.h"
 #include "shared/string-util.h"
 
 static const BusObject *registration_bus_object(const BusKindRegistration *reg, const void *object) {
@@ -83,20 +84,6 @@ static int append_field(sd_bus_message *reply, const char *signature, void *fiel
         return sd_bus_message_append_basic(reply, signature[0], field);
 }
 
-/* A member name as "s". sd-bus checked it when the vtable was added (an ASCII D-Bus member name), so
- * it is written in place rather than checked again as UTF-8 for every object of a reply. */
-static int append_member_name(sd_bus_message *reply, const char *name) {
-        size_t n = strlen(name);
-        char *p;
-        int r;
-
-        r = sd_bus_message_append_string_space(reply, n, &p);
-        if (r < 0)
-                return r;
-        memcpy(p, name, n);
-        return 0;
-}
-
 /* Closes the n innermost open containers, stopping at the first error. */
 static int close_containers(sd_bus_message *m, unsigned n) {
         int r = 0;
@@ -123,8 +110,9 @@ int bus_append_all_properties(sd_bus_message *reply, const char *path, const cha
 
                 void *field = (uint8_t *) userdata + v->x.property.offset;
                 r = sd_bus_message_open_container(reply, 'e', "sv");
+                /* sd-bus checked the member name when the vtable was added (ASCII): not again per object. */
                 if (r >= 0)
-                        r = append_member_name(reply, v->x.property.member);
+                        r = bus_message_append_valid_string(reply, v->x.property.member);
                 if (r >= 0)
                         r = sd_bus_message_open_container(reply, 'v', v->x.property.signature);
                 if (r >= 0)
@@ -162,7 +150,7 @@ int bus_registry_append_managed_objects(const BusRegistry *r, sd_bus_message *re
                         if (k >= 0)
                                 k = sd_bus_message_open_container(reply, 'e', "sa{sv}");
                         if (k >= 0)
-                                k = sd_bus_message_append_basic(reply, 's', reg->kind->interface);
+                                k = bus_message_append_valid_string(reply, reg->kind->interface);
                         if (k >= 0)
                                 k = bus_append_all_properties(reply, o->path, reg->kind->interface, reg->kind->vtable,
                                                               object, error);

@@ -9,6 +9,24 @@ int bus_property_get_string(sd_bus *bus, const char *path, const char *interface
         return sd_bus_message_append_basic(reply, 's', strempty(*s));
 }
 
+int bus_message_append_valid_string(sd_bus_message *m, const char *s) {
+        size_t n = strlen(strempty(s));
+        char *p;
+        int r;
+
+        r = sd_bus_message_append_string_space(m, n, &p);
+        if (r < 0)
+                return r;
+        memcpy(p, strempty(s), n);
+        return 0;
+}
+
+int bus_property_get_valid_string(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        char **s = userdata;
+        return bus_message_append_valid_string(reply, *s);
+}
+
 int bus_message_append_escaped(sd_bus_message *m, const char *s) {
         _cleanup_(freep) char *escaped = NULL;
 

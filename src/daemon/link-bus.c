@@ -19,13 +19,13 @@ BUS_DEFINE_PROPERTY_GET_ENUM(property_get_kind, LinkKind, link_kind_to_string)
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_connection_type, ConnectionType, connection_type_to_string)
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_operstate, uint8_t, link_operstate_to_string)
 
-/* The getters append with sd_bus_message_append_basic(), never a format string: GetManagedObjects calls
- * them for every link. */
+/* The getters append with sd_bus_message_append_basic(), never a format string, and what is valid UTF-8
+ * by construction without sd-bus checking it again: GetManagedObjects calls them for every link. */
 static int property_get_admin_state(sd_bus *bus, const char *path, const char *interface,
                                     const char *property, sd_bus_message *reply, void *userdata,
                                     sd_bus_error *error) {
         Link *l = userdata;
-        return sd_bus_message_append_basic(reply, 's', (l->flags & IFF_UP) ? "up" : "down");
+        return bus_message_append_valid_string(reply, (l->flags & IFF_UP) ? "up" : "down");
 }
 
 static int property_get_carrier(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -35,10 +35,11 @@ static int property_get_carrier(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append_basic(reply, 'b', &carrier);
 }
 
+/* Duplex is "full" or "half" (sysfs_net_read() takes nothing else) or unknown. */
 static int property_get_duplex(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Link *l = userdata;
-        return sd_bus_message_append_basic(reply, 's', l->duplex ?: "unknown");
+        return bus_message_append_valid_string(reply, l->duplex ?: "unknown");
 }
 
 static int property_get_addresses(sd_bus *bus, const char *path, const char *interface,
@@ -53,18 +54,17 @@ static int property_get_addresses(sd_bus *bus, const char *path, const char *int
         for (size_t i = 0; i < l->n_addresses; i++) {
                 const LinkAddress *a = &l->addresses[i];
                 uint32_t prefixlen = a->prefixlen;
-                char scope[4];
 
+                /* Every string here was made when the address arrived (address_from_netlink()). */
                 r = sd_bus_message_open_container(reply, 'r', "suss");
                 if (r >= 0)
-                        r = sd_bus_message_append_basic(reply, 's', a->text);
+                        r = bus_message_append_valid_string(reply, a->text);
                 if (r >= 0)
                         r = sd_bus_message_append_basic(reply, 'u', &prefixlen);
                 if (r >= 0)
-                        r = sd_bus_message_append_basic(reply, 's', link_scope_to_string(a->scope, scope));
+                        r = bus_message_append_valid_string(reply, a->scope_text);
                 if (r >= 0)
-                        r = sd_bus_message_append_basic(
-                                reply, 's', address_class_to_string(address_class(a->family, a->address)));
+                        r = bus_message_append_valid_string(reply, address_class_to_string(a->class));
                 if (r >= 0)
                         r = sd_bus_message_close_container(reply);
                 if (r < 0)
@@ -78,7 +78,7 @@ BUS_DEFINE_PROPERTY_GET_ENUM(property_get_health, Health, health_to_string)
 static const sd_bus_vtable link_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Index", "i", NULL, offsetof(Link, ifindex), SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Name", "s", bus_property_get_string, offsetof(Link, name_utf8),
+        SD_BUS_PROPERTY("Name", "s", bus_property_get_valid_string, offsetof(Link, name_utf8), /* escaped */
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("NameBytes", "ay", property_get_name_bytes, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Kind", "s", property_get_kind, offsetof(Link, kind),
@@ -92,7 +92,7 @@ static const sd_bus_vtable link_vtable[] = {
         SD_BUS_PROPERTY("CarrierChanges", "u", NULL, offsetof(Link, carrier_changes),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Mtu", "u", NULL, offsetof(Link, mtu), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("HardwareAddress", "s", bus_property_get_string, offsetof(Link, hw_address),
+        SD_BUS_PROPERTY("HardwareAddress", "s", bus_property_get_valid_string, offsetof(Link, hw_address), /* hex */
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("SpeedMbps", "u", NULL, offsetof(Link, derived.speed_mbps), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Duplex", "s", property_get_duplex, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

@@ -176,7 +176,7 @@ const char *link_operstate_to_string(uint8_t operstate) {
         return string_table_lookup_to_string(table, ELEMENTSOF(table), operstate) ?: "unknown";
 }
 
-const char *link_scope_to_string(uint8_t scope, char buf[static 4]) {
+static const char *link_scope_to_string(uint8_t scope, char buf[static 4]) {
         /* The names iproute2 prints, so `ip -j addr` and we agree. */
         switch (scope) {
         case 0:
@@ -517,6 +517,9 @@ static int address_from_netlink(struct rtnl_addr *ra, LinkAddress *ret) {
         memcpy(ret->address, nl_addr_get_binary_addr(local), len);
         if (!inet_ntop(family, ret->address, ret->text, sizeof(ret->text)))
                 return -errno;
+        char scope[4];
+        snprintf(ret->scope_text, sizeof(ret->scope_text), "%s", link_scope_to_string(ret->scope, scope));
+        ret->class = address_class(family, ret->address);
         return 0;
 }
 

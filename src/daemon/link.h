@@ -23,9 +23,11 @@ typedef struct LinkAddress {
         uint8_t prefixlen;
         uint8_t scope;
         uint32_t flags; /* IFA_F_* */
-        /* The address as inet_ntop() writes it, made once when it arrives: the bus and the metrics
-         * print it for every request, and IPv6 formatting is dear (GetManagedObjects at 2000 links). */
-        char text[INET6_ADDRSTRLEN];
+        /* Made once when the address arrives, from the fields above: the bus and the metrics print
+         * them for every request (GetManagedObjects at 2000 links), and IPv6 formatting is dear. */
+        char text[INET6_ADDRSTRLEN]; /* as inet_ntop() writes it */
+        char scope_text[8];          /* as iproute2 names it ("link", "host"), else its number */
+        AddressClass class;
 } LinkAddress;
 
 /* What rtnetlink's statistics say about one link at one moment (struct rtnl_link_stats64). */
@@ -155,7 +157,6 @@ void link_request_sysfs(Link *l);
 void links_request_sysfs(Links *links);
 
 const char *link_operstate_to_string(uint8_t operstate) _const_;
-const char *link_scope_to_string(uint8_t scope, char buf[static 4]);
 bool link_is_up(const Link *l);
 /* What the classifiers judge the link by (classify.h). */
 LinkFacts link_facts(const Link *l);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobed — publishes this machine's interconnects on D-Bus. */
 #include <getopt.h>
+#include <malloc.h>
 #include <sys/stat.h>
 
 #include "build-paths.h"
@@ -155,6 +156,13 @@ int main(int argc, char *argv[]) {
         Arguments args = { .log_level = -1 };
         Config config;
         int r;
+
+        /* Large blocks are mapped, and unmapped when freed, whatever was freed before. By default glibc
+         * raises this threshold to the size of each mapped block freed, so from the second
+         * GetManagedObjects on the reply (1.9 MB at 2001 links) came from the heap and stayed resident
+         * after it was sent: 9.1 MiB instead of 7.3. Mapping it afresh costs each such reply some 460
+         * page faults, 0.6 ms of the daemon's 10 ms; a big reply is rare, a daemon runs for months. */
+        (void) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 
         r = parse_argv(argc, argv, &args);
         if (r != 1)

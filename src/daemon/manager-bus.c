@@ -92,7 +92,7 @@ static int method_rank_addresses(sd_bus_message *message, void *userdata, sd_bus
         for (size_t i = 0; i < n; i++) {
                 r = sd_bus_message_append(reply, "(ssss)", ranked[i].address->text, ranked[i].link->name_utf8,
                                           connection_type_to_string(ranked[i].link->derived.connection_type),
-                                          address_class_to_string(ranked[i].class));
+                                          address_class_to_string(ranked[i].address->class));
                 if (r < 0)
                         return r;
         }

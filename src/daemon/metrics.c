@@ -122,11 +122,11 @@ static void render_links(const MetricsSources *m, FILE *f) {
         TABLE_FOREACH(l, &m->links->table)
                 for (size_t i = 0; i < l->n_addresses; i++) {
                         const LinkAddress *a = &l->addresses[i];
-                        char prefix[8], scope[4];
+                        char prefix[8];
                         snprintf(prefix, sizeof(prefix), "%u", a->prefixlen);
                         sample(f, "linkprobe_link_address_info", 1, "device", l->name_utf8, "address", a->text,
-                               "prefix_length", prefix, "scope", link_scope_to_string(a->scope, scope), "class",
-                               address_class_to_string(address_class(a->family, a->address)), NULL);
+                               "prefix_length", prefix, "scope", a->scope_text, "class",
+                               address_class_to_string(a->class), NULL);
                 }
 }
 

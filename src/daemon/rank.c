@@ -33,8 +33,7 @@ int rank_addresses(Links *links, RankPurpose purpose, RankedAddress **ret, size_
                         continue;
                 for (size_t i = 0; i < l->n_addresses; i++) {
                         const LinkAddress *a = &l->addresses[i];
-                        AddressClass class = address_class(a->family, a->address);
-                        int class_order = rank_class_order(class);
+                        int class_order = rank_class_order(a->class);
 
                         /* Not yet usable, or no longer offered: not an address to hand out. */
                         if (class_order < 0 || (a->flags & (IFA_F_TENTATIVE | IFA_F_DADFAILED | IFA_F_DEPRECATED)))
@@ -49,7 +48,6 @@ int rank_addresses(Links *links, RankPurpose purpose, RankedAddress **ret, size_
                         entries[n++] = (RankedAddress) {
                                 .link = l,
                                 .address = a,
-                                .class = class,
                                 .type_order = type_order,
                                 .class_order = class_order,
                         };

@@ -11,7 +11,6 @@ typedef struct Links Links;
 typedef struct RankedAddress {
         const Link *link;
         const LinkAddress *address;
-        AddressClass class;
         int type_order;
         int class_order;
 } RankedAddress;

@@ -35,6 +35,9 @@ def test_enumeration_matches_kernel(netns, client, daemon_factory):
     ns.ip("addr", "add", "fd12::1/64", "dev", "va")
     ns.ip("addr", "add", "192.168.7.1/24", "dev", "br0")
     ns.ip("addr", "add", "100.101.1.1/32", "dev", "tun0")
+    # Scopes by name and by number, as `ip` prints them (the daemon spells each once, on arrival).
+    ns.ip("addr", "add", "10.21.0.1/24", "scope", "host", "dev", "vb")
+    ns.ip("addr", "add", "10.22.0.1/24", "scope", "7", "dev", "vb")
 
     daemon_factory(ns)
     assert wait_consistent(client, ns) == []
