@@ -421,7 +421,14 @@ static void link_read_sysfs(Link *l) {
                 bool on_thunderbolt = f.device_subsystem && streq(f.device_subsystem, "thunderbolt");
                 bool changed = false;
 
-                changed |= bus_object_set_string(&l->bus, &l->driver, f.driver, "Driver") > 0;
+                /* A module's name is bytes like an interface's: one that is not UTF-8 is kept escaped,
+                 * or the bus would refuse every reply that holds it. */
+                _cleanup_(freep) char *driver = f.driver ? utf8_escape_invalid(f.driver) : NULL;
+                if (f.driver && !driver) {
+                        log_oom();
+                        return;
+                }
+                changed |= bus_object_set_string(&l->bus, &l->driver, driver, "Driver") > 0;
                 changed |= free_and_strdup(&l->devtype, f.devtype) > 0;
                 changed |= free_and_strdup(&l->device_path, f.device_path) > 0;
                 changed |= l->wireless != f.wireless || l->on_thunderbolt != on_thunderbolt;

@@ -2,6 +2,7 @@
 """Network links from real netlink: the daemon in a namespace of the test's own, compared field by
 field with `ip -j -d addr show`, live changes as signals, bursts and overruns."""
 
+import os
 import time
 
 from kernel_compare import differences, wait_consistent
@@ -213,6 +214,29 @@ def test_interface_names_are_bytes(netns, client, daemon_factory):
     out = lp.ctl(client.bus, "list")
     assert out.returncode == 0, out.stderr
     assert "v\\xff\\xfe" in out.stdout and "e\\x01c" in out.stdout
+
+
+def test_a_driver_name_that_is_not_utf8_is_escaped(netns, client, daemon_factory, tmp_path):
+    """sysfs names a device's driver in bytes; one that is not UTF-8 (a broken or hostile module) is
+    published escaped, as interface names are, and GetManagedObjects still answers."""
+    # An ifb: its kind comes from the bus facts, so the daemon reads them (a veth's it never needs).
+    netns.ip("link", "add", "wd0", "type", "ifb")
+    index = netns.ip_json("link", "show", "wd0")[0]["ifindex"]
+    sys_root = os.fsencode(tmp_path / "sys")
+    device = os.path.join(sys_root, b"devices", b"pci0000:00", b"0000:00:03.0")
+    drivers = os.path.join(sys_root, b"bus", b"pci", b"drivers")
+    net = os.path.join(sys_root, b"class", b"net", b"wd0")
+    for d in (device, drivers, net):
+        os.makedirs(d)
+    os.makedirs(os.path.join(drivers, b"bad\xffdrv"))
+    os.symlink(os.path.relpath(os.path.join(drivers, b"bad\xffdrv"), device), os.path.join(device, b"driver"))
+    os.symlink(os.path.relpath(device, net), os.path.join(net, b"device"))
+    with open(os.path.join(net, b"ifindex"), "w") as f:
+        f.write(f"{index}\n")
+    daemon_factory(netns, args=[f"--sysfs-root={os.fsdecode(sys_root)}"])
+    lp.wait_for(lambda: (client.link_by_name("wd0") or {}).get("Driver"), 10, "wd0's driver on the bus")
+    assert client.link_by_name("wd0")["Driver"] == "bad\\xffdrv"
+    assert client.managed_objects_differing_from_getall() == []
 
 
 def test_managed_objects_equal_getall(netns, client, daemon_factory):
