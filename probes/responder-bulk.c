@@ -3,6 +3,7 @@
  * (STREAMS_REQUEST, JOIN), one test at a time, within the limits for all of its streams together. */
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -368,6 +369,28 @@ void bulk_pump_done(Responder *r) {
         /* The owner last: freeing it (its END could not leave) frees the streams it owns. */
         for (unsigned i = n; i-- > 0;)
                 (void) conn_kick(streams[i]);
+}
+
+static int on_pump_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Responder *r = userdata;
+        uint64_t v;
+
+        (void) read(fd, &v, sizeof(v));
+        if (r->pump && pump_finished(r->pump))
+                bulk_pump_done(r);
+        return 0;
+}
+
+int responder_pump_init(Responder *r) {
+        r->pump_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (r->pump_done_fd < 0)
+                return -errno;
+        return sd_event_add_io(r->event, &r->pump_done, r->pump_done_fd, EPOLLIN, on_pump_done, r);
+}
+
+void responder_pump_done(Responder *r) {
+        r->pump_done = sd_event_source_disable_unref(r->pump_done);
+        r->pump_done_fd = safe_close(r->pump_done_fd);
 }
 
 bool bulk_pump_download(Conn *c) {

@@ -188,6 +188,7 @@ void conn_free(Conn *c) {
         if (r->lock_conn == c)
                 lock_linger(r, 0);
         c->rdma = rdma_session_join(c->rdma);
+        conn_echo_stop(c);
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
         safe_close(c->fd);

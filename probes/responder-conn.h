@@ -3,6 +3,7 @@
 #pragma once
 
 #include "net-host.h"
+#include "responder-echo.h"
 #include "responder-identity.h"
 #include "responder-pump.h"
 #include "responder-rdma.h"
@@ -24,6 +25,7 @@ typedef enum ConnState {
         CONN_UPLOAD_WAIT, /* the asking connection's upload ended; the other streams' have not yet */
         CONN_DOWNLOAD,
         CONN_RDMA,      /* handed to an RDMA session thread */
+        CONN_ECHO,      /* answering round trips on the echo thread (responder-echo.c) */
         CONN_CLOSING,   /* flushing a final error */
 } ConnState;
 
@@ -86,6 +88,8 @@ struct Conn {
         uint8_t out[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
         size_t out_len, out_sent;
 
+        bool echoed;                /* the last frame served was an echo request */
+
         uint8_t nonce[PROTO_NONCE_SIZE];
         uint8_t client_nonce[PROTO_CLIENT_NONCE_SIZE];
         bool want_stats;            /* the client's HELLO asked for PROTO_CAP_TEST_STATS */
@@ -137,6 +141,11 @@ struct Responder {
         PumpStream pump_streams[PROTO_STREAMS_MAX];
         int pump_done_fd;
         sd_event_source *pump_done;
+        /* The echo thread (responder-echo.c): at most one, for echo_conn. */
+        EchoSession *echo;
+        Conn *echo_conn;
+        int echo_done_fd;
+        sd_event_source *echo_done;
 };
 
 /* The connection whose test c carries: c itself, or the one it joined. */
@@ -171,6 +180,16 @@ void conn_free(Conn *c);
 void bulk_fail(Conn *c, ProtoErrorCode code, const char *message);
 void conn_update_events(Conn *c);
 
+/* responder.c: sends what is pending and serves what was read ahead; false when c was freed. */
+bool conn_continue(Conn *c);
+
+/* responder-echo.c: a connection whose last request was an echo goes to the echo thread when it is
+ * free; conn_echo_stop() takes it back at once (for conn_free()). */
+int responder_echo_init(Responder *r);
+void responder_echo_done(Responder *r);
+void conn_echo_begin(Conn *c);
+void conn_echo_stop(Conn *c);
+
 /* responder-bulk.c: upload and download over one or more streams, and the groups of streams. */
 void bulk_streams_request(Conn *c);
 void bulk_join(Conn *c);
@@ -183,3 +202,6 @@ void bulk_upload_end(Conn *c);
 bool bulk_pump_download(Conn *c);
 /* The pump's threads have finished the download of r->pump_owner: its streams end or fail. */
 void bulk_pump_done(Responder *r);
+/* The eventfd the pump's last thread signals, and its event source. */
+int responder_pump_init(Responder *r);
+void responder_pump_done(Responder *r);

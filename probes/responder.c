@@ -154,6 +154,7 @@ static void conn_dispatch(Conn *c) {
                 /* The idle timer is not moved here: re-arming it per frame would cost a timerfd
                  * update per echo. It checks last_frame_usec when it fires instead. */
                 c->last_frame_usec = now_mono();
+                c->echoed = c->frame.type == PROTO_ECHO_REQUEST;
                 switch (c->frame.type) {
                 case PROTO_ECHO_REQUEST:
                         (void) conn_queue(c, proto_encode_echo(c->out, sizeof(c->out), PROTO_ECHO_REPLY, c->payload,
@@ -203,6 +204,7 @@ static void conn_dispatch(Conn *c) {
         case CONN_UPLOAD_WAIT:
         case CONN_DOWNLOAD:
         case CONN_RDMA:
+        case CONN_ECHO:
         case CONN_CLOSING:
                 return;
         }
@@ -322,9 +324,24 @@ static bool conn_read(Conn *c) {
         return true;
 }
 
+bool conn_continue(Conn *c) {
+        /* A reply produced by reading goes out at once if the socket takes it; what the client said
+         * beyond the request it answers was read ahead, and is served now (no EPOLLIN will say so). */
+        for (;;) {
+                if (!conn_kick(c))
+                        return false;
+                if (c->ahead_len == 0 || c->out_len > 0 || !conn_reads(c))
+                        return true;
+                if (!conn_read(c))
+                        return false;
+        }
+}
+
 static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Conn *c = userdata;
 
+        if (c->state == CONN_ECHO)
+                return 0; /* the echo thread has the socket */
         if (c->out_len > 0 && !conn_kick(c))
                 return 0;
         if (c->out_len == 0 && conn_may_send(c)) {
@@ -340,14 +357,9 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
                 conn_free(c);
                 return 0;
         }
-        /* A reply produced by reading goes out at once if the socket takes it; what the client said
-         * beyond the request it answers was read ahead, and is served now (no EPOLLIN will say so). */
-        for (;;) {
-                if (!conn_kick(c) || c->ahead_len == 0 || c->out_len > 0 || !conn_reads(c))
-                        return 0;
-                if (!conn_read(c))
-                        return 0;
-        }
+        if (conn_continue(c))
+                conn_echo_begin(c);
+        return 0;
 }
 
 static int on_conn_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -387,6 +399,7 @@ static int on_conn_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 conn_free(c);
                 return 0;
         case CONN_RDMA:
+        case CONN_ECHO:
                 return 0;
         }
         (void) conn_kick(c);
@@ -534,16 +547,6 @@ static int on_rdma_done(sd_event_source *s, int fd, uint32_t revents, void *user
         return 0;
 }
 
-static int on_pump_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Responder *r = userdata;
-        uint64_t v;
-
-        (void) read(fd, &v, sizeof(v));
-        if (r->pump && pump_finished(r->pump))
-                bulk_pump_done(r);
-        return 0;
-}
-
 static int fd_set_nonblock(int fd) {
         int flags = fcntl(fd, F_GETFL);
         if (flags < 0)
@@ -588,6 +591,7 @@ int responder_new(sd_event *event, const ResponderLimits *limits, const ProtoKey
         r->limits = *limits;
         r->rdma_done_fd = -EBADF;
         r->pump_done_fd = -EBADF;
+        r->echo_done_fd = -EBADF;
         r->lock_fd = -EBADF;
         /* Without a memfd DATA is sent from the scratch buffer, copied as before. sendfile() has no
          * MSG_NOSIGNAL: a client that goes mid-download must not end the process with SIGPIPE. */
@@ -629,10 +633,9 @@ int responder_new(sd_event *event, const ResponderLimits *limits, const ProtoKey
         k = sd_event_add_io(event, &r->rdma_done, r->rdma_done_fd, EPOLLIN, on_rdma_done, r);
         if (k < 0)
                 return k;
-        r->pump_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (r->pump_done_fd < 0)
-                return -errno;
-        k = sd_event_add_io(event, &r->pump_done, r->pump_done_fd, EPOLLIN, on_pump_done, r);
+        k = responder_pump_init(r);
+        if (k >= 0)
+                k = responder_echo_init(r);
         if (k < 0)
                 return k;
 
@@ -647,6 +650,7 @@ Responder *responder_free(Responder *r) {
         r->pump = pump_join(r->pump);
         while (r->conns)
                 conn_free(r->conns);
+        responder_echo_done(r);
         for (size_t i = 0; i < r->n_listeners; i++)
                 sd_event_source_disable_unref(r->listeners[i]);
         free(r->listeners);
@@ -657,8 +661,7 @@ Responder *responder_free(Responder *r) {
         safe_close(r->payload_fd);
         sd_event_source_disable_unref(r->lock_linger);
         safe_close(r->lock_fd);
-        sd_event_source_disable_unref(r->pump_done);
-        safe_close(r->pump_done_fd);
+        responder_pump_done(r);
         source_table_free(r->sources);
         responder_identity_done(&r->identity);
         free(r->scratch);
