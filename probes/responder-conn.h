@@ -35,7 +35,7 @@ typedef struct Conn Conn;
  * streams - 1 connections of its group. The grant is for all of them together. */
 typedef struct BulkTest {
         bool upload;
-        bool sending;            /* download: READY has left, so DATA may follow on every stream */
+        bool sending;            /* READY has left, so DATA may follow on every stream */
         unsigned streams;
         unsigned finished;       /* streams whose UPLOAD_END came or whose DOWNLOAD_END was queued */
         uint64_t granted_bytes, granted_usec;
@@ -200,7 +200,9 @@ bool bulk_received(Conn *c, size_t k);
 void bulk_upload_end(Conn *c);
 /* Sends DATA frames; false when c was freed. */
 bool bulk_pump_download(Conn *c);
-/* The pump's threads have finished the download of r->pump_owner: its streams end or fail. */
+/* Hands an upload over several streams to the pump's threads once c's READY has left. */
+void bulk_upload_begin(Conn *c);
+/* The pump's threads have finished the test of r->pump_owner: its streams end or fail. */
 void bulk_pump_done(Responder *r);
 /* The eventfd the pump's last thread signals, and its event source. */
 int responder_pump_init(Responder *r);

@@ -357,8 +357,12 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
                 conn_free(c);
                 return 0;
         }
-        if (conn_continue(c))
+        /* Once quiet, a connection may go to a thread: its round trips to the echo thread, the upload
+         * it asked for to the pump's threads. */
+        if (conn_continue(c)) {
                 conn_echo_begin(c);
+                bulk_upload_begin(c);
+        }
         return 0;
 }
 

@@ -730,6 +730,62 @@ static void test_streams(void **state) {
         teardown();
 }
 
+/* An upload over several streams is taken in by the pump's threads: what a client does wrong on a
+ * stream is answered as the loop answers it, and the threads let the connections go back to it. */
+static void test_streams_upload_errors(void **state) {
+        setup(NULL, false);
+        uint8_t buf[PROTO_HEADER_SIZE + 64];
+        ResponderStats stats;
+
+        for (int round = 0; round < 4; round++) {
+                Peer *a = peer_new("10.1.0.1"), *b;
+                ProtoStreams st;
+                uint32_t index;
+                int type;
+
+                peer_hello(a, NULL);
+                streams_request(a, 2, &st);
+                b = stream_join("10.1.0.1", st.token, &type, &index);
+                assert_int_equal(type, PROTO_JOIN_OK);
+                ProtoTestRequest req = { .max_bytes = 1 << 20, .max_usec = 5 * USEC_PER_SEC, .frame_size = 16384, .streams = 2 };
+                peer_send(a, buf, (size_t) proto_encode_test_request(buf, sizeof(buf), PROTO_UPLOAD_START, &req));
+                assert_int_equal(peer_recv(a, NULL, NULL), PROTO_UPLOAD_READY);
+                send_data(a, 20000);
+                send_data(b, 20000);
+                switch (round) {
+                case 0: /* a frame other than DATA on a joined stream */
+                        peer_send(b, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "x", 1));
+                        assert_int_equal(peer_expect_error(a), PROTO_ERROR_PROTOCOL);
+                        break;
+                case 1: /* a malformed header on the asking stream */
+                        peer_send(a, "XX\x0a\x00\x00\x00\x00\x01", PROTO_HEADER_SIZE);
+                        assert_int_equal(peer_expect_error(a), PROTO_ERROR_PROTOCOL);
+                        break;
+                case 2: /* a joined stream that goes */
+                        safe_close(b->fd);
+                        break;
+                case 3: /* and the good case after them: both streams hear their part, the asker the sum */
+                        peer_send(b, buf, (size_t) proto_encode_empty(buf, sizeof(buf), PROTO_UPLOAD_END));
+                        expect_result(b, PROTO_UPLOAD_RESULT, 20000);
+                        peer_send(a, buf, (size_t) proto_encode_empty(buf, sizeof(buf), PROTO_UPLOAD_END));
+                        expect_result(a, PROTO_UPLOAD_RESULT, 40000);
+                        peer_send(a, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "y", 1));
+                        assert_int_equal(peer_recv(a, NULL, NULL), PROTO_ECHO_REPLY);
+                        break;
+                }
+                if (round < 3)
+                        assert_true(peer_closed(a));
+                peer_free(a);
+                if (b->fd >= 0)
+                        assert_true(peer_closed(b));
+                peer_free(b);
+        }
+        responder_get_stats(fx.responder, &stats);
+        assert_int_equal(stats.closed_protocol, 1);
+        assert_int_equal(stats.connections, 0);
+        teardown();
+}
+
 static void test_streams_limits(void **state) {
         ResponderLimits l = RESPONDER_LIMITS_DEFAULT;
         l.max_streams = 3;
@@ -835,6 +891,7 @@ int main(void) {
                 cmocka_unit_test(test_limits_validate),
                 cmocka_unit_test(test_streams),
                 cmocka_unit_test(test_streams_limits),
+                cmocka_unit_test(test_streams_upload_errors),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
