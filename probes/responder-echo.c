@@ -129,11 +129,15 @@ int echo_session_start(int fd, uint32_t max_frame, uint64_t quiet_usec, int done
         *s = (EchoSession) { .fd = fd, .done_fd = done_fd, .max_frame = max_frame, .quiet_usec = quiet_usec };
         if (sched_getaffinity(0, sizeof(s->cpus), &s->cpus) < 0)
                 return -errno;
-        /* The thread starts on the CPU the loop runs on, which took the request in, and may move from
-         * there (echo_thread()). Started where the scheduler puts a new thread, an idle CPU, it would
-         * stay there: each wake-up prefers a thread's idle previous CPU, and waking an idle CPU of a
-         * virtual machine costs tens of microseconds, against 5 for a round trip on one CPU. */
-        cpu = sched_getcpu();
+        /* The thread starts on the CPU that took the connection's packets in (SO_INCOMING_CPU: where
+         * the NIC's interrupt or, over veth, the sender itself ran the receive path), and may move
+         * from there (echo_thread()). Started where the scheduler puts a new thread, or where the
+         * loop last ran, it stays on that CPU: each wake-up prefers a thread's idle previous CPU, and
+         * waking an idle CPU of a virtual machine costs tens of microseconds, against 5 for a round
+         * trip on one CPU. */
+        socklen_t len = sizeof(cpu);
+        if (getsockopt(fd, SOL_SOCKET, SO_INCOMING_CPU, &cpu, &len) < 0 || cpu < 0 || !CPU_ISSET(cpu, &s->cpus))
+                cpu = sched_getcpu();
         CPU_ZERO(&here);
         if (cpu >= 0)
                 CPU_SET(cpu, &here);
