@@ -180,15 +180,15 @@ void conn_free(Conn *c);
 void bulk_fail(Conn *c, ProtoErrorCode code, const char *message);
 void conn_update_events(Conn *c);
 
-/* responder.c: sends what is pending and serves what was read ahead; false when c was freed. */
-bool conn_continue(Conn *c);
-
-/* responder-echo.c: a connection whose last request was an echo goes to the echo thread when it is
- * free; conn_echo_stop() takes it back at once (for conn_free()). */
-int responder_echo_init(Responder *r);
-void responder_echo_done(Responder *r);
+/* A connection whose last request was an echo goes to the echo thread (responder-echo.c) when the
+ * thread is free; conn_echo_finished() takes it back once the thread is done with it (NULL while it
+ * is not), and conn_free() at once. */
 void conn_echo_begin(Conn *c);
-void conn_echo_stop(Conn *c);
+Conn *conn_echo_finished(Responder *r);
+/* The eventfds the RDMA and echo threads signal, and their event sources (on_echo_done is the loop's:
+ * it serves what the echo thread left). */
+int responder_threads_init(Responder *r, sd_event_io_handler_t on_echo_done);
+void responder_threads_done(Responder *r);
 
 /* responder-bulk.c: upload and download over one or more streams, and the groups of streams. */
 void bulk_streams_request(Conn *c);

@@ -4,21 +4,16 @@
  * Served by the loop, each would also cost an epoll_wait() and the event loop's own work around it,
  * about a tenth of a round trip on a quiet host (4.5 against 5.1 us over veth, both ends on one CPU),
  * which the client would measure as the link's. One connection at a time has the thread; any other
- * echoes, and everything but echoes, are served by the loop as before. */
+ * echoes, and everything but echoes, are served by the loop as before (responder-conn.c hands the
+ * connection over and takes it back). */
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 
-#include "responder-conn.h"
 #include "responder-echo.h"
-#include "shared/log.h"
 #include "shared/time-util.h"
-
-/* How long the thread keeps a connection that asks nothing; then the loop has it back. */
-#define ECHO_QUIET_USEC (100 * USEC_PER_MSEC)
 
 struct EchoSession {
         pthread_t thread;
@@ -169,86 +164,4 @@ EchoSession *echo_session_join(EchoSession *s, EchoLeftover *ret) {
                 *ret = s->left;
         free(s);
         return NULL;
-}
-
-/* The loop's side: which connection the thread takes, and taking it back. */
-
-void conn_echo_begin(Conn *c) {
-        Responder *r = c->responder;
-        int k;
-
-        /* A connection that just had an echo answered, with nothing pending or half read (the thread
-         * starts at a frame's first byte), no test of its own running and no receive threshold. */
-        if (c->state != CONN_READY || !c->echoed || r->echo_done_fd < 0 || r->echo_conn || r->bulk_owner == c ||
-            c->out_len > 0 || c->ahead_len > 0 || c->have_header || c->header_len > 0 || c->lowat > 1)
-                return;
-        (void) sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
-        (void) sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
-        k = echo_session_start(c->fd, r->limits.max_frame, MIN(ECHO_QUIET_USEC, r->limits.idle_timeout_usec),
-                               r->echo_done_fd, &r->echo);
-        if (k < 0) {
-                log_debug_errno(k, "%s: cannot start an echo thread, echoing from the loop: %m", c->name);
-                (void) sd_event_source_set_enabled(c->io, SD_EVENT_ON);
-                (void) timer_arm(c, r->limits.idle_timeout_usec);
-                c->echoed = false;
-                return;
-        }
-        c->state = CONN_ECHO;
-        r->echo_conn = c;
-        r->stats.echo_sessions++;
-}
-
-/* Takes c back from the thread, with what it read and did not answer, and what it could not send. */
-static void conn_echo_end(Conn *c, EchoLeftover *l) {
-        Responder *r = c->responder;
-
-        r->echo = echo_session_join(r->echo, l);
-        r->echo_conn = NULL;
-        c->echoed = false;
-        if (!l)
-                return;
-        c->state = CONN_READY;
-        memcpy(c->ahead, l->in, l->in_len);
-        c->ahead_start = 0;
-        c->ahead_len = l->in_len;
-        memcpy(c->out, l->out, l->out_len);
-        c->out_len = l->out_len;
-        c->out_sent = l->out_sent;
-        if (l->echoes > 0)
-                c->last_frame_usec = l->last_usec;
-        uint64_t idle_end = c->last_frame_usec + r->limits.idle_timeout_usec, now = now_mono();
-        (void) timer_arm(c, idle_end > now ? idle_end - now : 1);
-        (void) sd_event_source_set_enabled(c->io, SD_EVENT_ON);
-}
-
-void conn_echo_stop(Conn *c) {
-        if (c->state == CONN_ECHO)
-                conn_echo_end(c, NULL);
-}
-
-static int on_echo_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Responder *r = userdata;
-        EchoLeftover l;
-        uint64_t v;
-
-        (void) read(fd, &v, sizeof(v));
-        if (!echo_session_finished(r->echo))
-                return 0;
-        Conn *c = r->echo_conn;
-        conn_echo_end(c, &l);
-        /* What the thread left is served now; the socket's own events wake the loop from here on. */
-        (void) conn_continue(c);
-        return 0;
-}
-
-int responder_echo_init(Responder *r) {
-        r->echo_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (r->echo_done_fd < 0)
-                return -errno;
-        return sd_event_add_io(r->event, &r->echo_done, r->echo_done_fd, EPOLLIN, on_echo_done, r);
-}
-
-void responder_echo_done(Responder *r) {
-        r->echo_done = sd_event_source_disable_unref(r->echo_done);
-        r->echo_done_fd = safe_close(r->echo_done_fd);
 }

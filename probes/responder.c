@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -324,7 +323,8 @@ static bool conn_read(Conn *c) {
         return true;
 }
 
-bool conn_continue(Conn *c) {
+/* Sends what is pending and serves what was read ahead; false when c was freed. */
+static bool conn_continue(Conn *c) {
         /* A reply produced by reading goes out at once if the socket takes it; what the client said
          * beyond the request it answers was read ahead, and is served now (no EPOLLIN will say so). */
         for (;;) {
@@ -536,18 +536,15 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return 0;
 }
 
-static int on_rdma_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+static int on_echo_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Responder *r = userdata;
         uint64_t v;
 
         (void) read(fd, &v, sizeof(v));
-        /* Freeing a connection frees the streams it owns too: start over after each. */
-        for (Conn *c = r->conns; c;)
-                if (c->state == CONN_RDMA && rdma_session_finished(c->rdma)) {
-                        conn_free(c);
-                        c = r->conns;
-                } else
-                        c = c->next;
+        /* What the thread left is served now; the socket's own events wake the loop from here on. */
+        Conn *c = conn_echo_finished(r);
+        if (c)
+                (void) conn_continue(c);
         return 0;
 }
 
@@ -631,15 +628,9 @@ int responder_new(sd_event *event, const ResponderLimits *limits, const ProtoKey
                 return k;
         (void) sd_event_source_set_enabled(r->accept_pause, SD_EVENT_OFF);
 
-        r->rdma_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (r->rdma_done_fd < 0)
-                return -errno;
-        k = sd_event_add_io(event, &r->rdma_done, r->rdma_done_fd, EPOLLIN, on_rdma_done, r);
-        if (k < 0)
-                return k;
-        k = responder_pump_init(r);
+        k = responder_threads_init(r, on_echo_done);
         if (k >= 0)
-                k = responder_echo_init(r);
+                k = responder_pump_init(r);
         if (k < 0)
                 return k;
 
@@ -654,13 +645,11 @@ Responder *responder_free(Responder *r) {
         r->pump = pump_join(r->pump);
         while (r->conns)
                 conn_free(r->conns);
-        responder_echo_done(r);
         for (size_t i = 0; i < r->n_listeners; i++)
                 sd_event_source_disable_unref(r->listeners[i]);
         free(r->listeners);
         sd_event_source_disable_unref(r->accept_pause);
-        sd_event_source_disable_unref(r->rdma_done);
-        safe_close(r->rdma_done_fd);
+        responder_threads_done(r);
         safe_close(r->sysfs_fd);
         safe_close(r->payload_fd);
         sd_event_source_disable_unref(r->lock_linger);
