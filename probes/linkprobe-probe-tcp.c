@@ -161,15 +161,18 @@ static bool busy_retry(const NetClient *c, int r, uint64_t *retries, uint64_t so
         return true;
 }
 
-static int transfer(NetStreams *s, bool upload, unsigned streams, uint64_t usec, uint64_t deadline, NetTransfer *ret) {
-        return upload ? net_streams_upload(s, streams, probe.max_bytes, usec, deadline, ret)
-                      : net_streams_download(s, streams, probe.max_bytes, usec, deadline, ret);
+static int transfer(NetStreams *s, bool upload, unsigned streams, uint64_t usec, uint64_t slice_usec, uint64_t deadline,
+                    NetTransfer *ret) {
+        return upload ? net_streams_upload(s, streams, probe.max_bytes, usec, slice_usec, deadline, ret)
+                      : net_streams_download(s, streams, probe.max_bytes, usec, slice_usec, deadline, ret);
 }
 
 /*
  * Short tests with 1, 2, 4, 8 streams (up to what the responder granted), while a step, or the one
  * after it, raises goodput by RAMP_GAIN over the best so far; the best count is the one for the
- * measurement. Stops early,
+ * measurement. Steps are compared by their median slice (net-streams.c): a step's total can catch a
+ * flow's start-up or one of its bursts, which a one-stream step then reads as a rate that more
+ * streams do not beat, while the measurement, ten times longer, averages them away. Stops early,
  * with a warning, when a stream cannot be had or a step fails, and when the time left is needed for
  * the measurement (ends before ramp_end).
  */
@@ -193,7 +196,7 @@ static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object 
                 }
                 uint64_t retries = 0;
                 do
-                        r = transfer(s, upload, n, step, ramp_end, &t);
+                        r = transfer(s, upload, n, step, tcp_ramp_slice_usec(probe.duration), ramp_end, &t);
                 while (r < 0 && busy_retry(s->control, r, &retries, ramp_end));
                 if (r < 0) {
                         probe_warn(warnings, "%s: the test with %u streams failed (%s)%s%s", direction, n,
@@ -201,11 +204,13 @@ static unsigned ramp(NetStreams *s, bool upload, uint64_t ramp_end, json_object 
                              r == -EREMOTEIO ? s->control->remote_error.message : "");
                         break;
                 }
-                double gbps = goodput_gbps(t.bytes, t.usec);
+                /* Without slices (sockets that do not say), the step's total. */
+                double gbps = t.steady_gbps > 0 ? t.steady_gbps : goodput_gbps(t.bytes, t.usec);
                 json_object *o = json_object_new_object();
                 json_object_object_add(o, "streams", json_object_new_int((int) n));
-                json_object_object_add(o, "gbps", json_object_new_double(gbps));
+                json_object_object_add(o, "gbps", json_object_new_double(goodput_gbps(t.bytes, t.usec)));
                 json_object_object_add(o, "duration_usec", json_object_new_uint64(t.usec));
+                json_object_object_add(o, "steady_gbps", t.steady_gbps > 0 ? json_object_new_double(t.steady_gbps) : NULL);
                 json_object_array_add(steps, o);
                 /* A short step on a busy machine can be unlucky: the ramp gives up after two steps in a
                  * row that did not beat the best so far by RAMP_GAIN, and keeps the best. */
@@ -248,7 +253,7 @@ static json_object *measure_direction(NetStreams *s, bool upload, unsigned phase
                 uint64_t d = phase_budget(soft_deadline, phases);
                 if (d == 0)
                         net_probe_fail(&probe, s->control, -ETIME, direction);
-                r = transfer(s, upload, streams, d, soft_deadline, &t);
+                r = transfer(s, upload, streams, d, 0, soft_deadline, &t);
                 if (r >= 0 || !busy_retry(s->control, r, &retries, soft_deadline))
                         break;
         }

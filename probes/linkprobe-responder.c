@@ -348,11 +348,12 @@ int main(int argc, char *argv[]) {
 
         ResponderStats st;
         responder_get_stats(responder, &st);
-        log_info("Exiting: %" PRIu64 " connections (%" PRIu64 " joined as streams), %" PRIu64 " tests, %" PRIu64
-                 " rate-limited, %" PRIu64 " busy, %" PRIu64 " refused at the connection cap, %" PRIu64
-                 " evicted, %" PRIu64 " timeouts, %" PRIu64 " protocol errors, %" PRIu64 " wrong keys.",
-                 st.accepted, st.joined, st.tests, st.rejected_rate, st.busy, st.rejected_connections, st.evicted,
-                 st.closed_timeout, st.closed_protocol, st.auth_failed);
+        log_info("Exiting: %" PRIu64 " connections (%" PRIu64 " joined as streams, %" PRIu64 " echoed on the echo "
+                 "thread), %" PRIu64 " tests, %" PRIu64 " rate-limited, %" PRIu64 " busy, %" PRIu64
+                 " refused at the connection cap, %" PRIu64 " evicted, %" PRIu64 " timeouts, %" PRIu64
+                 " protocol errors, %" PRIu64 " wrong keys.",
+                 st.accepted, st.joined, st.echo_sessions, st.tests, st.rejected_rate, st.busy,
+                 st.rejected_connections, st.evicted, st.closed_timeout, st.closed_protocol, st.auth_failed);
         responder = responder_free(responder);
         sd_event_unref(event);
         return r < 0 ? 1 : 0;

@@ -323,14 +323,25 @@ void net_set_rcvlowat(int fd, uint32_t *current, uint32_t want) {
                 *current = (uint32_t) v;
 }
 
-uint64_t net_host_retrans_bytes(int fd) {
+/* A 64-bit field of a TCP socket's tcp_info; UINT64_MAX when the socket or the kernel has none. */
+static uint64_t tcp_info_u64(int fd, size_t offset) {
         struct tcp_info ti = {};
         socklen_t len = sizeof(ti);
+        uint64_t v;
 
-        if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
-            len < offsetof(struct tcp_info, tcpi_bytes_retrans) + sizeof(ti.tcpi_bytes_retrans))
+        if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 || len < offset + sizeof(v))
                 return UINT64_MAX;
-        return ti.tcpi_bytes_retrans;
+        memcpy(&v, (const uint8_t *) &ti + offset, sizeof(v));
+        return v;
+}
+
+uint64_t net_host_retrans_bytes(int fd) {
+        return tcp_info_u64(fd, offsetof(struct tcp_info, tcpi_bytes_retrans));
+}
+
+uint64_t net_host_tcp_bytes(int fd, bool sending) {
+        return tcp_info_u64(fd, sending ? offsetof(struct tcp_info, tcpi_bytes_acked)
+                                        : offsetof(struct tcp_info, tcpi_bytes_received));
 }
 
 uint64_t net_host_cpu_usec(void) {

@@ -99,6 +99,9 @@ void net_set_rcvlowat(int fd, uint32_t *current, uint32_t want);
 
 /* tcpi_bytes_retrans of a TCP socket (payload sent again, Linux 4.19 on); UINT64_MAX when unknown. */
 uint64_t net_host_retrans_bytes(int fd);
+/* The bytes a TCP socket's peer acknowledged (sending) or that it received (Linux 4.1 on): the
+ * receiver's progress, read by either end; UINT64_MAX when unknown. */
+uint64_t net_host_tcp_bytes(int fd, bool sending);
 
 /* User plus system CPU time of the whole process so far, in microseconds. */
 uint64_t net_host_cpu_usec(void);

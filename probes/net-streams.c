@@ -4,6 +4,7 @@
 
 #include "frame-io.h"
 #include "net-streams.h"
+#include "rtt-stats.h"
 #include "shared/time-util.h"
 
 int net_streams_open(NetStreams *s, NetClient *control, unsigned wanted, uint64_t deadline) {
@@ -132,11 +133,79 @@ typedef struct Flow {
         int r;
 } Flow;
 
+/*
+ * A short test's goodput in slices. A step of the ramp lasts tens of milliseconds, and a TCP flow's
+ * rate is not steady on that scale: slow start, and on a path with a microsecond RTT (veth) BBR's
+ * model, let one stream run at several times its sustained rate for 10 to 50 ms now and then, so a
+ * step's total can read as much as a second's test never sustains. Worker 0 reads the receiver's
+ * progress on every stream (what the responder acknowledged, or what came in here) at slice
+ * boundaries; the median slice is what the stream count sustains.
+ */
+#define SLICES_MAX 64
+
+typedef struct Slices {
+        uint64_t slice_usec;     /* 0: none */
+        uint64_t end;            /* the granted time's end: what comes later is the drain */
+        uint64_t next;           /* the next boundary */
+        uint64_t last_usec, last_bytes;
+        const int *fds;
+        unsigned n_fds;
+        bool sending;
+        bool failed;             /* a socket did not say */
+        double gbps[SLICES_MAX];
+        unsigned n;
+} Slices;
+
+/* The receiver's progress on all streams now: false when a socket does not say. */
+static bool slices_read(Slices *sl, uint64_t *ret) {
+        uint64_t sum = 0;
+
+        for (unsigned i = 0; i < sl->n_fds; i++) {
+                uint64_t b = net_host_tcp_bytes(sl->fds[i], sl->sending);
+                if (b == UINT64_MAX)
+                        return false;
+                sum += b;
+        }
+        *ret = sum;
+        return true;
+}
+
+static void slices_start(Slices *sl, uint64_t now) {
+        if (sl->slice_usec == 0 || !slices_read(sl, &sl->last_bytes)) {
+                sl->failed = true;
+                return;
+        }
+        sl->last_usec = now;
+        sl->next = now + sl->slice_usec;
+}
+
+/* Closes the slice when its boundary has passed; the time until the next boundary (UINT64_MAX: none). */
+static uint64_t slices_tick(Slices *sl, uint64_t now) {
+        uint64_t bytes;
+
+        if (!sl || sl->failed || sl->slice_usec == 0 || sl->last_usec >= sl->end || sl->n >= SLICES_MAX)
+                return UINT64_MAX;
+        if (now < sl->next)
+                return sl->next - now;
+        if (!slices_read(sl, &bytes)) {
+                sl->failed = true;
+                return UINT64_MAX;
+        }
+        /* A slice that reaches past the end by more than half holds mostly the drain. */
+        if (now <= sl->end + sl->slice_usec / 2)
+                sl->gbps[sl->n++] = goodput_gbps(bytes - sl->last_bytes, now - sl->last_usec);
+        sl->last_usec = now;
+        sl->last_bytes = bytes;
+        sl->next = now + sl->slice_usec;
+        return sl->slice_usec;
+}
+
 typedef struct Worker {
         FlowTest *test;
         Flow *flows[PROTO_STREAMS_MAX];
         unsigned n_flows;
         bool pin;
+        Slices *slices;          /* worker 0 of a test with slices */
         pthread_t thread;
 } Worker;
 
@@ -364,7 +433,8 @@ static void worker_run(Worker *w) {
 
                 if (now >= w->test->deadline)
                         break;
-                n = epoll_wait(epfd, evs, (int) ELEMENTSOF(evs), (int) MIN((w->test->deadline - now + 999) / 1000, (uint64_t) INT32_MAX));
+                uint64_t wait = MIN(w->test->deadline - now, slices_tick(w->slices, now));
+                n = epoll_wait(epfd, evs, (int) ELEMENTSOF(evs), (int) MIN((wait + 999) / 1000, (uint64_t) INT32_MAX));
                 if (n < 0 && errno != EINTR) {
                         r = -errno;
                         for (unsigned i = 0; i < w->n_flows; i++)
@@ -423,14 +493,14 @@ static int test_start(NetStreams *s, bool upload, const ProtoTestRequest *req, P
 
 /* Runs the flows on threads: worker 0 on this one. The first failure, the control's when it has one
  * (the responder says there why the test ended). */
-static int run_flows(NetStreams *s, FlowTest *t, Flow *flows, unsigned n, unsigned *ret_threads) {
+static int run_flows(NetStreams *s, FlowTest *t, Flow *flows, unsigned n, Slices *slices, unsigned *ret_threads) {
         Worker workers[PROTO_STREAMS_MAX] = {};
         unsigned n_workers = MIN(n, s->host ? s->host->n_cpus : 1U), started = 1;
         int r = 0;
 
         n_workers = MAX(n_workers, 1U);
         for (unsigned i = 0; i < n_workers; i++)
-                workers[i] = (Worker) { .test = t, .pin = s->host != NULL };
+                workers[i] = (Worker) { .test = t, .pin = s->host != NULL, .slices = i == 0 ? slices : NULL };
         for (unsigned i = 0; i < n; i++) {
                 Worker *w = &workers[i % n_workers];
                 w->flows[w->n_flows++] = &flows[i];
@@ -472,7 +542,7 @@ static uint64_t streams_retrans(NetStreams *s, unsigned n) {
 }
 
 static int streams_test(NetStreams *s, bool upload, unsigned streams, uint64_t max_bytes, uint64_t max_usec,
-                        uint64_t deadline, NetTransfer *ret) {
+                        uint64_t slice_usec, uint64_t deadline, NetTransfer *ret) {
         NetClient *control = s->control;
         ProtoTestRequest req = {
                 .max_bytes = max_bytes,
@@ -482,6 +552,7 @@ static int streams_test(NetStreams *s, bool upload, unsigned streams, uint64_t m
                 .streams = streams,
         };
         Flow flows[PROTO_STREAMS_MAX];
+        int fds[PROTO_STREAMS_MAX];
         ProtoTestResult granted;
         NetCounters before = {}, after = {};
         int r;
@@ -516,8 +587,17 @@ static int streams_test(NetStreams *s, bool upload, unsigned streams, uint64_t m
                         .state = upload ? FLOW_SEND_DATA : FLOW_READ_HEADER,
                         .last = start,
                 };
+        for (unsigned i = 0; i < streams; i++)
+                fds[i] = flows[i].c->fd;
+        Slices slices = { .slice_usec = slice_usec, .end = start + granted.usec, .fds = fds, .n_fds = streams,
+                          .sending = upload };
+        slices_start(&slices, start);
         NetTransfer x = { .streams = streams };
-        r = run_flows(s, &t, flows, streams, &x.threads);
+        r = run_flows(s, &t, flows, streams, slice_usec > 0 ? &slices : NULL, &x.threads);
+        if (slices.n >= 3) {
+                x.slices = slices.n;
+                x.steady_gbps = samples_median(slices.gbps, slices.n);
+        }
         x.cpu_usec = net_host_cpu_usec() - cpu;
         /* A stream cut inside a payload keeps its threshold: the next test's small frames must wake. */
         for (unsigned i = 0; i < streams; i++)
@@ -560,12 +640,12 @@ static int streams_test(NetStreams *s, bool upload, unsigned streams, uint64_t m
         return 0;
 }
 
-int net_streams_upload(NetStreams *s, unsigned streams, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline,
-                       NetTransfer *ret) {
-        return streams_test(s, true, streams, max_bytes, max_usec, deadline, ret);
+int net_streams_upload(NetStreams *s, unsigned streams, uint64_t max_bytes, uint64_t max_usec, uint64_t slice_usec,
+                       uint64_t deadline, NetTransfer *ret) {
+        return streams_test(s, true, streams, max_bytes, max_usec, slice_usec, deadline, ret);
 }
 
-int net_streams_download(NetStreams *s, unsigned streams, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline,
-                         NetTransfer *ret) {
-        return streams_test(s, false, streams, max_bytes, max_usec, deadline, ret);
+int net_streams_download(NetStreams *s, unsigned streams, uint64_t max_bytes, uint64_t max_usec, uint64_t slice_usec,
+                         uint64_t deadline, NetTransfer *ret) {
+        return streams_test(s, false, streams, max_bytes, max_usec, slice_usec, deadline, ret);
 }

@@ -31,6 +31,10 @@ typedef struct NetTransfer {
         uint64_t wall_usec;    /* from READY to the end of the last stream here */
         ProtoTestResult remote;/* the responder's result: remote.have_stats when it sent its side */
         uint64_t retrans_bytes;/* payload our streams sent again during the test; UINT64_MAX unknown */
+        /* With slices: the median of the goodput of each slice of the granted time, as the receiver's
+         * TCP took the data (net_host_tcp_bytes()); 0 when the sockets do not say. */
+        double steady_gbps;
+        unsigned slices;
         bool counters_valid;   /* our interface's counters, as deltas over the whole test */
         uint64_t if_rx_bytes, if_tx_bytes, if_rx_packets, if_tx_packets;
 } NetTransfer;
@@ -56,11 +60,12 @@ int net_streams_join(NetStreams *s, const NetTarget *t, const ProtoKey *key, uns
  * (or receives) at once, from one grant for all of them, on at most one thread per CPU of s->host. A stream's
  * failure fails the test: the error of the control connection is reported when it has one (the
  * responder says there why the test ended), else the stream's, copied into the control's
- * remote_error for net_client_error_name().
+ * remote_error for net_client_error_name(). With slice_usec > 0 the receiver's progress is also read
+ * every slice_usec (ret->steady_gbps).
  */
-int net_streams_upload(NetStreams *s, unsigned streams, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline,
-                       NetTransfer *ret);
-int net_streams_download(NetStreams *s, unsigned streams, uint64_t max_bytes, uint64_t max_usec, uint64_t deadline,
-                         NetTransfer *ret);
+int net_streams_upload(NetStreams *s, unsigned streams, uint64_t max_bytes, uint64_t max_usec, uint64_t slice_usec,
+                       uint64_t deadline, NetTransfer *ret);
+int net_streams_download(NetStreams *s, unsigned streams, uint64_t max_bytes, uint64_t max_usec, uint64_t slice_usec,
+                         uint64_t deadline, NetTransfer *ret);
 
 void net_streams_done(NetStreams *s);

@@ -3,6 +3,7 @@
  * (STREAMS_REQUEST, JOIN), one test at a time, within the limits for all of its streams together. */
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -271,10 +272,7 @@ void bulk_upload_end(Conn *c) {
 
         if (c != o) {
                 /* Each joined stream hears what it carried. */
-                ProtoTestResult mine = {
-                        .bytes = c->stream_bytes,
-                        .usec = c->stream_bytes > 0 ? c->stream_last_usec - c->stream_start_usec : 0,
-                };
+                ProtoTestResult mine = pump_stream_result(c->stream_bytes, c->stream_start_usec, c->stream_last_usec);
                 (void) conn_queue(c, proto_encode_test_result(c->out, sizeof(c->out), PROTO_UPLOAD_RESULT, &mine));
         } else
                 c->state = CONN_UPLOAD_WAIT;
@@ -293,8 +291,9 @@ static void stream_finish_download(Conn *c) {
         stream_done(c);
 }
 
-/* A download over several streams, with CPUs for them, goes to the pump's threads (responder-pump.h);
- * the streams' event sources rest until the pump is done. False: the loop sends, as for one stream. */
+/* A test over several streams, with CPUs for them, goes to the pump's threads (responder-pump.h);
+ * the streams' event sources rest until the pump is done. False: the loop moves the data, as for one
+ * stream. */
 static bool pump_begin(Conn *o) {
         Responder *r = o->responder;
         BulkTest *t = &o->test;
@@ -303,7 +302,9 @@ static bool pump_begin(Conn *o) {
         if (t->streams < 2 || t->host.n_cpus < 2 || r->pump || r->pump_done_fd < 0)
                 return false;
         PumpConfig cfg = {
+                .receive = t->upload,
                 .frame_size = t->frame_size,
+                .max_frame = r->limits.max_frame,
                 .granted_bytes = t->granted_bytes,
                 .granted_usec = t->granted_usec,
                 .start_usec = t->start_usec,
@@ -313,11 +314,16 @@ static bool pump_begin(Conn *o) {
                 .buffer = r->scratch,
                 .done_fd = r->pump_done_fd,
         };
-        for (unsigned i = 0; i < t->streams; i++)
-                r->pump_streams[i] = (PumpStream) { .fd = test_stream(o, i)->fd };
+        for (unsigned i = 0; i < t->streams; i++) {
+                Conn *c = test_stream(o, i);
+                /* Receiving, each thread reads from a frame's first byte: nothing may have been read yet. */
+                if (t->upload && (c->have_header || c->header_len > 0 || c->ahead_len > 0 || c->stream_bytes > 0))
+                        return false;
+                r->pump_streams[i] = (PumpStream) { .fd = c->fd, .lowat = c->lowat, .answer = i > 0 };
+        }
         k = pump_start(&cfg, r->pump_streams, t->streams, &r->pump);
         if (k < 0) {
-                log_debug_errno(k, "%s: cannot start the download's threads, sending from the loop: %m", o->name);
+                log_debug_errno(k, "%s: cannot start the test's threads, moving its data on the loop: %m", o->name);
                 return false;
         }
         r->pump_owner = o;
@@ -327,47 +333,117 @@ static bool pump_begin(Conn *o) {
         return true;
 }
 
+void bulk_upload_begin(Conn *c) {
+        BulkTest *t = &c->test;
+
+        /* The asking connection, once its READY has left (the client sends nothing before). */
+        if (c->state != CONN_UPLOAD || c->owner || c->responder->bulk_owner != c || c->out_len > 0 || t->sending)
+                return;
+        t->sending = true;
+        (void) pump_begin(c);
+}
+
+/* What the pump's threads saw the client do wrong on an upload's stream, as the loop would have
+ * answered it (conn_read(), conn_dispatch(), bulk_received()); false for a socket that broke. */
+static bool upload_refuse(Conn *c, int error) {
+        Responder *r = c->responder;
+
+        switch (error) {
+        case -EBADMSG:
+        case -EMSGSIZE:
+                r->stats.closed_protocol++;
+                conn_fail(c, PROTO_ERROR_PROTOCOL, error == -EMSGSIZE ? "frame size out of bounds" : "malformed frame header");
+                return true;
+        case -EPROTO:
+                bulk_fail(c, PROTO_ERROR_PROTOCOL, "unexpected frame during upload");
+                return true;
+        case -ENOSPC:
+                bulk_fail(c, PROTO_ERROR_LIMIT, "more data than granted");
+                return true;
+        }
+        return false;
+}
+
 void bulk_pump_done(Responder *r) {
         Conn *o = r->pump_owner, *streams[PROTO_STREAMS_MAX];
-        unsigned n = o->test.streams;
+        BulkTest *t = &o->test;
+        unsigned n = t->streams;
         int failed = -1;
 
         r->pump = pump_join(r->pump);
         r->pump_owner = NULL;
-        o->test.bytes = 0;
+        t->bytes = 0;
         for (unsigned i = 0; i < n; i++) {
+                PumpStream *ps = &r->pump_streams[i];
                 streams[i] = test_stream(o, i);
-                streams[i]->stream_bytes = r->pump_streams[i].bytes;
-                o->test.bytes += r->pump_streams[i].bytes;
+                streams[i]->stream_bytes = ps->bytes;
+                t->bytes += ps->bytes;
+                if (t->upload) {
+                        streams[i]->lowat = ps->lowat;
+                        if (ps->bytes > 0)
+                                streams[i]->stream_last_usec = ps->last_usec;
+                        t->last_usec = MAX(t->last_usec, streams[i]->stream_last_usec);
+                }
                 (void) sd_event_source_set_enabled(streams[i]->io, SD_EVENT_ON);
-                if (r->pump_streams[i].error < 0) {
+                if (ps->error < 0) {
                         /* Perhaps cut inside a frame: an error frame there would be read as data. */
                         streams[i]->data_frame_sent = 1;
                         /* The stream that broke, rather than those it stopped. */
-                        if (failed < 0 || (r->pump_streams[failed].error == -ETIME && r->pump_streams[i].error != -ETIME))
+                        if (failed < 0 || (r->pump_streams[failed].error == -ETIME && ps->error != -ETIME))
                                 failed = (int) i;
                 }
         }
         if (failed >= 0) {
                 Conn *c = streams[failed];
                 int error = r->pump_streams[failed].error;
-                if (error != -ETIME) {
+                if (error == -ETIME) {
+                        r->stats.closed_timeout++;
+                        bulk_fail(c, PROTO_ERROR_LIMIT, "test ran past its granted time");
+                } else if (!t->upload || !upload_refuse(c, error)) {
                         /* The stream's socket broke: it goes, and the test with it (bulk_conn_gone()). */
-                        log_debug_errno(error, "%s: send failed: %m", c->name);
+                        log_debug_errno(error, "%s: %s failed: %m", c->name, t->upload ? "receive" : "send");
                         conn_free(c);
                         return;
                 }
-                r->stats.closed_timeout++;
-                bulk_fail(c, PROTO_ERROR_LIMIT, "test ran past its granted time");
                 for (unsigned i = 0; i < n; i++)
                         conn_update_events(streams[i]);
                 return;
         }
-        for (unsigned i = 0; i < n; i++)
-                stream_finish_download(streams[i]);
+        for (unsigned i = 0; i < n; i++) {
+                if (!t->upload) {
+                        stream_finish_download(streams[i]);
+                        continue;
+                }
+                bulk_upload_end(streams[i]);
+                /* The same frame, as much of it as the thread sent already (pump_stream_result()). */
+                if (i > 0)
+                        streams[i]->out_sent = MIN(r->pump_streams[i].answered, streams[i]->out_len);
+        }
         /* The owner last: freeing it (its END could not leave) frees the streams it owns. */
         for (unsigned i = n; i-- > 0;)
                 (void) conn_kick(streams[i]);
+}
+
+static int on_pump_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Responder *r = userdata;
+        uint64_t v;
+
+        (void) read(fd, &v, sizeof(v));
+        if (r->pump && pump_finished(r->pump))
+                bulk_pump_done(r);
+        return 0;
+}
+
+int responder_pump_init(Responder *r) {
+        r->pump_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (r->pump_done_fd < 0)
+                return -errno;
+        return sd_event_add_io(r->event, &r->pump_done, r->pump_done_fd, EPOLLIN, on_pump_done, r);
+}
+
+void responder_pump_done(Responder *r) {
+        r->pump_done = sd_event_source_disable_unref(r->pump_done);
+        r->pump_done_fd = safe_close(r->pump_done_fd);
 }
 
 bool bulk_pump_download(Conn *c) {

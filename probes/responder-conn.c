@@ -2,6 +2,7 @@
 /* The responder's connections: their output, events and timers, and how they end, with the groups of
  * streams they own or joined and the tests they carry (a stream that goes fails its test). */
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 
 #include "responder-conn.h"
@@ -10,6 +11,8 @@
 
 /* How long an error reply may take to leave before the connection is cut anyway. */
 #define LINGER_USEC (1 * USEC_PER_SEC)
+/* How long the echo thread keeps a connection that asks nothing; then the loop has it back. */
+#define ECHO_QUIET_USEC (100 * USEC_PER_MSEC)
 
 static void bulk_conn_gone(Conn *c);
 
@@ -178,6 +181,100 @@ void conn_update_events(Conn *c) {
         (void) sd_event_source_set_io_events(c->io, events);
 }
 
+void conn_echo_begin(Conn *c) {
+        Responder *r = c->responder;
+        int k;
+
+        /* A connection that just had an echo answered, with nothing pending or half read (the thread
+         * starts at a frame's first byte), no test of its own running and no receive threshold. */
+        if (c->state != CONN_READY || !c->echoed || r->echo_done_fd < 0 || r->echo_conn || r->bulk_owner == c ||
+            c->out_len > 0 || c->ahead_len > 0 || c->have_header || c->header_len > 0 || c->lowat > 1)
+                return;
+        (void) sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
+        k = echo_session_start(c->fd, r->limits.max_frame, MIN(ECHO_QUIET_USEC, r->limits.idle_timeout_usec),
+                               r->echo_done_fd, &r->echo);
+        if (k < 0) {
+                log_debug_errno(k, "%s: cannot start an echo thread, echoing from the loop: %m", c->name);
+                (void) sd_event_source_set_enabled(c->io, SD_EVENT_ON);
+                (void) timer_arm(c, r->limits.idle_timeout_usec);
+                c->echoed = false;
+                return;
+        }
+        c->state = CONN_ECHO;
+        r->echo_conn = c;
+        r->stats.echo_sessions++;
+}
+
+/* Takes c back from the echo thread, with what it read and did not answer and what it could not
+ * send; l NULL: c is going, the thread is stopped. */
+static void conn_echo_end(Conn *c, EchoLeftover *l) {
+        Responder *r = c->responder;
+
+        r->echo = echo_session_join(r->echo, l);
+        r->echo_conn = NULL;
+        c->echoed = false;
+        if (!l)
+                return;
+        c->state = CONN_READY;
+        memcpy(c->ahead, l->in, l->in_len);
+        c->ahead_start = 0;
+        c->ahead_len = l->in_len;
+        memcpy(c->out, l->out, l->out_len);
+        c->out_len = l->out_len;
+        c->out_sent = l->out_sent;
+        if (l->echoes > 0)
+                c->last_frame_usec = l->last_usec;
+        uint64_t idle_end = c->last_frame_usec + r->limits.idle_timeout_usec, now = now_mono();
+        (void) timer_arm(c, idle_end > now ? idle_end - now : 1);
+        (void) sd_event_source_set_enabled(c->io, SD_EVENT_ON);
+}
+
+Conn *conn_echo_finished(Responder *r) {
+        EchoLeftover l;
+        Conn *c = r->echo_conn;
+
+        if (!echo_session_finished(r->echo))
+                return NULL;
+        conn_echo_end(c, &l);
+        return c;
+}
+
+static int on_rdma_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Responder *r = userdata;
+        uint64_t v;
+
+        (void) read(fd, &v, sizeof(v));
+        /* Freeing a connection frees the streams it owns too: start over after each. */
+        for (Conn *c = r->conns; c;)
+                if (c->state == CONN_RDMA && rdma_session_finished(c->rdma)) {
+                        conn_free(c);
+                        c = r->conns;
+                } else
+                        c = c->next;
+        return 0;
+}
+
+int responder_threads_init(Responder *r, sd_event_io_handler_t on_echo_done) {
+        int k;
+
+        r->rdma_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        r->echo_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (r->rdma_done_fd < 0 || r->echo_done_fd < 0)
+                return -errno;
+        k = sd_event_add_io(r->event, &r->rdma_done, r->rdma_done_fd, EPOLLIN, on_rdma_done, r);
+        if (k < 0)
+                return k;
+        return sd_event_add_io(r->event, &r->echo_done, r->echo_done_fd, EPOLLIN, on_echo_done, r);
+}
+
+void responder_threads_done(Responder *r) {
+        r->rdma_done = sd_event_source_disable_unref(r->rdma_done);
+        r->rdma_done_fd = safe_close(r->rdma_done_fd);
+        r->echo_done = sd_event_source_disable_unref(r->echo_done);
+        r->echo_done_fd = safe_close(r->echo_done_fd);
+}
+
 void conn_free(Conn *c) {
         Responder *r;
 
@@ -188,6 +285,8 @@ void conn_free(Conn *c) {
         if (r->lock_conn == c)
                 lock_linger(r, 0);
         c->rdma = rdma_session_join(c->rdma);
+        if (c->state == CONN_ECHO)
+                conn_echo_end(c, NULL);
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
         safe_close(c->fd);

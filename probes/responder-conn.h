@@ -3,6 +3,7 @@
 #pragma once
 
 #include "net-host.h"
+#include "responder-echo.h"
 #include "responder-identity.h"
 #include "responder-pump.h"
 #include "responder-rdma.h"
@@ -24,6 +25,7 @@ typedef enum ConnState {
         CONN_UPLOAD_WAIT, /* the asking connection's upload ended; the other streams' have not yet */
         CONN_DOWNLOAD,
         CONN_RDMA,      /* handed to an RDMA session thread */
+        CONN_ECHO,      /* answering round trips on the echo thread (responder-echo.c) */
         CONN_CLOSING,   /* flushing a final error */
 } ConnState;
 
@@ -33,7 +35,7 @@ typedef struct Conn Conn;
  * streams - 1 connections of its group. The grant is for all of them together. */
 typedef struct BulkTest {
         bool upload;
-        bool sending;            /* download: READY has left, so DATA may follow on every stream */
+        bool sending;            /* READY has left, so DATA may follow on every stream */
         unsigned streams;
         unsigned finished;       /* streams whose UPLOAD_END came or whose DOWNLOAD_END was queued */
         uint64_t granted_bytes, granted_usec;
@@ -86,6 +88,8 @@ struct Conn {
         uint8_t out[PROTO_HEADER_SIZE + PROTO_CONTROL_MAX];
         size_t out_len, out_sent;
 
+        bool echoed;                /* the last frame served was an echo request */
+
         uint8_t nonce[PROTO_NONCE_SIZE];
         uint8_t client_nonce[PROTO_CLIENT_NONCE_SIZE];
         bool want_stats;            /* the client's HELLO asked for PROTO_CAP_TEST_STATS */
@@ -137,6 +141,11 @@ struct Responder {
         PumpStream pump_streams[PROTO_STREAMS_MAX];
         int pump_done_fd;
         sd_event_source *pump_done;
+        /* The echo thread (responder-echo.c): at most one, for echo_conn. */
+        EchoSession *echo;
+        Conn *echo_conn;
+        int echo_done_fd;
+        sd_event_source *echo_done;
 };
 
 /* The connection whose test c carries: c itself, or the one it joined. */
@@ -171,6 +180,16 @@ void conn_free(Conn *c);
 void bulk_fail(Conn *c, ProtoErrorCode code, const char *message);
 void conn_update_events(Conn *c);
 
+/* A connection whose last request was an echo goes to the echo thread (responder-echo.c) when the
+ * thread is free; conn_echo_finished() takes it back once the thread is done with it (NULL while it
+ * is not), and conn_free() at once. */
+void conn_echo_begin(Conn *c);
+Conn *conn_echo_finished(Responder *r);
+/* The eventfds the RDMA and echo threads signal, and their event sources (on_echo_done is the loop's:
+ * it serves what the echo thread left). */
+int responder_threads_init(Responder *r, sd_event_io_handler_t on_echo_done);
+void responder_threads_done(Responder *r);
+
 /* responder-bulk.c: upload and download over one or more streams, and the groups of streams. */
 void bulk_streams_request(Conn *c);
 void bulk_join(Conn *c);
@@ -181,5 +200,10 @@ bool bulk_received(Conn *c, size_t k);
 void bulk_upload_end(Conn *c);
 /* Sends DATA frames; false when c was freed. */
 bool bulk_pump_download(Conn *c);
-/* The pump's threads have finished the download of r->pump_owner: its streams end or fail. */
+/* Hands an upload over several streams to the pump's threads once c's READY has left. */
+void bulk_upload_begin(Conn *c);
+/* The pump's threads have finished the test of r->pump_owner: its streams end or fail. */
 void bulk_pump_done(Responder *r);
+/* The eventfd the pump's last thread signals, and its event source. */
+int responder_pump_init(Responder *r);
+void responder_pump_done(Responder *r);

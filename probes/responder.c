@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -154,6 +153,7 @@ static void conn_dispatch(Conn *c) {
                 /* The idle timer is not moved here: re-arming it per frame would cost a timerfd
                  * update per echo. It checks last_frame_usec when it fires instead. */
                 c->last_frame_usec = now_mono();
+                c->echoed = c->frame.type == PROTO_ECHO_REQUEST;
                 switch (c->frame.type) {
                 case PROTO_ECHO_REQUEST:
                         (void) conn_queue(c, proto_encode_echo(c->out, sizeof(c->out), PROTO_ECHO_REPLY, c->payload,
@@ -203,6 +203,7 @@ static void conn_dispatch(Conn *c) {
         case CONN_UPLOAD_WAIT:
         case CONN_DOWNLOAD:
         case CONN_RDMA:
+        case CONN_ECHO:
         case CONN_CLOSING:
                 return;
         }
@@ -322,9 +323,25 @@ static bool conn_read(Conn *c) {
         return true;
 }
 
+/* Sends what is pending and serves what was read ahead; false when c was freed. */
+static bool conn_continue(Conn *c) {
+        /* A reply produced by reading goes out at once if the socket takes it; what the client said
+         * beyond the request it answers was read ahead, and is served now (no EPOLLIN will say so). */
+        for (;;) {
+                if (!conn_kick(c))
+                        return false;
+                if (c->ahead_len == 0 || c->out_len > 0 || !conn_reads(c))
+                        return true;
+                if (!conn_read(c))
+                        return false;
+        }
+}
+
 static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Conn *c = userdata;
 
+        if (c->state == CONN_ECHO)
+                return 0; /* the echo thread has the socket */
         if (c->out_len > 0 && !conn_kick(c))
                 return 0;
         if (c->out_len == 0 && conn_may_send(c)) {
@@ -340,14 +357,13 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
                 conn_free(c);
                 return 0;
         }
-        /* A reply produced by reading goes out at once if the socket takes it; what the client said
-         * beyond the request it answers was read ahead, and is served now (no EPOLLIN will say so). */
-        for (;;) {
-                if (!conn_kick(c) || c->ahead_len == 0 || c->out_len > 0 || !conn_reads(c))
-                        return 0;
-                if (!conn_read(c))
-                        return 0;
+        /* Once quiet, a connection may go to a thread: its round trips to the echo thread, the upload
+         * it asked for to the pump's threads. */
+        if (conn_continue(c)) {
+                conn_echo_begin(c);
+                bulk_upload_begin(c);
         }
+        return 0;
 }
 
 static int on_conn_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -387,6 +403,7 @@ static int on_conn_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 conn_free(c);
                 return 0;
         case CONN_RDMA:
+        case CONN_ECHO:
                 return 0;
         }
         (void) conn_kick(c);
@@ -519,28 +536,15 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return 0;
 }
 
-static int on_rdma_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+static int on_echo_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Responder *r = userdata;
         uint64_t v;
 
         (void) read(fd, &v, sizeof(v));
-        /* Freeing a connection frees the streams it owns too: start over after each. */
-        for (Conn *c = r->conns; c;)
-                if (c->state == CONN_RDMA && rdma_session_finished(c->rdma)) {
-                        conn_free(c);
-                        c = r->conns;
-                } else
-                        c = c->next;
-        return 0;
-}
-
-static int on_pump_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Responder *r = userdata;
-        uint64_t v;
-
-        (void) read(fd, &v, sizeof(v));
-        if (r->pump && pump_finished(r->pump))
-                bulk_pump_done(r);
+        /* What the thread left is served now; the socket's own events wake the loop from here on. */
+        Conn *c = conn_echo_finished(r);
+        if (c)
+                (void) conn_continue(c);
         return 0;
 }
 
@@ -588,6 +592,7 @@ int responder_new(sd_event *event, const ResponderLimits *limits, const ProtoKey
         r->limits = *limits;
         r->rdma_done_fd = -EBADF;
         r->pump_done_fd = -EBADF;
+        r->echo_done_fd = -EBADF;
         r->lock_fd = -EBADF;
         /* Without a memfd DATA is sent from the scratch buffer, copied as before. sendfile() has no
          * MSG_NOSIGNAL: a client that goes mid-download must not end the process with SIGPIPE. */
@@ -623,16 +628,9 @@ int responder_new(sd_event *event, const ResponderLimits *limits, const ProtoKey
                 return k;
         (void) sd_event_source_set_enabled(r->accept_pause, SD_EVENT_OFF);
 
-        r->rdma_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (r->rdma_done_fd < 0)
-                return -errno;
-        k = sd_event_add_io(event, &r->rdma_done, r->rdma_done_fd, EPOLLIN, on_rdma_done, r);
-        if (k < 0)
-                return k;
-        r->pump_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (r->pump_done_fd < 0)
-                return -errno;
-        k = sd_event_add_io(event, &r->pump_done, r->pump_done_fd, EPOLLIN, on_pump_done, r);
+        k = responder_threads_init(r, on_echo_done);
+        if (k >= 0)
+                k = responder_pump_init(r);
         if (k < 0)
                 return k;
 
@@ -651,14 +649,12 @@ Responder *responder_free(Responder *r) {
                 sd_event_source_disable_unref(r->listeners[i]);
         free(r->listeners);
         sd_event_source_disable_unref(r->accept_pause);
-        sd_event_source_disable_unref(r->rdma_done);
-        safe_close(r->rdma_done_fd);
+        responder_threads_done(r);
         safe_close(r->sysfs_fd);
         safe_close(r->payload_fd);
         sd_event_source_disable_unref(r->lock_linger);
         safe_close(r->lock_fd);
-        sd_event_source_disable_unref(r->pump_done);
-        safe_close(r->pump_done_fd);
+        responder_pump_done(r);
         source_table_free(r->sources);
         responder_identity_done(&r->identity);
         free(r->scratch);

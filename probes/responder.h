@@ -58,6 +58,7 @@ typedef struct ResponderStats {
         uint64_t busy;           /* tests refused while another ran, or while the node's probe measured */
         uint64_t tests;
         uint64_t joined;         /* connections that joined another's streams */
+        uint64_t echo_sessions;  /* times a connection's round trips went to the echo thread */
         unsigned connections;    /* open now */
 } ResponderStats;
 

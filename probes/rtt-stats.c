@@ -8,6 +8,13 @@ static int cmp_double(const void *a, const void *b) {
         return (x > y) - (x < y);
 }
 
+double samples_median(double *v, size_t n) {
+        if (n == 0)
+                return 0;
+        qsort(v, n, sizeof(double), cmp_double);
+        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int rtt_stats_compute(const double *samples, size_t n, RttStats *ret) {
         _cleanup_(freep) double *sorted = NULL;
         RttStats s = { .samples = n };
@@ -20,11 +27,9 @@ int rtt_stats_compute(const double *samples, size_t n, RttStats *ret) {
         if (!sorted)
                 return -ENOMEM;
         memcpy(sorted, samples, n * sizeof(double));
-        qsort(sorted, n, sizeof(double), cmp_double);
-
+        s.median_usec = samples_median(sorted, n);
         s.min_usec = sorted[0];
         s.max_usec = sorted[n - 1];
-        s.median_usec = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
         for (size_t i = 0; i < n; i++)
                 sum += samples[i];
         s.mean_usec = sum / (double) n;

@@ -23,5 +23,8 @@ typedef struct RttStats {
  */
 int rtt_stats_compute(const double *samples, size_t n, RttStats *ret);
 
+/* The median of n values, sorting them in place; 0 for none. */
+double samples_median(double *v, size_t n);
+
 /* Gbit/s (decimal, as iperf3 prints) of bytes moved in usec; 0 when usec is 0. */
 double goodput_gbps(uint64_t bytes, uint64_t usec) _const_;

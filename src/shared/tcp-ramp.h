@@ -17,6 +17,14 @@ static inline uint64_t tcp_ramp_step_usec(uint64_t duration_usec) {
         return CLAMP(duration_usec / 10, 20 * USEC_PER_MSEC, 75 * USEC_PER_MSEC);
 }
 
+/* A step's goodput is read in slices as the receiver's TCP takes the data; the step counts for the
+ * median slice, which a start-up transient or a burst shorter than half the step does not move. */
+#define TCP_RAMP_SLICES 15
+
+static inline uint64_t tcp_ramp_slice_usec(uint64_t duration_usec) {
+        return tcp_ramp_step_usec(duration_usec) / TCP_RAMP_SLICES;
+}
+
 /* The longest the ramp of one direction takes. */
 static inline uint64_t tcp_ramp_max_usec(uint64_t duration_usec) {
         return TCP_RAMP_STEPS_MAX * (tcp_ramp_step_usec(duration_usec) + TCP_PHASE_OVERHEAD_USEC);

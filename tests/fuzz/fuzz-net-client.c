@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 NetTransfer t;
                 if (net_streams_open(&s, &c, 1, deadline) < 0)
                         abort(); /* one stream asks the responder nothing */
-                (void) net_streams_download(&s, 1, UINT64_C(1) << 30, 1000 * 1000, deadline, &t);
+                (void) net_streams_download(&s, 1, UINT64_C(1) << 30, 1000 * 1000, 1000, deadline, &t);
                 net_streams_done(&s);
         } else {
                 double samples[3];

@@ -391,6 +391,13 @@ static void test_rtt_stats(void **state) {
 
         assert_true(goodput_gbps(125000000, 1000000) == 1.0);
         assert_true(goodput_gbps(1, 0) == 0);
+
+        /* The ramp's slices: a burst shorter than half the step does not move the median. */
+        double slices[] = { 20, 95, 21, 19, 100, 20, 22 };
+        assert_true(samples_median(slices, ELEMENTSOF(slices)) == 21);
+        double pair[] = { 3, 1 };
+        assert_true(samples_median(pair, 2) == 2);
+        assert_true(samples_median(pair, 0) == 0);
 }
 
 static void test_parse_sink(void **state) {

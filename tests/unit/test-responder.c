@@ -194,6 +194,64 @@ static void test_hello_echo(void **state) {
         teardown();
 }
 
+/* Round trips go to the echo thread after the first: frames that follow an echo in the same write are
+ * served in order by the loop, replies that the client does not read wait for it, and a responder
+ * freed while the thread waits for the next request stops it. */
+static void test_echo_thread(void **state) {
+        setup(NULL, false);
+        Peer *p = peer_new("10.1.0.1");
+        uint8_t buf[3 * (PROTO_HEADER_SIZE + PROTO_ECHO_MAX)], *payload;
+        ProtoHeader h;
+        ResponderStats st;
+        size_t n;
+
+        peer_hello(p, NULL);
+        for (int i = 0; i < 200; i++) {
+                peer_send(p, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, &i, sizeof(i)));
+                assert_int_equal(peer_recv(p, &h, &payload), PROTO_ECHO_REPLY);
+                assert_memory_equal(payload, &i, sizeof(i));
+        }
+        responder_get_stats(fx.responder, &st);
+        assert_int_equal(st.echo_sessions, 1);
+
+        /* Two echoes and a streams request in one write: the thread answers the echoes, the loop the rest. */
+        n = (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "a", 1);
+        n += (size_t) proto_encode_echo(buf + n, sizeof(buf) - n, PROTO_ECHO_REQUEST, "b", 1);
+        n += (size_t) proto_encode_u32(buf + n, sizeof(buf) - n, PROTO_STREAMS_REQUEST, 2);
+        peer_send(p, buf, n);
+        assert_int_equal(peer_recv(p, &h, &payload), PROTO_ECHO_REPLY);
+        assert_int_equal(payload[0], 'a');
+        assert_int_equal(peer_recv(p, &h, &payload), PROTO_ECHO_REPLY);
+        assert_int_equal(payload[0], 'b');
+        assert_int_equal(peer_recv(p, &h, &payload), PROTO_STREAMS_REPLY);
+
+        /* 150 requests of the largest size before reading any reply: more replies than the socket
+         * holds, so the thread hands the connection back with one waiting to leave. */
+        for (int i = 0; i < 150; i++) {
+                uint8_t data[PROTO_ECHO_MAX];
+                memset(data, i, sizeof(data));
+                peer_send(p, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, data, sizeof(data)));
+        }
+        for (int i = 0; i < 150; i++) {
+                assert_int_equal(peer_recv(p, &h, &payload), PROTO_ECHO_REPLY);
+                assert_int_equal(h.length, PROTO_ECHO_MAX);
+                assert_int_equal(payload[0], (uint8_t) i);
+                assert_int_equal(payload[PROTO_ECHO_MAX - 1], (uint8_t) i);
+        }
+        responder_get_stats(fx.responder, &st);
+        assert_true(st.echo_sessions >= 2);
+
+        /* Freed while the thread waits in recv(): it is stopped, and the client sees the end. */
+        peer_send(p, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "c", 1));
+        assert_int_equal(peer_recv(p, &h, &payload), PROTO_ECHO_REPLY);
+        peer_send(p, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "d", 1));
+        assert_int_equal(peer_recv(p, &h, &payload), PROTO_ECHO_REPLY);
+        teardown();
+        assert_true(peer_closed(p));
+        safe_close(p->fd);
+        free(p);
+}
+
 static void run_upload(Peer *p, uint64_t bytes, uint32_t frame, ProtoTestResult *ret) {
         uint8_t buf[PROTO_HEADER_SIZE + 64], *payload;
         static uint8_t data[PROTO_HEADER_SIZE + 65536];
@@ -425,17 +483,28 @@ static void test_timeouts(void **state) {
         peer_send(slow, "LP\x01", 3);
         Peer *idle = peer_new("10.1.0.3");
         peer_hello(idle, NULL);
+        /* Idle after round trips: the echo thread hands it back before the idle time is up. */
+        Peer *echoing = peer_new("10.1.0.4");
+        uint8_t buf[PROTO_HEADER_SIZE + 1];
+        peer_hello(echoing, NULL);
+        for (int i = 0; i < 3; i++) {
+                peer_send(echoing, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "e", 1));
+                assert_int_equal(peer_recv(echoing, NULL, NULL), PROTO_ECHO_REPLY);
+        }
 
         assert_int_equal(peer_expect_error(silent), PROTO_ERROR_TIMEOUT);
         assert_int_equal(peer_expect_error(slow), PROTO_ERROR_TIMEOUT);
         assert_int_equal(peer_expect_error(idle), PROTO_ERROR_TIMEOUT);
-        assert_true(peer_closed(silent) && peer_closed(slow) && peer_closed(idle));
+        assert_int_equal(peer_expect_error(echoing), PROTO_ERROR_TIMEOUT);
+        assert_true(peer_closed(silent) && peer_closed(slow) && peer_closed(idle) && peer_closed(echoing));
         peer_free(silent);
         peer_free(slow);
         peer_free(idle);
+        peer_free(echoing);
         ResponderStats st;
         responder_get_stats(fx.responder, &st);
-        assert_int_equal(st.closed_timeout, 3);
+        assert_int_equal(st.closed_timeout, 4);
+        assert_int_equal(st.echo_sessions, 1);
         assert_int_equal(st.connections, 0);
         teardown();
 }
@@ -661,6 +730,62 @@ static void test_streams(void **state) {
         teardown();
 }
 
+/* An upload over several streams is taken in by the pump's threads: what a client does wrong on a
+ * stream is answered as the loop answers it, and the threads let the connections go back to it. */
+static void test_streams_upload_errors(void **state) {
+        setup(NULL, false);
+        uint8_t buf[PROTO_HEADER_SIZE + 64];
+        ResponderStats stats;
+
+        for (int round = 0; round < 4; round++) {
+                Peer *a = peer_new("10.1.0.1"), *b;
+                ProtoStreams st;
+                uint32_t index;
+                int type;
+
+                peer_hello(a, NULL);
+                streams_request(a, 2, &st);
+                b = stream_join("10.1.0.1", st.token, &type, &index);
+                assert_int_equal(type, PROTO_JOIN_OK);
+                ProtoTestRequest req = { .max_bytes = 1 << 20, .max_usec = 5 * USEC_PER_SEC, .frame_size = 16384, .streams = 2 };
+                peer_send(a, buf, (size_t) proto_encode_test_request(buf, sizeof(buf), PROTO_UPLOAD_START, &req));
+                assert_int_equal(peer_recv(a, NULL, NULL), PROTO_UPLOAD_READY);
+                send_data(a, 20000);
+                send_data(b, 20000);
+                switch (round) {
+                case 0: /* a frame other than DATA on a joined stream */
+                        peer_send(b, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "x", 1));
+                        assert_int_equal(peer_expect_error(a), PROTO_ERROR_PROTOCOL);
+                        break;
+                case 1: /* a malformed header on the asking stream */
+                        peer_send(a, "XX\x0a\x00\x00\x00\x00\x01", PROTO_HEADER_SIZE);
+                        assert_int_equal(peer_expect_error(a), PROTO_ERROR_PROTOCOL);
+                        break;
+                case 2: /* a joined stream that goes */
+                        safe_close(b->fd);
+                        break;
+                case 3: /* and the good case after them: both streams hear their part, the asker the sum */
+                        peer_send(b, buf, (size_t) proto_encode_empty(buf, sizeof(buf), PROTO_UPLOAD_END));
+                        expect_result(b, PROTO_UPLOAD_RESULT, 20000);
+                        peer_send(a, buf, (size_t) proto_encode_empty(buf, sizeof(buf), PROTO_UPLOAD_END));
+                        expect_result(a, PROTO_UPLOAD_RESULT, 40000);
+                        peer_send(a, buf, (size_t) proto_encode_echo(buf, sizeof(buf), PROTO_ECHO_REQUEST, "y", 1));
+                        assert_int_equal(peer_recv(a, NULL, NULL), PROTO_ECHO_REPLY);
+                        break;
+                }
+                if (round < 3)
+                        assert_true(peer_closed(a));
+                peer_free(a);
+                if (b->fd >= 0)
+                        assert_true(peer_closed(b));
+                peer_free(b);
+        }
+        responder_get_stats(fx.responder, &stats);
+        assert_int_equal(stats.closed_protocol, 1);
+        assert_int_equal(stats.connections, 0);
+        teardown();
+}
+
 static void test_streams_limits(void **state) {
         ResponderLimits l = RESPONDER_LIMITS_DEFAULT;
         l.max_streams = 3;
@@ -754,6 +879,7 @@ int main(void) {
         log_set_max_level(LOG_WARNING);
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hello_echo),
+                cmocka_unit_test(test_echo_thread),
                 cmocka_unit_test(test_upload_download),
                 cmocka_unit_test(test_limits_granted),
                 cmocka_unit_test(test_busy),
@@ -765,6 +891,7 @@ int main(void) {
                 cmocka_unit_test(test_limits_validate),
                 cmocka_unit_test(test_streams),
                 cmocka_unit_test(test_streams_limits),
+                cmocka_unit_test(test_streams_upload_errors),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
