@@ -140,18 +140,12 @@ _noreturn_ static void rdma_fail(const NetProbe *p, NetClient *c, const RdmaEndp
 }
 
 /* The responder runs one test at a time, and other nodes' probes (or this node's TCP probe) may hold it:
- * busy, or asked to slow down, is asked again 100..300 ms later (random, so that two waiting probes do not
- * collide again), --busy-retries times, as linkprobe-probe-tcp does. */
+ * busy, or asked to slow down, is asked again a little later (net_client_retry_wait()), --busy-retries
+ * times, as linkprobe-probe-tcp does. */
 static bool busy_retry(const NetClient *c, int r, uint64_t *retries, uint64_t soft_deadline) {
-        uint32_t rnd = 0;
+        uint64_t wait = net_client_retry_wait(c, r, retries, arg_busy_retries);
 
-        if (r != -EREMOTEIO || !IN_SET(c->remote_error.code, PROTO_ERROR_BUSY, PROTO_ERROR_RATE_LIMITED) ||
-            *retries >= arg_busy_retries)
-                return false;
-        (*retries)++;
-        (void) proto_random_bytes(&rnd, sizeof(rnd));
-        uint64_t wait = 100 * USEC_PER_MSEC + rnd % (200 * USEC_PER_MSEC);
-        if (now_usec(CLOCK_MONOTONIC) + wait >= soft_deadline)
+        if (wait == 0 || now_usec(CLOCK_MONOTONIC) + wait >= soft_deadline)
                 return false;
         usleep((useconds_t) wait);
         return true;

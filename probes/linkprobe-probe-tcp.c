@@ -144,15 +144,9 @@ static void lock_take(uint64_t wait_end) {
 
 /* A busy responder, or one that wants this address to slow down, is asked again a little later. */
 static bool busy_retry(const NetClient *c, int r, uint64_t *retries, uint64_t soft_deadline) {
-        if (r != -EREMOTEIO || !IN_SET(c->remote_error.code, PROTO_ERROR_BUSY, PROTO_ERROR_RATE_LIMITED) ||
-            *retries >= arg_busy_retries)
-                return false;
-        (*retries)++;
-        /* 100..300 ms, random so that two probes waiting for the same responder do not collide again. */
-        uint32_t rnd = 0;
-        (void) proto_random_bytes(&rnd, sizeof(rnd));
-        uint64_t wait = 100 * USEC_PER_MSEC + rnd % (200 * USEC_PER_MSEC);
-        if (now_usec(CLOCK_MONOTONIC) + wait + TCP_PHASE_OVERHEAD_USEC >= soft_deadline)
+        uint64_t wait = net_client_retry_wait(c, r, retries, arg_busy_retries);
+
+        if (wait == 0 || now_usec(CLOCK_MONOTONIC) + wait + TCP_PHASE_OVERHEAD_USEC >= soft_deadline)
                 return false;
         /* The far node may be measuring us: our responder serves it while we wait. */
         net_lock_release(lock_fd);

@@ -73,6 +73,23 @@ char *net_format_address(const struct sockaddr *sa, bool with_port, char *buf, s
         return buf;
 }
 
+uint64_t net_client_retry_wait(const NetClient *c, int r, uint64_t *retries, uint64_t max_retries) {
+        uint64_t base, spread;
+        uint32_t rnd = 0;
+
+        if (r != -EREMOTEIO || *retries >= max_retries)
+                return 0;
+        if (c->remote_error.code == PROTO_ERROR_BUSY)
+                base = 100 * USEC_PER_MSEC, spread = 200 * USEC_PER_MSEC;
+        else if (c->remote_error.code == PROTO_ERROR_RATE_LIMITED)
+                base = 500 * USEC_PER_MSEC, spread = 500 * USEC_PER_MSEC;
+        else
+                return 0;
+        (*retries)++;
+        (void) proto_random_bytes(&rnd, sizeof(rnd));
+        return base + rnd % spread;
+}
+
 void net_client_done(NetClient *c) {
         c->fd = safe_close(c->fd);
         free(c->data);

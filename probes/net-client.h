@@ -84,5 +84,20 @@ int net_client_request_result(NetClient *c, const uint8_t *buf, size_t n, ProtoT
                               uint64_t deadline);
 int net_client_read_result(NetClient *c, ProtoType expect, ProtoTestResult *ret, uint64_t deadline);
 
+/**
+ * net_client_retry_wait() - how long to wait before asking again, after a call that failed with r
+ * @c: the client
+ * @r: what the call returned
+ * @retries: retries so far; counted up when a wait is returned
+ * @max_retries: how many are allowed
+ *
+ * A busy responder (one test at a time, another node's probe holds it) is asked again 100..300 ms
+ * later; one that wants this address to slow down (rate-limited) after 500..1000 ms, by when its
+ * token bucket (10 a second by default) holds enough for a test again. Random, so that two probes
+ * waiting for one responder do not collide again.
+ * Return: the wait in µs, or 0 when the failure is not one to retry or the retries are spent.
+ */
+uint64_t net_client_retry_wait(const NetClient *c, int r, uint64_t *retries, uint64_t max_retries);
+
 /* The stable error name of a failed call: "ECONNREFUSED", "deadline", "protocol", "busy", ... */
 const char *net_client_error_name(const NetClient *c, int r);

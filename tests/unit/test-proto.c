@@ -9,6 +9,7 @@
 #include "probes/proto-auth.h"
 #include "probes/proto.h"
 #include "probes/rtt-stats.h"
+#include "shared/time-util.h"
 
 static void test_header_roundtrip(void **state) {
         uint8_t buf[PROTO_HEADER_SIZE];
@@ -431,6 +432,34 @@ static void test_parse_sink(void **state) {
         assert_int_equal(net_target_set_interface(&t, "0123456789abcdef"), -EINVAL);
 }
 
+/* Busy asks again soon, rate-limited later (once the token bucket refilled), anything else never; the
+ * retries run out. */
+static void test_retry_wait(void **state) {
+        NetClient c = NET_CLIENT_NULL;
+        uint64_t retries = 0, w;
+
+        c.remote_error.code = PROTO_ERROR_BUSY;
+        for (int i = 0; i < 50; i++) {
+                retries = 0;
+                w = net_client_retry_wait(&c, -EREMOTEIO, &retries, 3);
+                assert_true(w >= 100 * USEC_PER_MSEC && w < 300 * USEC_PER_MSEC);
+                assert_int_equal(retries, 1);
+        }
+        c.remote_error.code = PROTO_ERROR_RATE_LIMITED;
+        w = net_client_retry_wait(&c, -EREMOTEIO, &retries, 3);
+        assert_true(w >= 500 * USEC_PER_MSEC && w < 1000 * USEC_PER_MSEC);
+        assert_int_equal(retries, 2);
+        assert_true(net_client_retry_wait(&c, -EREMOTEIO, &retries, 3) > 0);
+        assert_int_equal(net_client_retry_wait(&c, -EREMOTEIO, &retries, 3), 0);
+        assert_int_equal(retries, 3);
+
+        retries = 0;
+        assert_int_equal(net_client_retry_wait(&c, -ECONNREFUSED, &retries, 3), 0);
+        c.remote_error.code = PROTO_ERROR_AUTH_FAILED;
+        assert_int_equal(net_client_retry_wait(&c, -EREMOTEIO, &retries, 3), 0);
+        assert_int_equal(retries, 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_header_roundtrip),
@@ -441,6 +470,7 @@ int main(void) {
                 cmocka_unit_test(test_key_load),
                 cmocka_unit_test(test_rtt_stats),
                 cmocka_unit_test(test_parse_sink),
+                cmocka_unit_test(test_retry_wait),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
