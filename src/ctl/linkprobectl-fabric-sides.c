@@ -97,7 +97,8 @@ static bool differ(double a, double b) {
 
 /* One edge from x's word, with y's (the far end's, the other way round) when there is one. The figures
  * are x's, unless x's are stale and y's live: a cable that changed since one end measured it is told by
- * the end that measured it since (y's download is x's upload). */
+ * the end that measured it since (y's download is x's upload). The edge is stale when the figures it
+ * carries are, whichever end is read first. */
 static int add_merged(json_object *model, const FabricSide *x, const FabricSide *y) {
         json_object *e = fabric_add_edge(model, x->from, x->to, x->transport), *seen;
         _cleanup_(freep) char *dis = NULL;
@@ -117,7 +118,7 @@ static int add_merged(json_object *model, const FabricSide *x, const FabricSide 
         json_object_object_add(e, "Measured", json_object_new_boolean(f->measured));
         json_object_object_add(e, "MeasuredAt", at > 0 ? json_object_new_string(format_iso8601(iso, at)) : NULL);
         json_object_object_add(e, "MeasuredAtUsec", at > 0 ? json_object_new_uint64(at) : NULL);
-        json_object_object_add(e, "Stale", json_object_new_boolean(!far_figures && (x->stale || (y && y->stale))));
+        json_object_object_add(e, "Stale", json_object_new_boolean(f->stale));
         json_object_object_add(e, "Degraded", json_object_new_boolean(x->degraded || (y && y->degraded)));
         if (y) {
                 seen = json_object_new_array();

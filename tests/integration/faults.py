@@ -52,6 +52,24 @@ def fd_count(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def open_files(pid):
+    """What each of the process's descriptors is (a file's path, socket:[inode], anon_inode:[timerfd]...):
+    said when a count differs, so a failure names what was left open."""
+    names = []
+    for fd in sorted(os.listdir(f"/proc/{pid}/fd"), key=int):
+        try:
+            names.append(f"{fd} -> {os.readlink(f'/proc/{pid}/fd/{fd}')}")
+        except FileNotFoundError:
+            pass
+    return names
+
+
+def fds_back_to(pid, count, timeout=5.0):
+    """Whether the process's descriptors come back to count within timeout: one open for a moment (a
+    probe's pipe, a sysfs directory read while re-enumerating) is not a leak; one that stays is."""
+    return wait_for(lambda: fd_count(pid) == count, timeout=timeout)
+
+
 def daemon_pid(daemon):
     """The pid of linkprobed itself: with a netns, Popen's child is `ip netns exec`, which execs it, so the
     pid is the same; under a wrapper (umockdev-wrapper, valgrind) it may be a child."""

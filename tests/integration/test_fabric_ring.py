@@ -234,22 +234,28 @@ def test_coordinator(tmp_path):
     assert doc["WorstHops"] == 2 and doc["Hostname"] == "a"
 
 
-def test_the_end_that_measured_since_tells_a_changed_cable(tmp_path):
+@pytest.mark.parametrize("a_first", (True, False), ids=("a-read-first", "c-read-first"))
+def test_the_end_that_measured_since_tells_a_changed_cable(tmp_path, a_first):
     """Cable a-c slowed down towards c: a measured it since (a -> c at 0.1 Gb/s, live), c's measurement is
     from before (10 both ways, stale). The live end's figures count, for the edge, the coordinator and
-    the ring: b is rank 0, the only node fast both ways to both others, and the ring runs c -> a."""
+    the ring: b is rank 0, the only node fast both ways to both others, and the ring runs c -> a. The
+    merge starts from the node with the lower NodeId: both ways round."""
     p = Paper()
+    ids = {"a": "1" * 32, "b": "5" * 32, "c": "9" * 32}
+    if not a_first:
+        ids["a"], ids["c"] = ids["c"], ids["a"]
     for h in ("a", "b", "c"):
-        p.node(h)
+        p.node(h, node_id=ids[h])
     p.cable("a", "ab", "b", "ba", 10)
     p.cable("b", "bc", "c", "cb", 10)
     p.cable("a", "ac", "c", "ca", 0.1, 10, one_sided=True)
     p._measure(p["c"], "ca", p["a"], p["a"].links["ac"]["Addresses"][0]["Address"], 10, 10, stale=True, age_s=600)
     files = p.write(str(tmp_path))
-    doc = json.loads(ctl("fabric", "--snapshots", "--json", files=files).stdout)
-    (edge,) = [e for e in doc["Edges"] if {e["FromInterface"], e["ToInterface"]} == {"ac", "ca"}]
-    up = edge["UploadGbps"] if edge["FromInterface"] == "ac" else edge["DownloadGbps"]
-    assert up == 0.1 and edge["Stale"] is False, edge
+    for order in (files, files[::-1]):
+        doc = json.loads(ctl("fabric", "--snapshots", "--json", files=order).stdout)
+        (edge,) = [e for e in doc["Edges"] if {e["FromInterface"], e["ToInterface"]} == {"ac", "ca"}]
+        up = edge["UploadGbps"] if edge["FromInterface"] == "ac" else edge["DownloadGbps"]
+        assert up == 0.1 and edge["Stale"] is False, edge
     coord = json.loads(ctl("fabric", "coordinator", "--snapshots", "--json", files=files).stdout)
     assert coord["Hostname"] == "b" and coord["WorstGbps"] == 10, coord
     doc, _ = ring(p, tmp_path)
