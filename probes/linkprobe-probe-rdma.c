@@ -10,6 +10,7 @@
 #include "shared/time-util.h"
 
 #define DEADLINE_MARGIN_USEC (300 * USEC_PER_MSEC)
+#define LATENCY_WARMUP_ROUND_TRIPS 16U
 
 static const char *arg_device;
 static uint64_t arg_port = 1;
@@ -31,7 +32,7 @@ static void help(void) {
                "     --duration=TIME      time per direction (default 1s)\n"
                "     --max-bytes=SIZE     bytes per direction (default 64G)\n"
                "     --message-size=SIZE  bytes per RDMA write (default 64K)\n"
-               "     --iterations=N       send/recv round trips (default 1000)\n"
+               "     --iterations=N       send/recv round trips, as many as fit the time (default 1000)\n"
                "     --latency-size=SIZE  send/recv message size (default 64)\n"
                "     --tests=LIST         upload,download,latency (default all)\n"
                "     --busy-retries=N     retries when the responder is busy (default 3)\n"
@@ -159,6 +160,72 @@ static int rdma_request(NetClient *c, const ProtoRdmaTest *t, ProtoType expect, 
         return net_client_request_result(c, buf, (size_t) n, expect, ret, deadline);
 }
 
+/* One send/receive test of n round trips, each timed into samples (NULL: not kept). */
+static int pingpong_test(NetClient *c, RdmaEndpoint *e, uint32_t n, double *samples, uint64_t deadline) {
+        ProtoRdmaTest t = { .op = PROTO_RDMA_OP_SEND_LATENCY, .max_usec = probe.duration, .iterations = n,
+                            .message_size = (uint32_t) arg_latency_size };
+        ProtoTestResult done;
+        int r;
+
+        r = rdma_endpoint_post_recv(e, (uint32_t) arg_latency_size);
+        if (r >= 0)
+                r = rdma_request(c, &t, PROTO_RDMA_READY, NULL, deadline);
+        if (r >= 0)
+                r = rdma_endpoint_pingpong(e, true, n, (uint32_t) arg_latency_size, deadline, NULL, samples);
+        if (r >= 0)
+                r = net_client_read_result(c, PROTO_RDMA_RESULT, &done, deadline);
+        return r;
+}
+
+/* The round trips fit the phase's share of the time: a short first run (perftest's warm-up, not counted)
+ * tells how long one takes, then as many as fit the share, up to --iterations. A fixed count on a slow
+ * fabric (or on busy CPUs) would run into the deadline and lose the bandwidth figures measured already. */
+static int latency_phase(NetClient *c, RdmaEndpoint *e, uint64_t share, uint64_t deadline,
+                         json_object *result) {
+        uint32_t n = (uint32_t) arg_iterations;
+        RttStats st;
+        int r;
+
+        if (n > LATENCY_WARMUP_ROUND_TRIPS) {
+                uint64_t start = now_usec(CLOCK_MONOTONIC);
+                r = pingpong_test(c, e, LATENCY_WARMUP_ROUND_TRIPS, NULL, deadline);
+                if (r < 0)
+                        return r;
+                uint64_t each = MAX((now_usec(CLOCK_MONOTONIC) - start) / LATENCY_WARMUP_ROUND_TRIPS, 1u);
+                uint64_t left = share > now_usec(CLOCK_MONOTONIC) - start ? share - (now_usec(CLOCK_MONOTONIC) - start) : 0;
+                n = (uint32_t) CLAMP(left / each, (uint64_t) LATENCY_WARMUP_ROUND_TRIPS, arg_iterations);
+        }
+        _cleanup_(freep) double *samples = calloc(n, sizeof(double));
+        if (!samples)
+                return -ENOMEM;
+        r = pingpong_test(c, e, n, samples, deadline);
+        if (r >= 0)
+                r = rtt_stats_compute(samples, n, &st);
+        if (r < 0)
+                return r;
+        if (n < arg_iterations) {
+                json_object *warnings = json_object_new_array();
+                probe_warn(warnings, "latency: %" PRIu32 " of the %" PRIu64 " round trips asked for fit the time "
+                           "left (one took %.0f µs)", n, arg_iterations, st.median_usec);
+                json_object_object_add(result, "warnings", warnings);
+        }
+
+        /* perftest's ib_send_lat reports half the round trip; both are given. */
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "iterations", json_object_new_uint64(n));
+        json_object_object_add(o, "message_size", json_object_new_uint64(arg_latency_size));
+        json_object_object_add(o, "rtt_median_usec", json_object_new_double(st.median_usec));
+        json_object_object_add(o, "median_usec", json_object_new_double(st.median_usec / 2));
+        json_object_object_add(o, "min_usec", json_object_new_double(st.min_usec / 2));
+        json_object_object_add(o, "max_usec", json_object_new_double(st.max_usec / 2));
+        json_object_object_add(o, "jitter_usec", json_object_new_double(st.jitter_usec));
+        json_object_object_add(result, "latency_usec", json_object_new_double(st.median_usec / 2));
+        json_object_object_add(result, "rtt_usec", json_object_new_double(st.median_usec));
+        json_object_object_add(result, "jitter_usec", json_object_new_double(st.jitter_usec));
+        json_object_object_add(result, "latency", o);
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_(net_client_done) NetClient client = NET_CLIENT_NULL;
         _cleanup_(rdma_endpoint_freep) RdmaEndpoint *e = NULL;
@@ -243,39 +310,10 @@ int main(int argc, char *argv[]) {
                 json_object_object_add(result, "download", net_probe_transfer_json(down.bytes, down.usec, "responder"));
         }
         if (arg_latency) {
-                _cleanup_(freep) double *samples = calloc(arg_iterations, sizeof(double));
-                ProtoRdmaTest t = { .op = PROTO_RDMA_OP_SEND_LATENCY, .max_usec = p->duration,
-                                    .iterations = (uint32_t) arg_iterations, .message_size = (uint32_t) arg_latency_size };
-                ProtoTestResult done;
-                RttStats st;
-
-                if (!samples)
-                        probe_exit_error(p->name, PROBE_EXIT_ERROR, "ENOMEM", "out of memory");
-                r = rdma_endpoint_post_recv(e, (uint32_t) arg_latency_size);
-                if (r >= 0)
-                        r = rdma_request(&client, &t, PROTO_RDMA_READY, NULL, soft_deadline);
-                if (r >= 0)
-                        r = rdma_endpoint_pingpong(e, true, (uint32_t) arg_iterations, (uint32_t) arg_latency_size,
-                                                   soft_deadline, NULL, samples);
-                if (r >= 0)
-                        r = net_client_read_result(&client, PROTO_RDMA_RESULT, &done, soft_deadline);
-                if (r >= 0)
-                        r = rtt_stats_compute(samples, (size_t) arg_iterations, &st);
+                uint64_t share = MIN(p->duration, (soft_deadline - now_usec(CLOCK_MONOTONIC)) / (phases + 1));
+                r = latency_phase(&client, e, share, soft_deadline, result);
                 if (r < 0)
                         rdma_fail(p, &client, e, r, "latency", "send/receive");
-                /* perftest's ib_send_lat reports half the round trip; both are given. */
-                json_object *o = json_object_new_object();
-                json_object_object_add(o, "iterations", json_object_new_uint64(arg_iterations));
-                json_object_object_add(o, "message_size", json_object_new_uint64(arg_latency_size));
-                json_object_object_add(o, "rtt_median_usec", json_object_new_double(st.median_usec));
-                json_object_object_add(o, "median_usec", json_object_new_double(st.median_usec / 2));
-                json_object_object_add(o, "min_usec", json_object_new_double(st.min_usec / 2));
-                json_object_object_add(o, "max_usec", json_object_new_double(st.max_usec / 2));
-                json_object_object_add(o, "jitter_usec", json_object_new_double(st.jitter_usec));
-                json_object_object_add(result, "latency_usec", json_object_new_double(st.median_usec / 2));
-                json_object_object_add(result, "rtt_usec", json_object_new_double(st.median_usec));
-                json_object_object_add(result, "jitter_usec", json_object_new_double(st.jitter_usec));
-                json_object_object_add(result, "latency", o);
         }
 
         return net_probe_finish(p, result);
