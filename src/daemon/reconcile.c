@@ -424,6 +424,7 @@ void reconcile_inhibited(Reconciler *r, unsigned what) {
                 return;
         /* "Inhibit" means now: a running RDMA probe is killed and nothing of it is published or saved;
          * the path is due again once the last inhibitor goes. */
+        bool stopped = false;
         TABLE_FOREACH(p, &r->c.peers->paths) {
                 if (p->transport != PEER_TRANSPORT_RDMA || !p->run)
                         continue;
@@ -435,7 +436,12 @@ void reconcile_inhibited(Reconciler *r, unsigned what) {
                         set_next_probe(p, now);
                 else
                         p->requested = true;
+                stopped = true;
         }
+        /* A TCP path waiting for the responder the killed probe held is not on the timer: it starts when
+         * that probe ends, and it ended here, not in on_probe_done(). */
+        if (stopped)
+                reconcile_schedule(r);
 }
 
 void reconcile_path_disturbed(Reconciler *r, Peer *p) {

@@ -37,7 +37,14 @@ def wait_peer(client, path, predicate, timeout=10.0):
     def check():
         p = peers(client).get(path)
         return p if p and predicate(p) else None
-    return wait_for(check, timeout)
+
+    def state():
+        p = peers(client).get(path)
+        if not p:
+            return f"{path} (there is no such Peer)"
+        return f"{path} (it has " + ", ".join(f"{k}={p.get(k)!r}" for k in (
+            "ProbeState", "LastError", "MeasuredAt", "NextProbeAt", "Stale", "StaleReason", "Warnings")) + ")"
+    return wait_for(check, timeout, what=state)
 
 
 def call_error(client, method, signature, args, timeout_ms=20000):

@@ -121,7 +121,7 @@ def test_rdma_path_measured_like_a_tcp_one(rig, client, daemon_factory):
 def test_tcp_and_rdma_probes_take_turns(rig, client, daemon_factory):
     """One probe per transport runs at a time, but the responder serves one test at a time: a TCP and an RDMA
     probe to the same responder take turns instead of one of them meeting "busy" and failing."""
-    start_daemon(rig, daemon_factory, QUICK.replace("TcpDurationSec=100ms", "TcpDurationSec=500ms"))
+    daemon = start_daemon(rig, daemon_factory, QUICK.replace("TcpDurationSec=100ms", "TcpDurationSec=500ms"))
     fabric, both = rig["fabric"], 0
     end = time.monotonic() + 30
     while time.monotonic() < end:
@@ -131,7 +131,9 @@ def test_tcp_and_rdma_probes_take_turns(rig, client, daemon_factory):
         both += bool(rdma_probes(fabric) and rdma_probes(fabric, "linkprobe-probe-tcp"))
         time.sleep(0.02)
     objects = peers(client)
-    assert is_measured(objects[IB_PATH]) and is_measured(objects[TCP_PATH]), objects
+    assert is_measured(objects[IB_PATH]) and is_measured(objects[TCP_PATH]), (
+        {p: {k: objects[p].get(k) for k in ("ProbeState", "LastError", "MeasuredAt")} for p in (IB_PATH, TCP_PATH)
+         if p in objects}, daemon.log()[-6000:])
     assert both == 0
     assert objects[IB_PATH]["LastError"] == objects[TCP_PATH]["LastError"] == ""
 
@@ -164,6 +166,10 @@ def test_inhibitor_skips_and_stops_rdma_probes(rig, client, daemon_factory):
     fabric = rig["fabric"]
     wait_peer(client, IB_PATH, lambda p: p["ProbeState"] == "probing", timeout=30)
     running = wait_for(lambda: rdma_probes(fabric), timeout=10)
+    # A TCP measurement asked for now waits for the RDMA probe to the same responder to end.
+    tcp_before = peers(client).get(TCP_PATH, {}).get("MeasuredAt", 0)
+    (tcp,) = client.call(lp.ROOT, MANAGER, "ProbePeer", "(sa{sv})", (ADDRESS, {}))
+    assert tcp == TCP_PATH and client.get_all("Peer", TCP_PATH)["ProbeState"] == "queued"
 
     fd = inhibit(client.conn, "rdma", "test_rdma_peers", "a job holds the fabric")
     try:
@@ -172,8 +178,8 @@ def test_inhibitor_skips_and_stops_rdma_probes(rig, client, daemon_factory):
                  what=f"the probes {running} to be killed")
         p = wait_peer(client, IB_PATH, lambda q: q["ProbeState"] == "skipped-inhibited", timeout=5)
         assert p["MeasuredAt"] == 0 and p["UploadGbps"] == 0
-        # While it is held no RDMA probe starts, TCP goes on.
-        assert wait_peer(client, TCP_PATH, is_measured, timeout=30)
+        # While it is held no RDMA probe starts; the TCP one that waited for the killed probe goes on.
+        assert wait_peer(client, TCP_PATH, lambda q: is_measured(q) and q["MeasuredAt"] > tcp_before, timeout=30)
         time.sleep(1)
         assert rdma_probes(fabric) == []
         assert client.get_all("Peer", IB_PATH)["ProbeState"] == "skipped-inhibited"
