@@ -135,11 +135,10 @@ static int choose(const CableSet *s, RingRun runs[static _CABLE_TRANSPORT_MAX], 
 static void warn(json_object *warnings, const char *format, ...) _printf_(2, 3);
 static void warn(json_object *warnings, const char *format, ...) {
         va_list ap;
-        char *s = NULL;
+        char *s;
 
         va_start(ap, format);
-        if (vasprintf(&s, format, ap) < 0)
-                s = NULL;
+        s = ctl_strdupvf(format, ap);
         va_end(ap);
         if (!s)
                 return;
@@ -308,7 +307,8 @@ static json_object *ring_doc(const RingPlan *plan, const RingRun *run, bool have
 
 /* ---- how a hop reads ---- */
 
-static char *format_via(json_object *hop, const char *key, json_object *v) {
+/* A hop's cables, one after another, ", " between them: each as print_cable() writes it. */
+static char *join_cables(json_object *hop, void (*print_cable)(FILE *f, json_object *cable)) {
         json_object *cables = ctl_member(hop, "Cables");
         char *s = NULL;
         size_t len = 0;
@@ -317,31 +317,33 @@ static char *format_via(json_object *hop, const char *key, json_object *v) {
         if (!f)
                 return NULL;
         for (size_t i = 0; i < json_array_len(cables); i++) {
-                json_object *c = json_object_array_get_idx(cables, i);
-                bool rdma = json_string_or(c, "FromRdmaDevice", NULL) && streq(json_string_or(c, "Transport", ""), "rdma");
-                fprintf(f, "%s%s → %s", i > 0 ? ", " : "",
-                        rdma ? json_string_or(c, "FromRdmaDevice", "?") : json_string_or(c, "FromInterface", "?"),
-                        rdma ? json_string_or(c, "ToRdmaDevice", "?") : json_string_or(c, "ToInterface", "?"));
+                if (i > 0)
+                        fputs(", ", f);
+                print_cable(f, json_object_array_get_idx(cables, i));
         }
         fclose(f);
         return s;
 }
 
-static char *format_to_address(json_object *hop, const char *key, json_object *v) {
-        json_object *cables = ctl_member(hop, "Cables");
-        char *s = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&s, &len);
+static void print_via(FILE *f, json_object *c) {
+        bool rdma = json_string_or(c, "FromRdmaDevice", NULL) && streq(json_string_or(c, "Transport", ""), "rdma");
 
-        if (!f)
-                return NULL;
-        for (size_t i = 0; i < json_array_len(cables); i++) {
-                json_object *a = ctl_member(json_object_array_get_idx(cables, i), "ToAddresses");
-                fprintf(f, "%s%s", i > 0 ? ", " : "",
-                        json_array_len(a) > 0 ? json_object_get_string(json_object_array_get_idx(a, 0)) : "-");
-        }
-        fclose(f);
-        return s;
+        fprintf(f, "%s → %s", rdma ? json_string_or(c, "FromRdmaDevice", "?") : json_string_or(c, "FromInterface", "?"),
+                rdma ? json_string_or(c, "ToRdmaDevice", "?") : json_string_or(c, "ToInterface", "?"));
+}
+
+static void print_to_address(FILE *f, json_object *c) {
+        json_object *a = ctl_member(c, "ToAddresses");
+
+        fputs(json_array_len(a) > 0 ? json_object_get_string(json_object_array_get_idx(a, 0)) : "-", f);
+}
+
+static char *format_via(json_object *hop, const char *key, json_object *v) {
+        return join_cables(hop, print_via);
+}
+
+static char *format_to_address(json_object *hop, const char *key, json_object *v) {
+        return join_cables(hop, print_to_address);
 }
 
 static char *format_gbps(json_object *row, const char *key, json_object *v) {

@@ -29,13 +29,20 @@ json_object *ctl_member(json_object *o, const char *key) {
         return v;
 }
 
-char *ctl_strdupf(const char *format, ...) {
-        va_list ap;
+char *ctl_strdupvf(const char *format, va_list ap) {
         char *s = NULL;
 
-        va_start(ap, format);
         if (vasprintf(&s, format, ap) < 0)
-                s = NULL;
+                return NULL;
+        return s;
+}
+
+char *ctl_strdupf(const char *format, ...) {
+        va_list ap;
+        char *s;
+
+        va_start(ap, format);
+        s = ctl_strdupvf(format, ap);
         va_end(ap);
         return s;
 }

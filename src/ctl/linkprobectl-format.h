@@ -3,6 +3,7 @@
 #pragma once
 
 #include <json-c/json.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -19,6 +20,7 @@ typedef const char *(*CtlColour)(json_object *row, const char *key, json_object 
 json_object *ctl_member(json_object *o, const char *key);
 
 char *ctl_strdupf(const char *format, ...) _printf_(1, 2);
+char *ctl_strdupvf(const char *format, va_list ap) _printf_(1, 0);
 int64_t ctl_int(json_object *v);
 uint64_t ctl_timestamp_usec(json_object *row, const char *key);
 /* Picks a format from the member's name ("SpeedMbps": a speed; "MeasuredAt": a local time; ...). */
