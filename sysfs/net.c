@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+
 #include "net.h"
 
 bool sysfs_net_name_is_valid(const char *ifname) {
@@ -59,7 +61,13 @@ int sysfs_net_read(int root_fd, const char *ifname, int ifindex, SysfsNetWhat wh
         if (r < 0)
                 return r;
 
-        r = sysfs_read_int(root_fd, dir, "ifindex", &index);
+        /* class/net/NAME is a symlink into devices/ (with ".."), resolved once: the attributes are then
+         * read relative to the directory, one short lookup each (a third of start-up at 2001 links was
+         * three full walks per link). */
+        _cleanup_(closep) int dir_fd = sysfs_open(root_fd, dir, NULL, O_PATH | O_DIRECTORY);
+        if (dir_fd < 0)
+                return dir_fd;
+        r = sysfs_read_int(dir_fd, NULL, "ifindex", &index);
         if (r < 0)
                 return r;
         if (index != ifindex)
@@ -67,9 +75,9 @@ int sysfs_net_read(int root_fd, const char *ifname, int ifindex, SysfsNetWhat wh
 
         if (what & SYSFS_NET_SPEED) {
                 char duplex[16];
-                if (sysfs_read_int(root_fd, dir, "speed", &f.speed_mbps) < 0 || f.speed_mbps < 0)
+                if (sysfs_read_int(dir_fd, NULL, "speed", &f.speed_mbps) < 0 || f.speed_mbps < 0)
                         f.speed_mbps = -1;
-                if (sysfs_read_buffer(root_fd, dir, "duplex", duplex, sizeof(duplex)) >= 0 &&
+                if (sysfs_read_buffer(dir_fd, NULL, "duplex", duplex, sizeof(duplex)) >= 0 &&
                     (streq(duplex, "full") || streq(duplex, "half")))
                         f.duplex = strdup(duplex);
         }
