@@ -191,8 +191,9 @@ static int latency_phase(NetClient *c, RdmaEndpoint *e, uint64_t share, uint64_t
                 r = pingpong_test(c, e, LATENCY_WARMUP_ROUND_TRIPS, NULL, deadline);
                 if (r < 0)
                         return r;
-                uint64_t each = MAX((now_usec(CLOCK_MONOTONIC) - start) / LATENCY_WARMUP_ROUND_TRIPS, 1u);
-                uint64_t left = share > now_usec(CLOCK_MONOTONIC) - start ? share - (now_usec(CLOCK_MONOTONIC) - start) : 0;
+                uint64_t took = now_usec(CLOCK_MONOTONIC) - start;
+                uint64_t each = MAX(took / LATENCY_WARMUP_ROUND_TRIPS, 1u);
+                uint64_t left = share > took ? share - took : 0;
                 n = (uint32_t) CLAMP(left / each, (uint64_t) LATENCY_WARMUP_ROUND_TRIPS, arg_iterations);
         }
         _cleanup_(freep) double *samples = calloc(n, sizeof(double));
