@@ -161,6 +161,8 @@ static void judge_rdma(DeriveHealth *h, RdmaPort *p, uint64_t now) {
                                       : window_sum(&p->watch.rcv_errors, now, HEALTH_ERRORS_WINDOW_USEC),
                 .link_downed = window_sum(&p->watch.link_downed, now, HEALTH_FLAP_WINDOW_USEC),
                 .link_recoveries = window_sum(&p->watch.link_recoveries, now, HEALTH_FLAP_WINDOW_USEC),
+                .degraded = p->remote.degraded,
+                .degraded_reason = p->remote.degraded_reason,
                 .device = p->device,
                 .port = p->number,
         };

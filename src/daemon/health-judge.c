@@ -254,6 +254,9 @@ void health_judge_link(const LinkHealthFacts *f, HealthVerdict *v) {
 void health_judge_rdma(const RdmaHealthFacts *f, HealthVerdict *v) {
         char rate[32];
 
+        if (f->degraded)
+                health_verdict_add(v, HEALTH_DEGRADED, "%s", isempty(f->degraded_reason) ? "trained below what both ends support"
+                                                                                            : f->degraded_reason);
         if (!f->sampled || !f->any_counter) {
                 health_verdict_add(v, HEALTH_UNKNOWN, f->sampled ? "the port has no counters" : "not sampled yet");
                 return;

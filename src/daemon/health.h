@@ -109,6 +109,10 @@ typedef struct RdmaHealthFacts {
         uint64_t link_recoveries;
         bool fallback;            /* sustained IP traffic and none over RDMA (derive-health.c decides) */
         double ip_gbps;           /* the busier direction over the IP stack, for the reason */
+        /* Structural: the link trained below what both ends support (rdma-remote.c, from the
+         * neighbour's PortInfo). Judged whether or not the counters were sampled. */
+        bool degraded;
+        const char *degraded_reason;
         const char *device;
         unsigned port;
 } RdmaHealthFacts;

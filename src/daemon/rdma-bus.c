@@ -30,6 +30,27 @@ static int property_get_rate(sd_bus *bus, const char *path, const char *interfac
         return sd_bus_message_append(reply, "d", rdma_rate_gbps(&p->status.rate));
 }
 
+/* The neighbour's facts, "" (0) while it is not known. */
+static int property_get_remote_type(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        RdmaPort *p = userdata;
+        return sd_bus_message_append(reply, "s", p->remote.known ? rdma_node_type_to_bus(p->remote.node_type) : "");
+}
+
+static int property_get_best_width(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        RdmaPort *p = userdata;
+        return sd_bus_message_append(reply, "s",
+                                     p->remote.best_width != RDMA_WIDTH_UNKNOWN ? rdma_width_to_bus(p->remote.best_width) : "");
+}
+
+static int property_get_best_speed(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        RdmaPort *p = userdata;
+        return sd_bus_message_append(reply, "s",
+                                     p->remote.best_speed != RDMA_SPEED_UNKNOWN ? rdma_speed_to_bus(p->remote.best_speed) : "");
+}
+
 static int property_get_netdevs(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         RdmaPort *p = userdata;
@@ -105,6 +126,16 @@ static const sd_bus_vtable rdma_port_vtable[] = {
         SD_BUS_PROPERTY("XmitDiscards", "t", NULL, offsetof(RdmaPort, watch.value[INFINIBAND_PORT_XMIT_DISCARDS]), EMITS),
         SD_BUS_PROPERTY("RxGbps", "d", NULL, offsetof(RdmaPort, watch.rx_gbps), EMITS),
         SD_BUS_PROPERTY("TxGbps", "d", NULL, offsetof(RdmaPort, watch.tx_gbps), EMITS),
+        SD_BUS_PROPERTY("RemoteNodeGuid", "s", property_get_guid, offsetof(RdmaPort, remote.node_guid), EMITS),
+        SD_BUS_PROPERTY("RemoteNodeType", "s", property_get_remote_type, 0, EMITS),
+        SD_BUS_PROPERTY("RemoteNodeDescription", "s", bus_property_get_escaped, offsetof(RdmaPort, remote.description),
+                        EMITS),
+        SD_BUS_PROPERTY("RemotePort", "u", NULL, offsetof(RdmaPort, remote.port), EMITS),
+        SD_BUS_PROPERTY("BestWidth", "s", property_get_best_width, 0, EMITS),
+        SD_BUS_PROPERTY("BestSpeed", "s", property_get_best_speed, 0, EMITS),
+        SD_BUS_PROPERTY("BestRateGbps", "d", NULL, offsetof(RdmaPort, remote.best_gbps), EMITS),
+        SD_BUS_PROPERTY("Degraded", "b", bus_property_get_bool, offsetof(RdmaPort, remote.degraded), EMITS),
+        SD_BUS_PROPERTY("DegradedReason", "s", bus_property_get_string, offsetof(RdmaPort, remote.degraded_reason), EMITS),
         SD_BUS_PROPERTY("Health", "s", property_get_health, offsetof(RdmaPort, derived.health), EMITS),
         SD_BUS_PROPERTY("HealthReason", "s", bus_property_get_string, offsetof(RdmaPort, derived.health_reason), EMITS),
         SD_BUS_VTABLE_END,

@@ -52,7 +52,7 @@ static RdmaDevice *rdma_device_free(RdmaDevice *dev) {
         return mfree(dev);
 }
 
-static RdmaDevice *rdma_device_get(Rdma *rdma, const char *name) {
+RdmaDevice *rdma_device_get(Rdma *rdma, const char *name) {
         return table_get(&rdma->devices, name);
 }
 
@@ -147,6 +147,9 @@ static RdmaPort *rdma_port_free(RdmaPort *p) {
         free(p->netdev_ifindexes);
         free(p->derived.net_interface_path);
         free(p->derived.health_reason);
+        free(p->remote.description);
+        free(p->remote.degraded_reason);
+        free(p->remote.problem);
         return mfree(p);
 }
 
@@ -165,6 +168,8 @@ void rdma_done(Rdma *rdma) {
         RdmaPort *p;
         RdmaDevice *dev;
 
+        /* The worker first: its answers name ports. */
+        rdma_remote_stop(rdma);
         TABLE_FOREACH(p, &rdma->ports)
                 rdma_port_free(p);
         table_done(&rdma->ports);
@@ -368,6 +373,18 @@ static void rdma_port_log_warnings(const char *what, char **warnings) {
                 log_debug("%s: %s", what, *w);
 }
 
+void rdma_port_set_status(RdmaPort *p, const RdmaPortStatus *s) {
+        bus_object_set(&p->bus, p->status.state, s->state, "State");
+        bus_object_set(&p->bus, p->status.phys_state, s->phys_state, "PhysState");
+        bus_object_set(&p->bus, p->status.link_layer, s->link_layer, "LinkLayer");
+        bus_object_set(&p->bus, p->status.rate.mgbps, s->rate.mgbps, "RateGbps");
+        bus_object_set(&p->bus, p->status.rate.width, s->rate.width, "Width");
+        bus_object_set(&p->bus, p->status.rate.speed, s->rate.speed, "Speed");
+        bus_object_set(&p->bus, p->status.lid, s->lid, "Lid");
+        bus_object_set(&p->bus, p->status.sm_lid, s->sm_lid, "SmLid");
+        p->status = *s;
+}
+
 /* Publishes the live facts of a port: from sysfs, with libibverbs' answers where it has any. */
 static int rdma_port_apply_state(RdmaPort *p, const InfinibandPort *ip) {
         RdmaDevice *dev = rdma_device_get(p->owner, p->device);
@@ -378,17 +395,11 @@ static int rdma_port_apply_state(RdmaPort *p, const InfinibandPort *ip) {
         rdma_port_log_warnings(p->key, ip->warnings);
         rdma_port_status_merge(&ip->status, dev ? rdma_live_port_status(&dev->live, ip) : NULL, &s);
 
-        bus_object_set(&p->bus, p->status.state, s.state, "State");
-        bus_object_set(&p->bus, p->status.phys_state, s.phys_state, "PhysState");
-        bus_object_set(&p->bus, p->status.link_layer, s.link_layer, "LinkLayer");
-        bus_object_set(&p->bus, p->status.rate.mgbps, s.rate.mgbps, "RateGbps");
-        bus_object_set(&p->bus, p->status.rate.width, s.rate.width, "Width");
-        bus_object_set(&p->bus, p->status.rate.speed, s.rate.speed, "Speed");
-        bus_object_set(&p->bus, p->status.lid, s.lid, "Lid");
-        bus_object_set(&p->bus, p->status.sm_lid, s.sm_lid, "SmLid");
-        p->status = s;
-
+        rdma_port_set_status(p, &s);
         relink = bus_object_set(&p->bus, p->transport, rdma_transport_from(p->node_type, s.link_layer), "Transport");
+        /* Every read of an InfiniBand port follows an event (udev, verbs, Refresh()): its neighbour
+         * may have changed too. */
+        rdma_port_query_remote(p);
         r = rdma_port_set_gids(p, ip);
         if (r < 0)
                 return r;
@@ -421,7 +432,7 @@ static int rdma_port_apply(Rdma *rdma, const InfinibandDevice *d, const Infiniba
         return rdma_port_apply_state(p, ip);
 }
 
-static void rdma_device_apply(Rdma *rdma, const InfinibandDevice *d, bool try_verbs) {
+void rdma_device_apply(Rdma *rdma, const InfinibandDevice *d, bool try_verbs) {
         RdmaDevice *dev = rdma_device_get_or_new(rdma, d->name);
         RdmaPort *p;
         int r;
@@ -431,6 +442,7 @@ static void rdma_device_apply(Rdma *rdma, const InfinibandDevice *d, bool try_ve
                 return;
         }
         dev->seen = true;
+        dev->from_umad = false; /* rdma-remote.c sets it again after this for its own */
         if (try_verbs)
                 rdma_device_open_verbs(dev);
         rdma_port_log_warnings(d->name, d->warnings);
@@ -466,9 +478,15 @@ void rdma_device_remove(Rdma *rdma, const char *name) {
 
 void rdma_device_process(Rdma *rdma, const char *name, bool try_verbs) {
         _cleanup_(infiniband_device_freep) InfinibandDevice *d = NULL;
+        RdmaDevice *dev;
         int r;
 
         r = infiniband_device_read(rdma->sysfs_fd, name, &d);
+        if ((r == -ENOENT || r == -EINVAL) && (dev = rdma_device_get(rdma, name)) && dev->from_umad) {
+                /* Not in sysfs, and never was: libibumad's listing keeps it. */
+                rdma_remote_list(rdma);
+                return;
+        }
         if (r == -ENOENT || r == -EINVAL) {
                 /* Gone since the event was sent (or a name no device can have). */
                 log_debug_errno(r, "RDMA device %s: not there (%m), removing its ports.", name);
@@ -500,6 +518,15 @@ int rdma_enumerate(void *userdata) {
 
         for (size_t i = 0; devices[i]; i++)
                 rdma_device_apply(rdma, devices[i], true);
+        /* libibumad's own CAs stay until its listing, asked for now, says otherwise. */
+        TABLE_FOREACH(dev, &rdma->devices)
+                if (dev->from_umad) {
+                        dev->seen = true;
+                        TABLE_FOREACH(p, &rdma->ports)
+                                if (streq(p->device, dev->name))
+                                        p->seen = true;
+                }
+        rdma_remote_list(rdma);
 
         TABLE_FOREACH_SAFE(p, &rdma->ports)
                 if (!p->seen)
@@ -519,12 +546,19 @@ static void rdma_port_prepare(BusObject *o) {
         _cleanup_(infiniband_port_freep) InfinibandPort *ip = NULL;
         RdmaPort *p = rdma_port_from_bus_object(o);
         Rdma *rdma = p->owner;
+        RdmaDevice *dev;
         int r;
 
         if (!p->reread)
                 return;
         p->reread = false;
 
+        dev = rdma_device_get(rdma, p->device);
+        if (dev && dev->from_umad) {
+                /* No sysfs to read: its PortInfo, asked with the neighbour's, is the port's state. */
+                rdma_port_query_remote(p);
+                return;
+        }
         r = infiniband_port_read(rdma->sysfs_fd, p->device, p->number, &ip);
         if (r == -ENOENT || r == -EINVAL) {
                 _cleanup_(freep) char *device = strdup(p->device);
@@ -584,6 +618,7 @@ static void rdma_verbs_udev_event(void *userdata, struct udev_device *d, const c
 int rdma_watch(Rdma *rdma, UdevSource *udev) {
         int r;
 
+        rdma_remote_start(rdma);
         r = udev_source_add_subsystem(udev, "infiniband", rdma_udev_event, rdma_enumerate, rdma);
         if (r >= 0)
                 r = udev_source_add_subsystem(udev, "infiniband_verbs", rdma_verbs_udev_event, NULL, rdma);

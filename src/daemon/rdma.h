@@ -14,6 +14,7 @@
 #include "sysfs/watched.h"
 
 typedef struct UdevSource UdevSource;
+typedef struct RdmaMad RdmaMad;
 
 /* Every RDMA port, and the devices they belong to. No RDMA subsystem is a normal state: empty. */
 typedef struct Rdma {
@@ -30,6 +31,10 @@ typedef struct Rdma {
         /* The first enumeration is done: a port that appears now is new, and its error counters count
          * from zero since it appeared. */
         bool enumerated;
+        /* InfiniBand subnet management (rdma-remote.c): NULL where verbs are not allowed, or the worker
+         * could not start. */
+        RdmaMad *mad;
+        uint64_t mad_seq;
 } Rdma;
 
 /* One non-zero GID table entry as published. */
@@ -79,6 +84,25 @@ typedef struct RdmaPort {
                 Window symbol_errors, rcv_errors, link_downed, link_recoveries;
         } watch;
 
+        /* The port at the other end of the cable, as its subnet management agent answers (rdma-remote.c):
+         * asked when the port's state is read again, never polled. */
+        struct {
+                uint64_t seq;      /* of the query in flight; 0 none */
+                bool again;        /* an event came while it was in flight: ask once more */
+                unsigned retries;  /* queries in a row that found the port flapping */
+                bool known;        /* the fields below hold a neighbour */
+                uint64_t node_guid;
+                RdmaNodeType node_type;
+                char *description; /* bytes, escaped for D-Bus */
+                unsigned port;
+                RdmaWidth best_width;
+                RdmaSpeed best_speed;
+                double best_gbps;
+                bool degraded;
+                char *degraded_reason;
+                char *problem; /* the last warning, said once until it changes */
+        } remote;
+
         bool reread; /* re-read from sysfs (and verbs) at the next flush */
         bool seen;   /* mark and sweep */
 
@@ -108,6 +132,9 @@ typedef struct RdmaDevice {
         Rdma *owner;
         RdmaLive live;
         bool seen;
+        /* Known from libibumad only: sysfs has no such device (ibsim's umad2sim, or a root that is not
+         * the machine's own); its ports' state comes from their PortInfo. */
+        bool from_umad;
 } RdmaDevice;
 
 void rdma_init(Rdma *rdma, BusPublisher *p, sd_event *event, int sysfs_fd, bool verbs_allowed);
@@ -166,6 +193,20 @@ bool rdma_port_is_active(const RdmaPort *p);
  * @ret: every field verbs knows from verbs, the rest from sysfs
  */
 void rdma_port_status_merge(const RdmaPortStatus *sysfs, const RdmaPortStatus *verbs, RdmaPortStatus *ret);
+
+/* For rdma-remote.c: a device read from libibumad published like one read from sysfs, and a port's
+ * live status set from its PortInfo. */
+void rdma_device_apply(Rdma *rdma, const InfinibandDevice *d, bool try_verbs);
+RdmaDevice *rdma_device_get(Rdma *rdma, const char *name);
+void rdma_port_set_status(RdmaPort *p, const RdmaPortStatus *s);
+
+/* rdma-remote.c: the worker started (where verbs are allowed), libibumad's CAs listed again, one
+ * port's neighbour asked again, and what a port keeps of it freed. */
+void rdma_remote_start(Rdma *rdma);
+void rdma_remote_stop(Rdma *rdma);
+void rdma_remote_list(Rdma *rdma);
+void rdma_port_query_remote(RdmaPort *p);
+void rdma_port_remote_clear(RdmaPort *p);
 
 /* Tells RDMA ports apart from others in the publisher's queue. */
 extern const BusObjectType rdma_port_bus_type;
