@@ -44,6 +44,15 @@ typedef struct Answer {
         };
 } Answer;
 
+/* The MAD ports the worker holds open: opening one registers two agents with the kernel (and ibsim's
+ * umad2sim 0.10 forgets one of them at every close, until it has none left), so a port stays open
+ * while its queries succeed and is opened again after one fails (the device may have gone). */
+typedef struct OpenPort {
+        char ca[RDMA_MAD_NAME_MAX];
+        unsigned port;
+        struct ibmad_port *srcport;
+} OpenPort;
+
 struct RdmaMad {
         rdma_mad_cas_t cas;
         rdma_mad_port_t port;
@@ -55,6 +64,8 @@ struct RdmaMad {
         /* The listing being received. */
         RdmaMadCa *listing;
         size_t n_listing;
+        /* The worker's alone. */
+        OpenPort open_ports[RDMA_MAD_PORTS_MAX];
 };
 
 /* ---- the worker ---- */
@@ -133,19 +144,51 @@ static int smp(RdmaMadAnswer *a, struct ibmad_port *srcport, unsigned hops, unsi
         return 0;
 }
 
-static void worker_query_port(RdmaMadAnswer *a) {
+
+static struct ibmad_port *port_get(RdmaMad *m, const char *ca, unsigned port) {
         int classes[] = { IB_SMI_CLASS, IB_SMI_DIRECT_CLASS };
+        OpenPort *free_slot = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(m->open_ports); i++) {
+                if (m->open_ports[i].srcport && m->open_ports[i].port == port && streq(m->open_ports[i].ca, ca))
+                        return m->open_ports[i].srcport;
+                if (!m->open_ports[i].srcport && !free_slot)
+                        free_slot = &m->open_ports[i];
+        }
+        if (!free_slot) {
+                /* More ports than slots: the first one gives way. */
+                mad_rpc_close_port(m->open_ports[0].srcport);
+                m->open_ports[0].srcport = NULL;
+                free_slot = &m->open_ports[0];
+        }
+        free_slot->srcport = mad_rpc_open_port((char *) ca, port, classes, ELEMENTSOF(classes));
+        if (!free_slot->srcport)
+                return NULL;
+        copy_name(free_slot->ca, ca);
+        free_slot->port = port;
+        mad_rpc_set_timeout(free_slot->srcport, RDMA_MAD_TIMEOUT_MS);
+        mad_rpc_set_retries(free_slot->srcport, RDMA_MAD_RETRIES);
+        return free_slot->srcport;
+}
+
+static void port_close(RdmaMad *m, struct ibmad_port *srcport) {
+        for (size_t i = 0; i < ELEMENTSOF(m->open_ports); i++)
+                if (m->open_ports[i].srcport == srcport || (!srcport && m->open_ports[i].srcport)) {
+                        mad_rpc_close_port(m->open_ports[i].srcport);
+                        m->open_ports[i].srcport = NULL;
+                }
+}
+
+static void worker_query_port(RdmaMad *m, RdmaMadAnswer *a) {
         uint8_t again[IB_SMP_DATA_SIZE];
         struct ibmad_port *srcport;
         unsigned phys;
 
-        srcport = mad_rpc_open_port(a->ca, a->port, classes, ELEMENTSOF(classes));
+        srcport = port_get(m, a->ca, a->port);
         if (!srcport) {
                 a->error = -ENODEV;
                 return;
         }
-        mad_rpc_set_timeout(srcport, RDMA_MAD_TIMEOUT_MS);
-        mad_rpc_set_retries(srcport, RDMA_MAD_RETRIES);
 
         if (smp(a, srcport, 0, IB_ATTR_PORT_INFO, a->port, "our PortInfo", a->local_port_info) < 0)
                 goto finish;
@@ -174,17 +217,20 @@ static void worker_query_port(RdmaMadAnswer *a) {
                 a->error = 0;
         }
 finish:
-        mad_rpc_close_port(srcport);
+        /* libibmad does not tell a timeout from a device that went away: after a failure the port is
+         * opened again. */
+        if (a->error < 0)
+                port_close(m, srcport);
 }
 
 static void *worker_main(void *userdata) {
-        const RdmaMad *m = userdata;
+        RdmaMad *m = userdata;
         sigset_t all;
         Request q;
 
         sigfillset(&all);
         (void) pthread_sigmask(SIG_BLOCK, &all, NULL);
-        /* libibmad would print every timeout and error status on stderr: the loop says what matters. */
+        /* libibmad's own debugging output stays off: the loop says what matters. */
         ibdebug = 0;
         (void) umad_init();
 
@@ -204,10 +250,12 @@ static void *worker_main(void *userdata) {
                 copy_name(a.port.ca, q.ca);
                 a.port.port = q.port;
                 a.port.seq = q.seq;
-                worker_query_port(&a.port);
+                worker_query_port(m, &a.port);
                 if (send_answer(m->worker_fd, &a) < 0)
                         break;
         }
+        /* The open ports are left to the process's exit, which closes their files: closing them here
+         * made ibsim's umad2sim 0.10 crash (SIGSEGV) as the daemon exited. */
         return NULL;
 }
 
