@@ -60,6 +60,28 @@ static char *format_link(json_object *port, const char *key, json_object *v) {
         return ctl_strdupf("%s%s%s", w ? width : "", w && s ? " " : "", s ? speed : "");
 }
 
+/* The port at the other end of the cable: "Switch1 port 2" (its GUID where it has no description);
+ * "-" while it is not known. */
+static char *format_remote(json_object *port, const char *key, json_object *v) {
+        const char *guid = json_string_or(port, "RemoteNodeGuid", ""), *desc = json_string_or(port, "RemoteNodeDescription", "");
+
+        if (isempty(guid))
+                return NULL;
+        return ctl_strdupf("%s port %" PRIi64, isempty(desc) ? guid : desc, json_int_or(port, "RemotePort", 0));
+}
+
+/* What the link could be, as iblinkinfo says it: the best width and speed both ends support, the
+ * parts that differ from what it trained at; "-" when it is not degraded. */
+static char *format_could_be(json_object *port, const char *key, json_object *v) {
+        const char *bw = json_string_or(port, "BestWidth", ""), *bs = json_string_or(port, "BestSpeed", "");
+        bool w = !isempty(bw) && !streq(bw, json_string_or(port, "Width", "")),
+             s = !isempty(bs) && !streq(bs, json_string_or(port, "Speed", ""));
+
+        if (!json_bool_or(port, "Degraded", false) || (!w && !s))
+                return NULL;
+        return ctl_strdupf("%s%s%s", w ? bw : "", w && s ? " " : "", s ? bs : "");
+}
+
 static char *format_netdev(json_object *port, const char *key, json_object *netdevs) {
         if (!netdevs || !json_object_is_type(netdevs, json_type_array) || json_object_array_length(netdevs) == 0)
                 return NULL;
@@ -77,7 +99,9 @@ static const CtlColumn rdma_columns[] = {
         { "TRANSPORT", "Transport", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 3 } },
         { ">RATE", "RateGbps", NULL, NULL },
         { "LINK", "Width", format_link, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } },
+        { "COULD BE", "Degraded", format_could_be, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 3 } },
         { "NETDEV", "NetDevices", format_netdev, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "REMOTE", "RemoteNodeGuid", format_remote, NULL, { .weight = 200, .min_width = 10, .optional = 2 } },
         { "GIDS", "Gids", format_gids, NULL, { .weight = 300, .min_width = 12, .optional = 4 } },
 };
 

@@ -29,6 +29,9 @@ fuzz-pci-parse_LIBS := daemon sysfs shared
 # responder fed a byte stream, peer addresses, probe results as the daemon applies them, and the
 # persisted peer state.
 FUZZ_TARGETS += rdma-parse proto responder peer-address peer-result peers-state
+# InfiniBand neighbours (issue 26): the SMP answers a neighbour sends.
+FUZZ_TARGETS += ib-smp
+fuzz-ib-smp_LIBS := daemon sysfs shared
 fuzz-rdma-parse_LIBS := sysfs shared
 fuzz-proto_LIBS := netprobe sysfs shared
 fuzz-responder_LIBS := netprobe sysfs shared

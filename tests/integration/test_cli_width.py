@@ -38,7 +38,7 @@ VIEWS = {
             {"NAME": 12, "TYPE": WHOLE, "STATE": WHOLE, "MEASURED": WHOLE}),
     "rdma": (["DEVICE", "PORT", "STATE", "RATE", "NETDEV"],
              {"DEVICE": WHOLE, "STATE": WHOLE, "PHYS STATE": WHOLE, "TRANSPORT": WHOLE, "LINK": WHOLE, "NETDEV": WHOLE,
-              "GIDS": 12}),
+              "GIDS": 12, "COULD BE": WHOLE, "REMOTE": 10}),
     "thunderbolt": (["DEVICE", "NAME", "LINK RX/TX", "NOTES"],
                     {"DEVICE": WHOLE, "TYPE": WHOLE, "NAME": 10, "CLASS": WHOLE, "NOTES": 10}),
     "inhibitors": (["WHAT", "WHO", "WHY"], {"WHAT": WHOLE, "WHO": 10, "WHY": 10}),

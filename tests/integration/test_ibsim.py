@@ -278,6 +278,10 @@ def test_link_down_and_up(fabric, bus):
     client = lp.Client(bus)
     try:
         settled(client, lambda p: p["RemoteNodeDescription"] == "Switch1" and p["Degraded"])
+        # linkprobectl rdma shows the remote end and what the link could be.
+        out = lp.ctl(bus, "rdma", check=True, env={"COLUMNS": "200"}).stdout
+        row = next(line for line in out.splitlines() if line.startswith("ibsim0"))
+        assert "Switch1 port 2" in row and re.search(r"\b1X HDR\s+12X\b", row), out
         fabric.console('Unlink "Hca2"[1]')
         nodes, _ = iblinkinfo(fabric, "Hca1")
         assert nodes["Switch1"][2]["phys"] != "link-up"

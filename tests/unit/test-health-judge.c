@@ -169,6 +169,19 @@ static void test_rdma(void **state) {
               "42 Gb/s over TCP/IP and none over RDMA on mlx5_0 port 1: a job may have fallen back to sockets");
         f.any_counter = false;
         JUDGE(health_judge_rdma, &f, HEALTH_UNKNOWN, "the port has no counters");
+        /* Trained below both ends (the neighbour's PortInfo): degraded even without counters, the
+         * reason first; errors stay graver. */
+        f.fallback = false;
+        f.degraded = true;
+        f.degraded_reason = "1X while both ends support 4X";
+        JUDGE(health_judge_rdma, &f, HEALTH_DEGRADED, "1X while both ends support 4X; the port has no counters");
+        f.any_counter = true;
+        JUDGE(health_judge_rdma, &f, HEALTH_DEGRADED, "1X while both ends support 4X");
+        f.degraded_reason = NULL;
+        JUDGE(health_judge_rdma, &f, HEALTH_DEGRADED, "trained below what both ends support");
+        f.rcv_errors = 11;
+        JUDGE(health_judge_rdma, &f, HEALTH_ERRORS,
+              "11 receive errors in the last minute; trained below what both ends support");
 }
 
 static void test_thunderbolt(void **state) {
