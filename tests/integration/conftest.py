@@ -7,12 +7,17 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import isolated_env  # noqa: E402
 import lp  # noqa: E402
 import tbt_harness  # noqa: E402
 import umockdev_testbed  # noqa: E402
 
 
 def pytest_configure(config):
+    # Run by hand (pytest tests/integration/...) as well as by run-tests: the caller's COLUMNS, TERM,
+    # PAGER or locale never reach what the tests run.
+    isolated_env.isolate()
     if os.geteuid() != 0:
         pytest.exit("the integration tests need root (network namespaces)", returncode=1)
     for binary in (lp.DAEMON, lp.CTL):
