@@ -357,8 +357,9 @@ class Daemon:
             # not look at them run without, the way they ran before there was one. First, so that a
             # [Watch] section in the test's own configuration wins.
             config = "[Watch]\nIntervalSec=0\n" + (config or "")
+        self.config_path = None  # the file the test's configuration was written to, if it gave one
         if config is not None:
-            path = os.path.join(self.dir, "linkprobed.conf")
+            path = self.config_path = os.path.join(self.dir, "linkprobed.conf")
             with open(path, "w") as f:
                 f.write(config)
             cmd.append(f"--config={path}")
@@ -418,6 +419,32 @@ class Daemon:
 
 def unpack(value):
     return value.unpack() if isinstance(value, GLib.Variant) else value
+
+
+GRAVER_THAN_DEGRADED = ("errors", "flapping")
+
+
+def one_verdict_violations(objects):
+    """Every object of a GetManagedObjects reply that breaks the one-verdict rule (linkprobed(8), HEALTH):
+    Health is "degraded" exactly when Degraded is true, unless a graver Health (errors, flapping) stands;
+    a Degraded object has a DegradedReason, and one that is not has none. Returns "path interface: what"
+    lines; empty when every object keeps it."""
+    wrong = []
+    for path, interfaces in objects.items():
+        for interface, props in interfaces.items():
+            if "Health" not in props or "Degraded" not in props:
+                continue
+            health, degraded, reason = props["Health"], props["Degraded"], props.get("DegradedReason", "")
+            if degraded and health != "degraded" and health not in GRAVER_THAN_DEGRADED:
+                wrong.append(f"{path} {interface}: Degraded but Health={health} ({props.get('HealthReason')!r})")
+            if health == "degraded" and not degraded:
+                wrong.append(f"{path} {interface}: Health=degraded ({props.get('HealthReason')!r}) but not Degraded")
+            if degraded != bool(reason):
+                wrong.append(f"{path} {interface}: Degraded={degraded} with DegradedReason {reason!r}")
+            if degraded and reason not in props.get("HealthReason", ""):
+                wrong.append(f"{path} {interface}: DegradedReason {reason!r} not in HealthReason "
+                             f"{props.get('HealthReason')!r}")
+    return wrong
 
 
 class Client:
