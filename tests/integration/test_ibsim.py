@@ -81,7 +81,18 @@ def missing_components():
     return None
 
 
-pytestmark = pytest.mark.skipif(missing_components() is not None, reason=str(missing_components()))
+def sanitized_build():
+    """ibsim's umad2sim 0.10 cannot host an ASan-built daemon: its read() wrapper copies the 320 bytes
+    libibumad asks for out of a 288-byte buffer of its own, a heap-buffer-overflow inside libumad2sim.so
+    that ASan reports (and aborts on) at the first answer."""
+    with open(lp.DAEMON, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+pytestmark = [pytest.mark.skipif(missing_components() is not None, reason=str(missing_components())),
+              pytest.mark.skipif(os.path.exists(lp.DAEMON) and sanitized_build(),
+                                 reason="ibsim's umad2sim overflows a heap buffer of its own in read(), which ASan "
+                                        "aborts on: run this file against the ordinary build")]
 
 
 class Fabric:
@@ -225,6 +236,8 @@ def compare(fabric, bus, host):
     client = lp.Client(bus)
     try:
         p = settled(client, lambda p: p["RemoteNodeGuid"] != "" or p["PhysState"] != "link-up")
+        # Degraded and Health from the one verdict (issue 27), as every daemon of the suite is checked.
+        assert lp.one_verdict_violations(client.objects()) == []
     finally:
         client.close()
         log = d.log()
