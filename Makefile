@@ -67,7 +67,7 @@ override BUILD := $(patsubst $(CURDIR)/%,%,$(abspath $(BUILD)))
 
 # pkg-config is asked once per make run; `make deps` must work before any of these exist, so a
 # missing module only fails the targets that compile (see pkgs-present).
-PKG_MODULES := libsystemd libnl-3.0 libnl-route-3.0 libudev json-c inih
+PKG_MODULES := libsystemd libnl-3.0 libnl-route-3.0 libudev json-c inih libgvc
 TEST_PKG_MODULES := cmocka
 ALL_PKG_MODULES = $(PKG_MODULES) $(TEST_PKG_MODULES)
 pkg_cflags := $(shell pkg-config --cflags $(PKG_MODULES) 2>/dev/null)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobectl topo: how the devices inside the node reach each other (Manager.GetAffinity()), as a
  * matrix in the words of `nvidia-smi topo -m`, for any vendor, with each device's CPUs and NUMA node. */
-#include "linkprobectl.h"
+#include "linkprobectl-draw.h"
 #include "linkprobectl-output.h"
+#include "linkprobectl.h"
 
 /* One row and one column of the matrix. */
 typedef struct TopoDevice {
@@ -222,6 +223,9 @@ int verb_topo(sd_bus *bus, int argc, char **argv) {
         size_t n = 0;
         int r;
 
+        /* The picture (linkprobectl-draw-node.c) reads the whole tree, not only the devices' affinity. */
+        if (arg_draw != DRAW_NONE || arg_dot)
+                return topo_draw(bus);
         r = get_affinity(bus, &pairs);
         if (r != 0)
                 return r;

@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Pictures: `linkprobectl topo --svg/--png` draws the node the daemon publishes, `fabric --svg` the
+cluster from snapshots. For every umockdev testbed in the tree (tests/fixtures/pci, rdma and
+thunderbolt, and pci/realdata-*: real machines' sysfs from shared/realdata) the SVG must be well-formed
+XML (xmllint --noout), render (rsvg-convert), and say in text every published device's name, every PCIe
+link's speed and width, and every Health that is not ok with its reason. The pictures are kept in
+$LINKPROBE_BUILD/pictures/ to be looked at."""
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lp  # noqa: E402
+from lp import wait_for  # noqa: E402
+from umockdev_testbed import start  # noqa: E402
+
+FIXTURES = os.path.join(lp.TOP, "tests", "fixtures")
+TESTBEDS = sorted(os.path.relpath(p, FIXTURES) for kind in ("pci", "rdma", "thunderbolt")
+                  for p in glob.glob(os.path.join(FIXTURES, kind, "*.umockdev")))
+KINDS = ("Pci", "Link", "RdmaPort", "Gpu", "Thunderbolt")
+SVG = "{http://www.w3.org/2000/svg}"
+TOOLS = [t for t in ("xmllint", "rsvg-convert") if not shutil.which(t)]
+pytestmark = pytest.mark.skipif(bool(TOOLS), reason=f"{' and '.join(TOOLS)} missing (make deps installs them)")
+
+
+def picture_dir():
+    d = os.path.join(os.environ.get("LINKPROBE_BUILD", os.path.join(lp.TOP, "build")), "pictures")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def netdevs(path):
+    """The interfaces a fixture's sysfs holds (…/net/NAME, with the ifindex it gives), for links of the
+    same names and numbers: the daemon finds an interface's device by both."""
+    with open(path, errors="replace") as f:
+        records = f.read().split("\n\n")
+    found, spare = {}, 200
+    for record in records:
+        name = re.search(r"^P: \S*/net/([^/\s]+)$", record, re.M)
+        if not name or len(name[1]) > 15 or not re.fullmatch(r"[\w.-]+", name[1]) or name[1] in found:
+            continue
+        index = re.search(r"^A: ifindex=(\d+)", record, re.M)
+        if index and int(index[1]) > 1 and int(index[1]) not in found.values():
+            found[name[1]] = int(index[1])
+        else:
+            found[name[1]] = spare
+            spare += 1
+    return found
+
+
+def objects(client):
+    found = {}
+    for path, props in client.objects().items():
+        for kind in KINDS:
+            if lp.IFACE + kind in props:
+                found[path] = (kind, dict(props[lp.IFACE + kind]))
+    return found
+
+
+def texts(svg):
+    """Every line of text the picture shows, as one string (a wrapped reason is whole again)."""
+    root = ET.fromstring(svg)
+    return " ".join(t.text or "" for t in root.iter(SVG + "text"))
+
+
+def check_valid(svg_path):
+    lint = lp.run(["xmllint", "--noout", svg_path], check=False)
+    assert lint.returncode == 0, lint.stderr
+    png = svg_path[:-4] + ".png"
+    render = lp.run(["rsvg-convert", "-o", png, svg_path], check=False)
+    assert render.returncode == 0, render.stderr
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def expected_words(found):
+    """What the picture must say: names, PCIe link figures, Health that is not ok and its reason."""
+    words = []
+    for kind, p in found.values():
+        if kind == "Pci":
+            words.append(p["Address"])
+            # A link's figures are the lower end's (a root port's are those of the link below it).
+            if p["CurrentLinkSpeed"] > 0 and p["CurrentLinkWidth"] > 0 and p["PortType"] != "root-port":
+                words.append(f"{p['CurrentLinkSpeed']:.1f} GT/s x{p['CurrentLinkWidth']}")
+        elif kind == "Link":
+            if p["Kind"] != "loopback":
+                words.append(p["Name"])
+        elif kind == "RdmaPort":
+            words.append(f"{p['Device']} port {p['Port']}")
+        elif kind == "Gpu":
+            words.append(p["Name"])
+        else:
+            words.append(p["SysfsName"])
+        health = p.get("Health")
+        if health and health != "ok" and (kind != "Link" or p["Kind"] != "loopback"):
+            words.append(f"Health: {health}" + (f": {p['HealthReason']}" if p.get("HealthReason") else ""))
+    return words
+
+
+def draw(bus, client, name):
+    """The picture as the daemon stands (asked again if the objects moved meanwhile): (svg, objects)."""
+    for _ in range(5):
+        before = objects(client)
+        out = lp.ctl(bus, "topo", "--svg")
+        assert out.returncode == 0, out.stderr
+        if objects(client) == before:
+            break
+    path = os.path.join(picture_dir(), name + ".svg")
+    with open(path, "w") as f:
+        f.write(out.stdout)
+    check_valid(path)
+    return out.stdout, before
+
+
+def normalise(s):
+    return re.sub(r"\s+", " ", s)
+
+
+@pytest.mark.parametrize("fixture", TESTBEDS)
+def test_node_picture(fixture, netns, bus, client, daemon_factory, testbed):
+    path = os.path.join(FIXTURES, fixture)
+    testbed.add_from_file(path)
+    for name, index in netdevs(path).items():
+        netns.ip("link", "add", name, "index", str(index), "type", "ifb")
+        netns.ip("link", "set", name, "up")
+    start(daemon_factory, netns, testbed)
+    wait_for(lambda: objects(client), what="the daemon's objects")
+    svg, found = draw(bus, client, fixture.replace("/", "-")[:-len(".umockdev")])
+    shown = normalise(texts(svg))
+    missing = [w for w in expected_words(found) if normalise(w) not in shown]
+    assert not missing, (missing, shown)
