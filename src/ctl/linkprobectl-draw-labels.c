@@ -160,7 +160,7 @@ char *draw_label_link(json_object *link) {
 
         return DRAW_LABEL(strdup(json_string_or(link, "Name", "?")),
                           ctl_strdupf("%s%s%s", isempty(type) ? kind : type, speed ? " · " : "", strempty(speed)),
-                          ctl_strdupf("%s%s", json_string_or(link, "OperState", "?"),
+                          ctl_strdupf("state %s%s", json_string_or(link, "OperState", "?"),
                                       json_bool_or(link, "Carrier", false) ? "" : ", no carrier"),
                           draw_health_line(link));
 }

@@ -365,41 +365,71 @@ static char *format_bytes(double bytes) {
         return ctl_strdupf("%.*f %s", bytes < 10 && u > 0 ? 1 : 0, bytes, units[u]);
 }
 
-static void emit_title(Drawing *d, json_object *node, json_object *memory) {
-        double total = json_double_or(memory, "TotalBytes", 0);
-        int64_t cpus = json_int_or(node, "CpuCount", 0);
-        _cleanup_(freep) char *bytes = total > 0 ? format_bytes(total) : NULL, *label = NULL,
-                              *count = cpus > 0 ? ctl_strdupf("%" PRId64 " CPUs", cpus) : NULL;
-        const char *model = json_string_or(node, "CpuModel", "");
+/* s for a Graphviz HTML-like label: control characters and invalid UTF-8 as "\xNN", markup as entities. */
+static char *html_escape(const char *s) {
+        _cleanup_(freep) char *shown = escape_for_terminal(strempty(s));
+        char *ret, *t;
 
-        label = DRAW_LABEL(strdup(json_string_or(node, "Hostname", "this node")),
-                           ctl_strdupf("%s%s%s%s%s", model, !isempty(model) && count ? ", " : "", strempty(count),
-                                       bytes ? ", memory " : "", strempty(bytes)));
-        fprintf(d->f, "  label=\"%s\";\n", strempty(label));
+        if (!shown)
+                return NULL;
+        ret = t = malloc(strlen(shown) * 6 + 1);
+        for (const char *p = shown; ret && *p; p++)
+                switch (*p) {
+                case '&':
+                        t = stpcpy(t, "&amp;");
+                        break;
+                case '<':
+                        t = stpcpy(t, "&lt;");
+                        break;
+                case '>':
+                        t = stpcpy(t, "&gt;");
+                        break;
+                case '"':
+                        t = stpcpy(t, "&quot;");
+                        break;
+                default:
+                        *t++ = *p;
+                }
+        if (ret)
+                *t = '\0';
+        return ret;
 }
 
-/* The colours' meanings, each in words: the picture is read without colour too. */
-static void emit_legend(Drawing *d) {
+/* The title (the node: hostname, CPUs, memory) and under it the colours' meanings, each in words: the
+ * picture is read without colour too. One HTML-like label, so the legend takes no column of its own. */
+static void emit_title(Drawing *d, json_object *node, json_object *memory) {
         static const struct {
                 const char *health, *meaning;
-        } health[] = {
-                { "ok", "ok (nothing written)" },
+        } legend[] = {
+                { "ok", "ok (no Health line)" },
                 { "degraded", "degraded: slower than both ends can go" },
                 { "errors", "errors or flapping" },
                 { "unknown", "unknown: nothing to judge yet" },
         };
+        double total = json_double_or(memory, "TotalBytes", 0);
+        int64_t cpus = json_int_or(node, "CpuCount", 0);
+        _cleanup_(freep) char *bytes = total > 0 ? format_bytes(total) : NULL,
+                              *count = cpus > 0 ? ctl_strdupf("%" PRId64 " CPUs", cpus) : NULL,
+                              *host = html_escape(json_string_or(node, "Hostname", "this node")),
+                              *model = html_escape(json_string_or(node, "CpuModel", ""));
 
-        fputs(" subgraph \"cluster_legend\" {\n  label=\"Health\"; style=\"rounded\"; color=\"#b0bec5\"; fontsize=11;\n", d->f);
-        for (size_t i = 0; i < ELEMENTSOF(health); i++) {
+        if (!host || !model) {
+                d->oom = true;
+                return;
+        }
+        fprintf(d->f, "  label=<<table border=\"0\" cellspacing=\"6\"><tr><td colspan=\"%zu\"><font point-size=\"18\">%s</font>"
+                      "<br/>%s%s%s%s%s</td></tr><tr>",
+                ELEMENTSOF(legend), host, model, !isempty(model) && count ? ", " : "", strempty(count),
+                bytes ? ", memory " : "", strempty(bytes));
+        for (size_t i = 0; i < ELEMENTSOF(legend); i++) {
                 _cleanup_(json_object_putp) json_object *o = json_object_new_object();
                 if (!o)
                         break;
-                json_object_object_add(o, "Health", json_object_new_string(health[i].health));
-                fprintf(d->f, "  \"legend:%s\" [label=\"%s\", color=\"%s\", fontcolor=\"%s\", penwidth=2.5, fontsize=11, "
-                              "fillcolor=\"white\"];\n",
-                        health[i].health, health[i].meaning, draw_health_colour(o), draw_health_colour(o));
+                json_object_object_add(o, "Health", json_object_new_string(legend[i].health));
+                fprintf(d->f, "<td border=\"2\" color=\"%s\" style=\"rounded\"><font color=\"%s\" point-size=\"11\">%s</font></td>",
+                        draw_health_colour(o), draw_health_colour(o), legend[i].meaning);
         }
-        fputs(" }\n", d->f);
+        fputs("</tr></table>>;\n", d->f);
 }
 
 /* What the budget left out, counted by kind; or that there is nothing at all. */
@@ -455,7 +485,6 @@ char *draw_node_dot(json_object *objects, json_object *node, json_object *memory
                 emit_others(&d);
                 emit_note(&d);
         }
-        emit_legend(&d);
         fputs("}\n", d.f);
         if (fclose(d.f) != 0)
                 d.oom = true;
