@@ -452,7 +452,7 @@ static void emit_note(Drawing *d) {
                 return;
         }
         if (any) {
-                _cleanup_(freep) char *label = DRAW_LABEL(ctl_strdupf("… and %s more, left out to keep the picture readable "
+                _cleanup_(freep) char *label = DRAW_LABEL(ctl_strdupf("Left out to keep the picture readable: %s "
                                                                       "(linkprobectl list, health and --json show every one)",
                                                                       text));
                 fprintf(d->f, "  \"note:left-out\" [label=\"%s\", shape=note, fillcolor=\"#fffde7\"];\n", strempty(label));

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -150,3 +151,101 @@ def test_node_picture(fixture, netns, bus, client, daemon_factory, testbed):
         assert out.returncode == 0 and out.stdout == "", out.stderr
         with open(png, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_fabric_picture(tmp_path):
+    """fabric --svg from the nodes' snapshots: every node by its hostname, every edge with its measured
+    rates; a hostname with markup shows as it is, in a well-formed document; --png writes a PNG."""
+    from fabric_paper import Paper
+
+    p = Paper()
+    evil = '<b>&amp;"n4"'
+    for h in ("n1", "n2", "n3", evil):
+        p.node(h)
+    p.cable("n1", "e12", "n2", "e21", 10)
+    p.cable("n2", "e23", "n3", "e32", 25, 20)
+    p.cable("n3", "e34", evil, "e43", 1)
+    files = p.write(str(tmp_path))
+    out = lp.run([lp.CTL, "fabric", "--snapshots", "--svg", *files], check=False)
+    assert out.returncode == 0, out.stderr
+    path = os.path.join(picture_dir(), "fabric-snapshots.svg")
+    with open(path, "w") as f:
+        f.write(out.stdout)
+    check_valid(path)
+    shown = normalise(texts(out.stdout))
+    edges = json.loads(lp.run([lp.CTL, "fabric", "--snapshots", "--json", *files]).stdout)["Edges"]
+    assert len(edges) == 3
+    for e in edges:
+        assert f"↑ {e['UploadGbps']:.2f} ↓ {e['DownloadGbps']:.2f} Gb/s" in shown, (e, shown)
+    for h in ("n1", "n2", "n3", evil):
+        assert h in shown, (h, shown)
+
+    png = os.path.join(picture_dir(), "fabric-snapshots.png")
+    out = lp.run([lp.CTL, "fabric", "--snapshots", "--png", f"--output={png}", *files], check=False)
+    assert out.returncode == 0 and out.stdout == "", out.stderr
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_empty_node_and_markup(netns, bus, client, daemon_factory, testbed):
+    """Nothing published but a virtual link whose name is markup: a valid picture that names it as it
+    is, and says what is missing. The PNG goes to a pipe as well as to a file."""
+    name = 'x<&"y>'
+    netns.ip("link", "add", name, "type", "ifb")
+    daemon_factory(netns, prefix=["umockdev-wrapper"], env=testbed.env(), args=[f"--sysfs-root={testbed.sys}"])
+    wait_for(lambda: any(p.get("Name") == name for _, p in objects(client).values()), what="the link")
+    svg, _ = draw(bus, client, "markup")
+    shown = normalise(texts(svg))
+    assert name in shown and "Not behind a PCI function" in shown, shown
+    assert "&lt;&amp;&quot;" in svg or "&lt;&amp;\"" in svg
+
+    png = subprocess.run([lp.CTL, f"--bus-address={bus.address}", "topo", "--png"], capture_output=True, timeout=120)
+    assert png.returncode == 0 and png.stdout[:8] == b"\x89PNG\r\n\x1a\n", png.stderr
+
+
+def test_thousands_of_links(netns, bus, client, daemon_factory, testbed):
+    """A host with 1500 virtual links: the picture draws a readable part of them, counts the rest in
+    words, and takes seconds, not minutes."""
+    n = 1500
+    netns.batch([f"link add lpv{i} type ifb" for i in range(n)])
+    daemon_factory(netns, prefix=["umockdev-wrapper"], env=testbed.env(), args=[f"--sysfs-root={testbed.sys}"])
+    wait_for(lambda: len(objects(client)) >= n, timeout=60, what=f"{n} links")
+    started = time.monotonic()
+    svg, found = draw(bus, client, "thousands")
+    took = time.monotonic() - started
+    shown = normalise(texts(svg))
+    drawn = sum(1 for i in range(n) if re.search(rf"\blpv{i}\b", shown))
+    assert 0 < drawn < n
+    assert f"Left out to keep the picture readable: {n - drawn} network links" in shown, shown[-400:]
+    assert took < 60, took
+
+
+def test_bad_input(tmp_path, bus):
+    """No daemon, a file that cannot be written, and options that do not go together: a sentence on
+    stderr, nothing on stdout, exit 1 (failure) or 2 (usage)."""
+    def ctl(*args, **kw):
+        return lp.run([lp.CTL, f"--bus-address={bus.address}", *args], check=False, **kw)
+
+    # The bus is there, linkprobed is not.
+    out = ctl("topo", "--svg")
+    assert out.returncode == 1 and out.stdout == "" and "not running" in out.stderr, out
+    # No bus at all.
+    out = lp.run([lp.CTL, f"--bus-address=unix:path={tmp_path}/none", "topo", "--svg"], check=False)
+    assert out.returncode == 1 and out.stdout == "" and "Cannot connect" in out.stderr, out
+    # Where the picture cannot go: said before the daemon is asked (it is not running here either).
+    for target, words in ((f"{tmp_path}/no/such/dir/x.svg", "No such file or directory"),
+                          (str(tmp_path), "is a directory")):
+        out = ctl("topo", "--svg", f"--output={target}")
+        assert out.returncode == 1 and out.stdout == "" and "Cannot write the picture to" in out.stderr, out
+        assert words in out.stderr, out.stderr
+    assert not os.listdir(tmp_path)
+    for args, words in ((("topo", "--output=x.svg"), "--output="),
+                        (("list", "--svg"), "--svg and --png draw"),
+                        (("topo", "--svg", "--json"), "pick one"),
+                        (("topo", "--svg", "--png"), "pick one"),
+                        (("fabric", "ring", "--snapshots", "f", "--svg"), "print no picture")):
+        out = ctl(*args)
+        assert out.returncode == 2 and out.stdout == "" and words in out.stderr, (args, out)
+    # A PNG is not for a terminal.
+    status, shown = lp.on_a_terminal([lp.CTL, f"--bus-address={bus.address}", "topo", "--png"])
+    assert status == 2 and "not for a terminal" in shown, shown
