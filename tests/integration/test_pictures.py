@@ -124,17 +124,35 @@ def normalise(s):
     return re.sub(r"\s+", " ", s)
 
 
+def as_machine(proc, tmp_path):
+    """linkprobed as it runs on the machine whose /proc files (cpuinfo, meminfo, stat), online CPUs and
+    hostname are in proc: a script run inside the daemon's own mount namespace (ip netns exec makes one) that mounts
+    them over this machine's and names a UTS namespace of its own."""
+    script = os.path.join(tmp_path, "linkprobed-as-machine")
+    with open(proc + "/hostname") as f:
+        hostname = f.read().strip()
+    binds = "".join(f"mount --bind '{proc}/{name}' /proc/{name}\n" for name in ("cpuinfo", "meminfo", "stat"))
+    binds += f"mount --bind '{proc}/cpu-online' /sys/devices/system/cpu/online\n"
+    with open(script, "w") as f:
+        f.write(f"#!/bin/sh\nset -e\n{binds}exec unshare --uts sh -c 'hostname {hostname} && exec \"$0\" \"$@\"' "
+                f"'{lp.DAEMON}' \"$@\"\n")
+    os.chmod(script, 0o755)
+    return script
+
+
 @pytest.mark.parametrize("fixture", TESTBEDS)
-def test_node_picture(fixture, netns, bus, client, daemon_factory, testbed):
+def test_node_picture(fixture, netns, bus, client, daemon_factory, testbed, tmp_path):
     path = os.path.join(FIXTURES, fixture)
     testbed.add_from_file(path)
     for name, index in netdevs(path).items():
         netns.ip("link", "add", name, "index", str(index), "type", "ifb")
         netns.ip("link", "set", name, "up")
-    # The real machines are drawn as a person would see them: watched, so every Health is judged.
+    # The real machines are drawn as a person would see them: watched, so every Health is judged, and
+    # with their own hostname, CPUs and memory (realdata-*.proc).
     real = os.path.basename(fixture).startswith("realdata-")
     daemon_factory(netns, prefix=["umockdev-wrapper"], env=testbed.env(), args=[f"--sysfs-root={testbed.sys}"],
-                   watch=real, config="[Watch]\nIntervalSec=1s\n" if real else None)
+                   watch=real, config="[Watch]\nIntervalSec=1s\n" if real else None,
+                   program=as_machine(path[:-len(".umockdev")] + ".proc", tmp_path) if real else None)
     wait_for(lambda: objects(client), what="the daemon's objects")
     if real:
         wait_for(lambda: all(p.get("Health") != "unknown" for _, p in objects(client).values()),
