@@ -116,7 +116,9 @@ char *draw_label_pci(json_object *pci) {
         return DRAW_LABEL(title ? strdup(title) : dup_nonempty(name), title ? dup_nonempty(name) : NULL,
                           isempty(driver) ? strdup(json_string_or(pci, "Address", "?"))
                                           : ctl_strdupf("%s (%s)", json_string_or(pci, "Address", "?"), driver),
-                          isempty(name) && !title ? ctl_strdupf("class %06" PRIx64, json_int_or(pci, "Class", 0)) : NULL);
+                          isempty(name) && !title ? ctl_strdupf("class %06" PRIx64, json_int_or(pci, "Class", 0)) : NULL,
+                          /* A root port has no line above it to say its Health (that of the link below). */
+                          streq(json_string_or(pci, "PortType", ""), "root-port") ? draw_health_line(pci) : NULL);
 }
 
 char *draw_pci_link_text(json_object *pci) {
