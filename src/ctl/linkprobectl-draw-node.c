@@ -63,8 +63,8 @@ static json_object *object_of(Drawing *d, const char *path, DrawKind *ret_kind) 
         return json_object_array_get_idx(entry, 1);
 }
 
-/* What an object hangs off: its PCI or Thunderbolt parent, else its PCI function, else the link or
- * Thunderbolt peer it belongs to; NULL for a root. */
+/* What an object hangs off: its PCI or Thunderbolt parent, the Thunderbolt peer a link reaches, its PCI
+ * function, or the link an RDMA port belongs to; NULL for a root. */
 static const char *host_of(Drawing *d, DrawKind kind, json_object *o) {
         const char *candidates[3] = {};
 
@@ -77,8 +77,9 @@ static const char *host_of(Drawing *d, DrawKind kind, json_object *o) {
                 candidates[1] = json_string_or(o, "PciDevice", NULL);
                 break;
         case KIND_LINK:
-                candidates[0] = json_string_or(o, "PciDevice", NULL);
-                candidates[1] = json_string_or(o, "ThunderboltPeer", NULL);
+                /* thunderbolt-net: the peer host it reaches says more than the controller it runs on. */
+                candidates[0] = json_string_or(o, "ThunderboltPeer", NULL);
+                candidates[1] = json_string_or(o, "PciDevice", NULL);
                 break;
         case KIND_RDMA:
                 candidates[0] = json_string_or(o, "PciDevice", NULL);

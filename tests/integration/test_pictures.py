@@ -267,3 +267,35 @@ def test_bad_input(tmp_path, bus):
     # A PNG is not for a terminal.
     status, shown = lp.on_a_terminal([lp.CTL, f"--bus-address={bus.address}", "topo", "--png"])
     assert status == 2 and "not for a terminal" in shown, shown
+
+
+def test_gpus_and_thunderbolt_peers(netns, bus, client, daemon_factory, testbed):
+    """GPUs (from the GPU probe) hang off their PCI functions, and a thunderbolt-net link off the peer
+    host it reaches: the lines of the picture say so (an SVG edge's title names both ends)."""
+    from test_pci import gpu_devices, start_gpu, FakeProbe
+
+    testbed.add_from_file(os.path.join(FIXTURES, "pci", "server-8gpu.umockdev"))
+    testbed.add_from_file(os.path.join(FIXTURES, "thunderbolt", "tb4-dock-peer.umockdev"))
+    for fixture in ("pci/server-8gpu.umockdev", "thunderbolt/tb4-dock-peer.umockdev"):
+        for name, index in netdevs(os.path.join(FIXTURES, fixture)).items():
+            netns.ip("link", "add", name, "index", str(index), "type", "ifb")
+    fake = FakeProbe()
+    try:
+        fake.set(devices=gpu_devices()[:2], measurements={})
+        start_gpu(daemon_factory, netns, testbed, fake)
+        wait_for(lambda: sum(k == "Gpu" and p["PciDevice"] != "/" for k, p in objects(client).values()) == 2,
+                 what="2 GPUs on their functions")
+        svg, found = draw(bus, client, "gpus-and-thunderbolt")
+    finally:
+        fake.remove()
+    shown = normalise(texts(svg))
+    edges = set(re.findall(r"<title>(.*?)&#45;&gt;(.*?)</title>", svg))
+    gpus = [(path, p) for path, (k, p) in found.items() if k == "Gpu"]
+    assert len(gpus) == 2
+    for path, p in gpus:
+        assert f"GPU{p['Index']}: {p['Name']}" in shown, shown
+        assert (p["PciDevice"], path) in edges, (path, edges)
+    peers = {path: p for path, (k, p) in found.items() if k == "Link" and p["ThunderboltPeer"] != "/"}
+    assert peers, found
+    for path, p in peers.items():
+        assert (p["ThunderboltPeer"], path) in edges, (path, edges)
