@@ -7,13 +7,9 @@
 #include "linkprobectl-draw.h"
 #include "linkprobectl.h"
 
-/* Lines longer than this are wrapped at a space: a reason is a sentence, and one line of it would make
- * its box as wide as the picture. */
-#define LINE_WIDTH 46
-
-/* line with a newline put in place of the space before each LINE_WIDTH bytes (UTF-8 continuation bytes
+/* line with a newline put in place of the space before each width characters (UTF-8 continuation bytes
  * not counted, so a multibyte character is never split). */
-static char *wrap(const char *line) {
+static char *wrap(const char *line, size_t width) {
         char *s = strdup(line), *last_space = NULL;
         size_t column = 0;
 
@@ -22,7 +18,7 @@ static char *wrap(const char *line) {
                         continue;
                 if (*p == ' ')
                         last_space = p;
-                if (++column > LINE_WIDTH && last_space) {
+                if (++column > width && last_space) {
                         *last_space = '\n';
                         column = (size_t) (p - last_space);
                         last_space = NULL;
@@ -31,14 +27,14 @@ static char *wrap(const char *line) {
         return s;
 }
 
-char *draw_label(char **lines, size_t n) {
+char *draw_label(char **lines, size_t n, size_t width) {
         char *label = strdup("");
 
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(freep) char *wrapped = NULL;
                 if (!lines[i])
                         continue;
-                wrapped = label ? wrap(lines[i]) : NULL;
+                wrapped = label ? wrap(lines[i], width) : NULL;
                 /* Each wrapped piece escaped on its own: nothing in a name can make a line of its own. */
                 for (char *piece = wrapped, *next; piece && label; piece = next) {
                         _cleanup_(freep) char *escaped = NULL;
@@ -139,9 +135,9 @@ char *draw_label_pci_link(json_object *pci) {
         char *first;
 
         if (!text)
-                return DRAW_LABEL(strdup("no link figures"), draw_health_line(pci));
+                return DRAW_LINE_LABEL(strdup("no link figures"), draw_health_line(pci));
         first = gen > 0 ? ctl_strdupf("Gen%" PRId64 " %s", gen, text) : strdup(text);
-        return DRAW_LABEL(first, gbps > 0 ? ctl_strdupf("%.0f Gb/s", gbps) : NULL,
+        return DRAW_LINE_LABEL(first, gbps > 0 ? ctl_strdupf("%.0f Gb/s", gbps) : NULL,
                           (max_gen > gen || max_width > width) && max_gen > 0
                                   ? ctl_strdupf("of Gen%" PRId64 " x%" PRId64, max_gen, max_width)
                                   : NULL,
@@ -219,12 +215,12 @@ char *draw_label_tbt_link(json_object *tbt) {
         char *rates;
 
         if (rx <= 0 && tx <= 0)
-                return DRAW_LABEL(draw_health_line(tbt));
+                return DRAW_LINE_LABEL(draw_health_line(tbt));
         if (rx == tx && rx_lanes > 0 && lane > 0)
                 rates = ctl_strdupf("%" PRId64 " Gb/s (%" PRId64 " × %" PRId64 " Gb/s)", rx, rx_lanes, lane);
         else
                 rates = ctl_strdupf("rx %" PRId64 " / tx %" PRId64 " Gb/s", rx, tx);
-        return DRAW_LABEL(rates, draw_health_line(tbt),
+        return DRAW_LINE_LABEL(rates, draw_health_line(tbt),
                           json_bool_or(tbt, "Degraded", false) && !isempty(reason) &&
                                           !strstr(json_string_or(tbt, "HealthReason", ""), reason)
                                   ? ctl_strdupf("degraded: %s", reason)

@@ -7,10 +7,17 @@
 
 #include "shared/macros.h"
 
-/* The lines (malloc'd, NULL ones left out, all freed) as a DOT label: each wrapped at a readable width
- * and escaped (draw_escape), joined by DOT's "\n". NULL when out of memory. */
-char *draw_label(char **lines, size_t n);
-#define DRAW_LABEL(...) draw_label((char *[]) { __VA_ARGS__ }, ELEMENTSOF(((char *[]) { __VA_ARGS__ })))
+/* The lines (malloc'd, NULL ones left out, all freed) as a DOT label: each wrapped at a space after
+ * width characters and escaped (draw_escape), joined by DOT's "\n". NULL when out of memory. */
+char *draw_label(char **lines, size_t n, size_t width);
+/* A box's lines, and a line's (narrower: the space between two ranks of boxes is as wide as the widest
+ * label in it, and a deep PCIe tree must fit a 1920-pixel screen). */
+#define DRAW_BOX_WIDTH 32
+#define DRAW_LINE_WIDTH 24
+#define DRAW_LABEL(...) \
+        draw_label((char *[]) { __VA_ARGS__ }, ELEMENTSOF(((char *[]) { __VA_ARGS__ })), DRAW_BOX_WIDTH)
+#define DRAW_LINE_LABEL(...) \
+        draw_label((char *[]) { __VA_ARGS__ }, ELEMENTSOF(((char *[]) { __VA_ARGS__ })), DRAW_LINE_WIDTH)
 
 /* The colour of an object's Health ("ok" green, "degraded" orange, "errors" and "flapping" red,
  * anything else grey); never the only sign: draw_health_line() says it in words. */

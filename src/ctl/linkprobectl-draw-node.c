@@ -39,7 +39,8 @@ typedef struct Drawing {
         json_object *by_path;  /* path -> [kind, properties] */
         json_object *children; /* path -> [child path, ...]: PCI and Thunderbolt children, what hangs off */
         json_object *roots;    /* [path, ...] of what hangs off nothing we have */
-        json_object *drawn;    /* path -> null */
+        json_object *drawn;    /* path -> null: visited */
+        json_object *shown;    /* path -> null: given a box */
         size_t n_boxes, left_out[_KIND_MAX];
         bool oom;
 } Drawing;
@@ -51,6 +52,7 @@ static void drawing_done(Drawing *d) {
         json_object_put(d->children);
         json_object_put(d->roots);
         json_object_put(d->drawn);
+        json_object_put(d->shown);
 }
 
 static json_object *object_of(Drawing *d, const char *path, DrawKind *ret_kind) {
@@ -107,7 +109,8 @@ static int index_objects(Drawing *d, json_object *objects) {
         d->children = json_object_new_object();
         d->roots = json_object_new_array();
         d->drawn = json_object_new_object();
-        if (!d->by_path || !d->children || !d->roots || !d->drawn)
+        d->shown = json_object_new_object();
+        if (!d->by_path || !d->children || !d->roots || !d->drawn || !d->shown)
                 return -ENOMEM;
         for (size_t k = 0; k < _KIND_MAX; k++) {
                 d->lists[k] = ctl_children(objects, kinds[k].interface);
@@ -183,6 +186,7 @@ static void emit_box(Drawing *d, DrawKind kind, json_object *o) {
         }
         fprintf(d->f, "  \"%s\" [label=\"%s\", fillcolor=\"%s\", color=\"%s\", penwidth=%s];\n", id, label, fill,
                 draw_health_colour(o), draw_health_bad(o) ? "2.5" : "1");
+        json_object_object_add(d->shown, json_string_or(o, "Path", ""), NULL);
         d->n_boxes++;
 }
 
@@ -353,6 +357,34 @@ static void emit_others(Drawing *d) {
                 fputs(" }\n", d->f);
 }
 
+/* The GPUs' own links (NVLink, XGMI) as GetAffinity() words them ("NV18"), between the GPUs' boxes;
+ * they do not rank the tree (constraint=false): the PCIe tree keeps its shape. */
+static void emit_gpu_links(Drawing *d, json_object *pairs) {
+        for (size_t i = 0; i < json_array_len(pairs); i++) {
+                json_object *p = json_object_array_get_idx(pairs, i);
+                const char *a = json_string_or(p, "A", ""), *b = json_string_or(p, "B", ""),
+                           *relation = json_string_or(p, "Relation", "");
+                DrawKind ka = KIND_PCI, kb = KIND_PCI;
+                _cleanup_(freep) char *from = NULL, *to = NULL, *label = NULL;
+
+                if (!startswith(relation, "NV") && !streq(relation, "XGMI"))
+                        continue;
+                if (!object_of(d, a, &ka) || !object_of(d, b, &kb) || ka != KIND_GPU || kb != KIND_GPU ||
+                    !json_object_object_get_ex(d->shown, a, NULL) || !json_object_object_get_ex(d->shown, b, NULL))
+                        continue;
+                from = draw_escape(a);
+                to = draw_escape(b);
+                label = draw_escape(relation);
+                if (!from || !to || !label) {
+                        d->oom = true;
+                        return;
+                }
+                fprintf(d->f, "  \"%s\" -> \"%s\" [label=\"%s\", dir=none, constraint=false, color=\"#6a1b9a\", "
+                              "fontcolor=\"#6a1b9a\", penwidth=2];\n",
+                        from, to, label);
+        }
+}
+
 /* ---- the frame ---- */
 
 static char *format_bytes(double bytes) {
@@ -463,7 +495,7 @@ static void emit_note(Drawing *d) {
                       d->f);
 }
 
-char *draw_node_dot(json_object *objects, json_object *node, json_object *memory) {
+char *draw_node_dot(json_object *objects, json_object *node, json_object *memory, json_object *pairs) {
         Drawing d = {};
         char *buf = NULL;
         size_t size = 0;
@@ -484,6 +516,7 @@ char *draw_node_dot(json_object *objects, json_object *node, json_object *memory
         if (!d.oom) {
                 emit_pci_trees(&d);
                 emit_others(&d);
+                emit_gpu_links(&d, pairs);
                 emit_note(&d);
         }
         fputs("}\n", d.f);
@@ -498,18 +531,20 @@ char *draw_node_dot(json_object *objects, json_object *node, json_object *memory
 }
 
 int topo_draw(sd_bus *bus) {
-        _cleanup_(json_object_putp) json_object *objects = NULL, *node = NULL, *memory = NULL;
+        _cleanup_(json_object_putp) json_object *objects = NULL, *node = NULL, *memory = NULL, *pairs = NULL;
         _cleanup_(freep) char *dot = NULL;
         int r;
 
         r = ctl_get_objects(bus, &objects);
+        if (r == 0)
+                r = topo_get_affinity(bus, &pairs);
         if (r == 0)
                 r = ctl_get_root_interface(bus, "Node", true, &node);
         if (r == 0)
                 r = ctl_get_root_interface(bus, "Memory", true, &memory);
         if (r != 0)
                 return r;
-        dot = draw_node_dot(objects, node, memory);
+        dot = draw_node_dot(objects, node, memory, pairs);
         if (!dot)
                 return log_oom_ctl();
         if (arg_dot) {

@@ -270,9 +270,10 @@ def test_bad_input(tmp_path, bus):
 
 
 def test_gpus_and_thunderbolt_peers(netns, bus, client, daemon_factory, testbed):
-    """GPUs (from the GPU probe) hang off their PCI functions, and a thunderbolt-net link off the peer
-    host it reaches: the lines of the picture say so (an SVG edge's title names both ends)."""
-    from test_pci import gpu_devices, start_gpu, FakeProbe
+    """GPUs (from the GPU probe) hang off their PCI functions, joined by their NVLinks, and a
+    thunderbolt-net link off the peer host it reaches: the lines of the picture say so (an SVG edge's
+    title names both ends)."""
+    from test_pci import gpu_devices, nvml_switched, start_gpu, FakeProbe
 
     testbed.add_from_file(os.path.join(FIXTURES, "pci", "server-8gpu.umockdev"))
     testbed.add_from_file(os.path.join(FIXTURES, "thunderbolt", "tb4-dock-peer.umockdev"))
@@ -281,7 +282,7 @@ def test_gpus_and_thunderbolt_peers(netns, bus, client, daemon_factory, testbed)
             netns.ip("link", "add", name, "index", str(index), "type", "ifb")
     fake = FakeProbe()
     try:
-        fake.set(devices=gpu_devices()[:2], measurements={})
+        fake.set(devices=gpu_devices()[:2], measurements={}, nvml=nvml_switched())
         start_gpu(daemon_factory, netns, testbed, fake)
         wait_for(lambda: sum(k == "Gpu" and p["PciDevice"] != "/" for k, p in objects(client).values()) == 2,
                  what="2 GPUs on their functions")
@@ -295,6 +296,9 @@ def test_gpus_and_thunderbolt_peers(netns, bus, client, daemon_factory, testbed)
     for path, p in gpus:
         assert f"GPU{p['Index']}: {p['Name']}" in shown, shown
         assert (p["PciDevice"], path) in edges, (path, edges)
+    (a, _), (b, _) = gpus
+    assert (a, b) in edges or (b, a) in edges, edges
+    assert "NV18" in shown
     peers = {path: p for path, (k, p) in found.items() if k == "Link" and p["ThunderboltPeer"] != "/"}
     assert peers, found
     for path, p in peers.items():

@@ -51,7 +51,7 @@ static void add_pci(json_object *objects, unsigned bus, int parent, const char *
 /* The picture of objects: its DOT text, also rendered to SVG in a file (asserted to work). */
 static char *draw(json_object *objects) {
         char path[] = "/tmp/linkprobe-test-draw-XXXXXX";
-        char *dot = draw_node_dot(objects, NULL, NULL);
+        char *dot = draw_node_dot(objects, NULL, NULL, NULL);
         int fd = mkstemp(path);
 
         assert_non_null(dot);
