@@ -4,7 +4,7 @@
 
 _linkprobectl() {
         local verbs='status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot fabric health'
-        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --tolerance= --list --snapshots --nodes= --hostfile= --backend='
+        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --tolerance= --list --snapshots --nodes= --hostfile= --backend= --svg --png --output='
         local -a args bus_args=()
         local cur i verb='' sub='' snapshots=''
         [[ " ${COMP_LINE:0:COMP_POINT} " == *' --snapshots '* ]] && snapshots=1
@@ -26,7 +26,7 @@ _linkprobectl() {
                         ((i++))
                         ;;
                 --bus-address=* | --user | --system) bus_args+=("${args[i]}") ;;
-                --transport | --timeout | --color | --what | --who | --why | --prometheus | --tolerance | --nodes | --hostfile | --backend) ((i++)) ;;
+                --transport | --timeout | --color | --what | --who | --why | --prometheus | --tolerance | --nodes | --hostfile | --backend | --output) ((i++)) ;;
                 -*) ;;
                 *)
                         if [[ -z $verb ]]; then
@@ -50,6 +50,10 @@ _linkprobectl() {
                 COMPREPLY=()
         elif [[ $prev == --nodes || $cur == --nodes=* ]]; then
                 COMPREPLY=()
+        elif [[ $prev == --output ]]; then
+                COMPREPLY=($(compgen -f -- "$cur"))
+        elif [[ $cur == --output=* ]]; then
+                COMPREPLY=($(compgen -f -P --output= -- "${cur#--output=}"))
         elif [[ $prev == --hostfile ]]; then
                 COMPREPLY=($(compgen -W "mlx" -- "$cur"))
         elif [[ $cur == --hostfile=* ]]; then

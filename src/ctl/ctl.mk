@@ -3,4 +3,4 @@
 PROGRAMS += linkprobectl
 linkprobectl_SOURCES := $(wildcard src/ctl/*.c)
 linkprobectl_LIBS := shared
-linkprobectl_PKGS := libsystemd json-c
+linkprobectl_PKGS := libsystemd json-c libgvc

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdarg.h>
 
+#include "linkprobectl-draw.h"
 #include "linkprobectl-fabric-local.h"
 #include "linkprobectl-fabric-model.h"
 #include "linkprobectl-fabric-ring.h"
@@ -129,6 +130,21 @@ int fabric_print_dot(json_object *model, FILE *f) {
                         return log_oom_ctl();
         fprintf(f, "}\n");
         return fflush(f) == 0 ? 0 : CTL_EXIT_FAILURE;
+}
+
+/* The same graph laid out and drawn (--svg, --png). */
+static int fabric_draw(json_object *model) {
+        _cleanup_(freep) char *dot = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&dot, &size);
+        int r;
+
+        if (!f)
+                return log_oom_ctl();
+        r = fabric_print_dot(model, f);
+        if (fclose(f) != 0 && r == 0)
+                r = log_oom_ctl();
+        return r == 0 ? draw_render_dot(dot) : r;
 }
 
 /* ---- text ---- */
@@ -274,6 +290,8 @@ int verb_fabric(sd_bus *bus, int argc, char **argv) {
                 return ctl_output_json(model);
         if (arg_dot)
                 return fabric_print_dot(model, stdout);
+        if (arg_draw != DRAW_NONE)
+                return fabric_draw(model);
         r = ctl_output_table(ctl_member(model, "Edges"), &edge_table);
         if (r == 0 && arg_legend)
                 r = print_problems(model);

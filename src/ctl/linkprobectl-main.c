@@ -4,6 +4,7 @@
 #include <locale.h>
 #include <unistd.h>
 
+#include "linkprobectl-draw.h"
 #include "linkprobectl-fabric.h"
 #include "linkprobectl.h"
 #include "shared/bus-error.h"
@@ -76,11 +77,12 @@ static void help(void) {
                "  gpu                 One line per GPU: inventory and measured throughput\n"
                "  probe gpu           Measure the GPUs now, wait and print the result\n"
                "  topo                How GPUs, NICs and HCAs reach each other over PCIe (affinity)\n"
+               "                      (--svg, --png: a picture of the node and its links)\n"
                "  inhibit [--] CMD... Run CMD while holding off GPU/RDMA probes; its exit status\n"
                "  inhibitors          Who holds off probes now (also: inhibit --list)\n"
                "  fabric              Which node is at the other end of every link, each edge\n"
-               "                      (--dot: Graphviz; --prometheus=URL or --snapshots FILE...:\n"
-               "                      the whole cluster)\n"
+               "                      (--dot: Graphviz; --svg, --png: a picture;\n"
+               "                      --prometheus=URL or --snapshots FILE...: the whole cluster)\n"
                "  fabric ring         The order of the nodes whose slowest hop is fastest, rank 0\n"
                "                      first (--hostfile=mlx: MLX's launcher host file)\n"
                "  fabric coordinator  The node every other node reaches best (rank 0)\n"
@@ -105,6 +107,9 @@ static void help(void) {
                "     --what=gpu|rdma|gpu:rdma  inhibit: what to hold off (default gpu)\n"
                "     --who=TEXT --why=TEXT     inhibit: who holds it and why (shown to others)\n"
                "     --dot               fabric: print the graph for Graphviz\n"
+               "     --svg, --png        topo, fabric: draw a picture (SVG on stdout; PNG needs\n"
+               "                         --output= or a pipe)\n"
+               "     --output=FILE       --svg, --png: write the picture to FILE\n"
                "     --prometheus=URL    fabric: the whole cluster, from a Prometheus server's API\n"
                "     --tolerance=PERCENT fabric: how far two ends may differ before it is said\n"
                "                         (default 25)\n"
@@ -239,6 +244,9 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_NODES,
                 ARG_HOSTFILE,
                 ARG_BACKEND,
+                ARG_SVG,
+                ARG_PNG,
+                ARG_OUTPUT,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -265,6 +273,9 @@ static int parse_argv(int argc, char *argv[]) {
                 { "nodes", required_argument, NULL, ARG_NODES },
                 { "hostfile", required_argument, NULL, ARG_HOSTFILE },
                 { "backend", required_argument, NULL, ARG_BACKEND },
+                { "svg", no_argument, NULL, ARG_SVG },
+                { "png", no_argument, NULL, ARG_PNG },
+                { "output", required_argument, NULL, ARG_OUTPUT },
                 {},
         };
         int c, r;
@@ -381,6 +392,21 @@ static int parse_argv(int argc, char *argv[]) {
                         }
                         arg_backend = optarg;
                         break;
+                case ARG_SVG:
+                case ARG_PNG:
+                        if (arg_draw != DRAW_NONE && arg_draw != (c == ARG_SVG ? DRAW_SVG : DRAW_PNG)) {
+                                fprintf(stderr, "--svg and --png are two formats of the picture: pick one.\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        arg_draw = c == ARG_SVG ? DRAW_SVG : DRAW_PNG;
+                        break;
+                case ARG_OUTPUT:
+                        if (isempty(optarg)) {
+                                fprintf(stderr, "--output= needs a file name.\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        arg_output = optarg;
+                        break;
                 case ':':
                         fprintf(stderr, "Option %s needs an argument. See --help.\n", argv[optind - 1]);
                         return -CTL_EXIT_USAGE;
@@ -401,7 +427,7 @@ static int parse_argv(int argc, char *argv[]) {
 static bool takes_separate_value(const char *arg) {
         static const char *const with_value[] = { "--bus-address", "--transport", "--timeout", "--color",
                                                   "--what", "--who", "--why", "--prometheus", "--tolerance",
-                                                  "--nodes", "--hostfile", "--backend" };
+                                                  "--nodes", "--hostfile", "--backend", "--output" };
         for (size_t i = 0; i < ELEMENTSOF(with_value); i++)
                 if (streq(arg, with_value[i]))
                         return true;
@@ -509,6 +535,9 @@ int main(int argc, char *argv[]) {
                 return r;
         n = MAX(n, 1);
         /* Whatever can be judged without the daemon is judged first: a usage error never waits for it. */
+        r = draw_check_args(verb->name, n, args);
+        if (r != 0)
+                return r;
         if (verb->check) {
                 r = verb->check(n, args);
                 if (r != 0)
@@ -521,7 +550,8 @@ int main(int argc, char *argv[]) {
                         return CTL_EXIT_FAILURE;
         }
 
-        if (verb->pager)
+        /* A picture goes whole to a file or a program, never to a pager. */
+        if (verb->pager && arg_draw == DRAW_NONE)
                 (void) ctl_pager_open();
         r = verb->run(bus, n, args);
         ctl_pager_close();

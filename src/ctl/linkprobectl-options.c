@@ -20,3 +20,5 @@ bool arg_snapshots = false;
 const char *arg_nodes = NULL;
 const char *arg_hostfile = NULL;
 const char *arg_backend = NULL;
+DrawFormat arg_draw = DRAW_NONE;
+const char *arg_output = NULL;

@@ -23,6 +23,13 @@ typedef enum JsonMode {
         JSON_SHORT,
 } JsonMode;
 
+/* topo and fabric --svg, --png: a picture instead of a table (linkprobectl-draw.c). */
+typedef enum DrawFormat {
+        DRAW_NONE,
+        DRAW_SVG,
+        DRAW_PNG,
+} DrawFormat;
+
 typedef enum ColourMode {
         COLOUR_AUTO,
         COLOUR_ALWAYS,
@@ -47,6 +54,8 @@ extern bool arg_snapshots;         /* fabric --snapshots: the arguments are snap
 extern const char *arg_nodes;      /* fabric ring/coordinator --nodes=, comma-separated */
 extern const char *arg_hostfile;   /* fabric ring --hostfile= ("mlx") */
 extern const char *arg_backend;    /* fabric ring --backend= (ring, jaccl, jaccl-ring) */
+extern DrawFormat arg_draw;        /* topo, fabric --svg, --png */
+extern const char *arg_output;     /* --output=FILE: where the picture goes (default stdout) */
 
 /* The tolerance within which the two ends of an edge agree about a rate (--tolerance=, percent). */
 #define FABRIC_TOLERANCE_DEFAULT 25.0

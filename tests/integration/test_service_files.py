@@ -506,7 +506,8 @@ VERBS = ("status list show monitor thunderbolt tree rdma gpu topo peers probe in
          "fabric health").split()
 OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full", "--all", "--system", "--user",
            "--bus-address=", "--help", "--version", "--transport=", "--timeout=", "--what=", "--who=", "--why=",
-           "--dot", "--prometheus=", "--tolerance=", "--list", "--snapshots", "--nodes=", "--hostfile=", "--backend="]
+           "--dot", "--prometheus=", "--tolerance=", "--list", "--snapshots", "--nodes=", "--hostfile=", "--backend=",
+           "--svg", "--png", "--output="]
 
 
 @pytest.mark.parametrize("line,expected", [
