@@ -122,6 +122,7 @@ include src/shared/shared.mk
 include sysfs/sysfs.mk
 include src/daemon/daemon.mk
 include src/ctl/ctl.mk
+include src/applet/applet.mk
 include probes/probes.mk
 include tests/unit/unit.mk
 include tests/tools/tools.mk
@@ -161,7 +162,7 @@ all: $(addprefix $(BUILD)/,$(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS))
 # `make install PREFIX=/usr` after a plain `make` recompiles exactly what embeds a path, and a second
 # run compiles nothing. It is made before any object (order-only), as the first build's objects have no
 # dependency files yet.
-BUILD_PATHS := BINDIR LIBEXECDIR PROBEDIR SYSCONFDIR LOCALSTATEDIR
+BUILD_PATHS := BINDIR LIBEXECDIR PROBEDIR SYSCONFDIR LOCALSTATEDIR DATADIR
 
 .PHONY: build-paths-check
 $(BUILD)/build-paths.h: build-paths-check
@@ -308,6 +309,7 @@ install: all $(INSTALL_EXTRA)
 	$(install_man)
 	$(install_systemd)
 	$(install_contrib)
+	$(install_applet)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS)) $(addprefix $(DESTDIR)$(LIBEXECDIR)/,$(DAEMONS))
@@ -316,6 +318,7 @@ uninstall:
 	$(uninstall_man)
 	$(uninstall_systemd)
 	$(uninstall_contrib)
+	$(uninstall_applet)
 
 .PHONY: clean
 clean:

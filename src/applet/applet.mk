@@ -1,0 +1,33 @@
+# linkprobe-applet: the desktop's tray icon, menu, notifications and details window. A client of the
+# system bus like linkprobectl (it links nothing of the daemon's); GTK 3 for the window and librsvg for
+# the icons' pixmaps and the node's picture.
+APPLET_PKG_MODULES := gtk+-3.0 librsvg-2.0
+PKG_MODULES += $(APPLET_PKG_MODULES)
+DEBIAN_BUILD_PACKAGES += libgtk-3-dev librsvg2-dev
+# Under Xvfb a real tray host (xfce4-panel: its systray plugin is a StatusNotifierWatcher and host)
+# and a real notification daemon (dunst); xwd and ImageMagick's convert take the screenshots.
+DEBIAN_TEST_PACKAGES += xvfb xauth xfce4-panel dunst x11-apps x11-utils imagemagick
+
+PROGRAMS += linkprobe-applet
+linkprobe-applet_SOURCES := $(wildcard src/applet/*.c)
+linkprobe-applet_LIBS := shared
+linkprobe-applet_PKGS := libsystemd json-c inih $(APPLET_PKG_MODULES)
+$(call objs,$(linkprobe-applet_SOURCES)): EXTRA_CFLAGS += $(shell pkg-config --cflags $(APPLET_PKG_MODULES) 2>/dev/null)
+
+APPLET_ICONS := $(wildcard src/applet/data/icons/*.svg)
+
+define install_applet
+	install -d $(DESTDIR)$(SYSCONFDIR)/xdg/autostart $(DESTDIR)$(DATADIR)/applications \
+		$(DESTDIR)$(DATADIR)/icons/hicolor/scalable/status $(DESTDIR)$(DATADIR)/icons/hicolor/scalable/apps
+	install -m 0644 src/applet/data/linkprobe-applet.desktop $(DESTDIR)$(SYSCONFDIR)/xdg/autostart/
+	install -m 0644 src/applet/data/linkprobe-applet.desktop $(DESTDIR)$(DATADIR)/applications/
+	for f in $(APPLET_ICONS); do n=$$(basename $$f); \
+		case $$n in linkprobe.svg|linkprobe-symbolic.svg) d=apps;; *) d=status;; esac; \
+		install -m 0644 $$f $(DESTDIR)$(DATADIR)/icons/hicolor/scalable/$$d/; done
+endef
+define uninstall_applet
+	rm -f $(DESTDIR)$(SYSCONFDIR)/xdg/autostart/linkprobe-applet.desktop \
+		$(DESTDIR)$(DATADIR)/applications/linkprobe-applet.desktop
+	for f in $(APPLET_ICONS); do n=$$(basename $$f); \
+		rm -f $(DESTDIR)$(DATADIR)/icons/hicolor/scalable/*/$$n; done
+endef
