@@ -118,6 +118,7 @@ static void run_ctl(DetailsWindow *w, bool svg) {
                                      G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
         if (!w->child) {
                 g_autofree char *msg = g_strdup_printf("Cannot run %s: %s", w->ctl, error->message);
+                log_warning("Details window: %s", msg);
                 show_text(w, msg);
                 return;
         }
@@ -154,6 +155,8 @@ DetailsWindow *details_window_new(const char *ctl, const char *bus_address) {
         w->header = gtk_label_new(NULL);
         gtk_label_set_xalign(GTK_LABEL(w->header), 0);
         gtk_label_set_selectable(GTK_LABEL(w->header), TRUE);
+        /* Selectable for copying, but not focused: a first focus would select the whole line. */
+        gtk_widget_set_can_focus(w->header, FALSE);
         gtk_label_set_line_wrap(GTK_LABEL(w->header), TRUE);
         w->status = gtk_label_new(NULL);
         gtk_label_set_xalign(GTK_LABEL(w->status), 0);
