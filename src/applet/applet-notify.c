@@ -32,6 +32,7 @@ typedef struct HealthState {
 
 typedef struct TbtEvent {
         int depth;
+        bool degraded;
         char *title, *body, *line;
 } TbtEvent;
 
@@ -160,7 +161,11 @@ static void flush_thunderbolt(Notifier *n) {
                 if (n->tbt->len > 6)
                         g_string_append_printf(body, "\n…");
         }
-        notify(n, 0, "linkprobe-ok", "device.added", 1, first->title, body->str, NULL);
+        bool degraded = false;
+        for (unsigned k = 0; k < n->tbt->len; k++)
+                degraded |= ((const TbtEvent *) g_ptr_array_index(n->tbt, k))->degraded;
+        notify(n, 0, degraded ? "linkprobe-degraded" : "linkprobe-ok", "device.added", 1, first->title, body->str,
+               NULL);
         g_ptr_array_set_size(n->tbt, 0);
 }
 
@@ -244,8 +249,8 @@ static void notifier_schedule(Notifier *n, unsigned msec) {
         n->flush_timer = g_timeout_add(msec, on_flush, n);
 }
 
-void notifier_thunderbolt(Notifier *n, const char *path, int depth, const char *title, const char *body,
-                          const char *line) {
+void notifier_thunderbolt(Notifier *n, const char *path, int depth, bool degraded, const char *title,
+                          const char *body, const char *line) {
         TbtEvent *e;
 
         if (!n->config.thunderbolt)
@@ -255,6 +260,7 @@ void notifier_thunderbolt(Notifier *n, const char *path, int depth, const char *
                 return;
         e = g_new0(TbtEvent, 1);
         e->depth = depth;
+        e->degraded = degraded;
         e->title = g_strdup(title);
         e->body = g_strdup(body);
         e->line = g_strdup(line);

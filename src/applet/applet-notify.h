@@ -17,8 +17,8 @@ void notifier_free(Notifier *n);
  * it) become one notification, named for the one nearest the host (the lowest depth). title: "Thunderbolt
  * dock connected: CalDigit TS4"; body: "Thunderbolt 4, 40 Gb/s" and the reason when degraded; line: the
  * same in one line, for the list of those behind it. */
-void notifier_thunderbolt(Notifier *n, const char *path, int depth, const char *title, const char *body,
-                          const char *line);
+void notifier_thunderbolt(Notifier *n, const char *path, int depth, bool degraded, const char *title,
+                          const char *body, const char *line);
 
 /* An object's Health went bad (bad=true) or came back to ok. what: "link flap0"; text: "flapping: 7
  * carrier changes in the last 2 min". One notification per object per IntervalSec=; the changes in

@@ -94,12 +94,14 @@ static void on_thunderbolt_added(Model *m, const char *path, void *userdata) {
         title = g_strdup_printf("Thunderbolt %s connected: %s", kind, name);
         g_string_append_printf(body, "%s, %s", *class ? class : "Thunderbolt", rate);
         degraded = prop(a, path, TBT_INTERFACE, "Degraded");
-        if (degraded && json_object_get_boolean(degraded))
+        bool is_degraded = degraded && json_object_get_boolean(degraded);
+        if (is_degraded)
                 g_string_append_printf(body, "\ndegraded: %s", prop_str(a, path, TBT_INTERFACE, "DegradedReason"));
         if (streq(prop_str(a, path, TBT_INTERFACE, "Authorized"), "no"))
                 g_string_append(body, "\nnot authorized (boltctl authorize)");
         line = g_strdup_printf("%s (%s): %s, %s", name, kind, *class ? class : "Thunderbolt", rate);
-        notifier_thunderbolt(a->notifier, path, depth ? json_object_get_int(depth) : 0, title, body->str, line);
+        notifier_thunderbolt(a->notifier, path, depth ? json_object_get_int(depth) : 0, is_degraded, title, body->str,
+                             line);
 }
 
 static void on_health_changed(Model *m, const char *path, const char *interface, const char *old_health,

@@ -219,7 +219,7 @@ class Desktop:
     def screenshot(self, path):
         xwd = os.path.join(self.dir, "shot.xwd")
         run(["xwd", "-root", "-silent", "-display", self.display, "-out", xwd])
-        run(["convert", xwd, path])
+        run(["convert", xwd, "-define", "png:compression-level=1", path])
         return path
 
     def pixels(self, png, x, y, w, h):
