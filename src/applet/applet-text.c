@@ -84,9 +84,11 @@ char *format_mbps(uint64_t mbps) {
 char *format_gbps(double gbps) {
         if (!(gbps > 0) || !isfinite(gbps))
                 return g_strdup("rate unknown");
-        if (fabs(gbps - round(gbps)) < 0.05)
-                return g_strdup_printf("%.0f Gb/s", round(gbps));
-        return g_strdup_printf("%.1f Gb/s", gbps);
+        /* Whole figures without a decimal: "40 Gb/s", not "40.0 Gb/s" (printf rounds, no libm needed). */
+        g_autofree char *tenths = g_strdup_printf("%.1f", gbps);
+        if (g_str_has_suffix(tenths, ".0"))
+                return g_strdup_printf("%.0f Gb/s", gbps);
+        return g_strdup_printf("%s Gb/s", tenths);
 }
 
 char *text_markup_lines(const char *s) {

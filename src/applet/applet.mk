@@ -28,7 +28,6 @@ UNIT_TESTS += test-applet-text
 test-applet-text_SOURCES := src/applet/tests/test-applet-text.c src/applet/applet-text.c
 test-applet-text_LIBS := shared
 test-applet-text_PKGS := glib-2.0 cmocka
-test-applet-text_LDLIBS := -lm
 
 APPLET_ICONS := $(wildcard src/applet/data/icons/*.svg)
 
@@ -47,3 +46,11 @@ define uninstall_applet
 	for f in $(APPLET_ICONS); do n=$$(basename $$f); \
 		rm -f $(DESTDIR)$(DATADIR)/icons/hicolor/scalable/*/$$n; done
 endef
+
+# The same helpers fuzzed (tests/fuzz/fuzz-applet-text.c): names from the bus are untrusted input.
+LIBRARIES += applettext
+applettext_SOURCES := src/applet/applet-text.c
+FUZZ_TARGETS += applet-text
+fuzz-applet-text_LIBS := applettext shared
+fuzz-applet-text_PKGS := glib-2.0
+$(BUILD)/tests/fuzz/fuzz-applet-text.o: EXTRA_CFLAGS += $(APPLET_CFLAGS)
