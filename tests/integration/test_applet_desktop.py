@@ -232,6 +232,8 @@ PLUGS = {
                                                         "node03 (peer host): Thunderbolt 4, 40 Gb/s"]),
     # A USB4 v2 dock that came up at 20 Gb/s a lane: the reason is in the notification.
     "degraded": ("degraded-usb4v2.umockdev", DEGRADED_DOCK, 1, ["\ndegraded: ", "USB4 v2"]),
+    # The same with Thunderbolt=no in applet.conf: no notification, the menu all the same.
+    "off": ("degraded-usb4v2.umockdev", DEGRADED_DOCK, 1, None),
 }
 
 
@@ -243,13 +245,18 @@ def test_dock_plugged_is_one_notification(plug, desktop, notifications, bus, net
     fixture, dock, count, wanted = PLUGS[plug]
     bed = live_bed(host_only_fixture(tmp_path, fixture, dock))
     start_in_testbed(daemon_factory, netns, bed)
-    applet = applets(desktop, bus)
+    applet = applets(desktop, bus, config="[Notifications]\nThunderbolt=no\n" if wanted is None else None)
     applet.wait_log("linkprobed is running")
     lp.wait_for(lambda: applet.menu()["children"][0]["label"].startswith("Fastest link"), 10, "the menu")
     assert group(applet.menu(), "Thunderbolt") is None
     assert desktop.notification_count() == 0
 
     bed.add_from_string(h.fixture_records(fixture, lambda p: p.startswith(dock)))
+    if wanted is None:
+        lp.wait_for(lambda: group(applet.menu(), "Thunderbolt"), 10, "the Thunderbolt group")
+        time.sleep(1.5)  # past the moment events are merged for
+        assert desktop.notification_count() == 0, desktop.notifications()
+        return
     lp.wait_for(lambda: desktop.notification_count(), 15, lambda: f"a notification; the applet said:\n{applet.log()}")
     time.sleep(1.5)  # what could come after it (events are merged for 0.7 s)
     desktop.screenshot(os.path.join(SHOTS, f"applet-notification-{plug}.png"))
@@ -307,9 +314,10 @@ def check_flapping(desktop, bus, netns, far, client, daemon_factory, applets, na
     assert applet.item("IconName") == "linkprobe-bad"
 
 
-def test_no_host_no_daemon_and_reconnect(desktop, bus, netns, client, daemon_factory, applets):
-    """No tray host, no notification daemon, no display and linkprobed not running: the applet says each
-    once and keeps running; when linkprobed starts it loads the objects, when it stops it says so again."""
+def test_no_host_no_daemon_and_reconnect(desktop, bus, netns, daemon_factory, applets):
+    """No tray host, no display and linkprobed not running: the applet says each once and keeps running;
+    when linkprobed starts it loads the objects, when it stops it says so again, and when the bus itself
+    goes away it keeps running too."""
     bare = lp.PrivateBus()
     try:
         os.chmod(bare.dir, 0o755)
@@ -323,6 +331,10 @@ def test_no_host_no_daemon_and_reconnect(desktop, bus, netns, client, daemon_fac
         lp.wait_for(lambda: applet.log().count("linkprobed is not running") == 2, 10,
                     lambda: f"a second 'not running'; the applet said:\n{applet.log()}")
         assert applet.log().count("No tray host") == 1
+        # The bus itself goes away: said, and the applet tries again (every 5 s) instead of ending.
+        lp.stop_process(bus.proc)
+        applet.wait_log("The system bus went away")
+        time.sleep(0.5)
         assert applet.proc.poll() is None
     finally:
         bare.stop()
@@ -377,3 +389,17 @@ def test_window_draws_the_svg_and_redraws_when_objects_change(desktop, bus, netn
     desktop.menu_event(applet.name, "/MenuBar", next(c for c in applet.menu()["children"] if c["label"] == "Quit")["id"])
     lp.wait_for(lambda: applet.proc.poll() is not None, 5, "the applet to quit")
     assert applet.proc.returncode == 0
+
+
+@pytest.mark.parametrize("config,error", [
+    ("[Notifications]\nHealth=maybe\n", "Health=maybe is not valid"),
+    ("[Notifications]\nIntervalSec=-1\n", "IntervalSec=-1 is not valid"),
+    ("[Notifications\n", "line 1 cannot be read"),
+])
+def test_bad_configuration_is_refused(tmp_path, config, error):
+    """A configuration the applet cannot read is an error that names the file and the key (exit 1)."""
+    path = tmp_path / "applet.conf"
+    path.write_text(config)
+    proc = lp.run([APPLET, f"--config={path}"], check=False, env={"PATH": os.environ.get("PATH", "")}, timeout=10)
+    assert proc.returncode == 1, proc
+    assert str(path) in proc.stderr and error in proc.stderr, proc.stderr
