@@ -403,3 +403,30 @@ def test_bad_configuration_is_refused(tmp_path, config, error):
     proc = lp.run([APPLET, f"--config={path}"], check=False, env={"PATH": os.environ.get("PATH", "")}, timeout=10)
     assert proc.returncode == 1, proc
     assert str(path) in proc.stderr and error in proc.stderr, proc.stderr
+
+
+def test_many_links_going_bad_at_once_are_one_notification(desktop, notifications, bus, netns, client,
+                                                           daemon_factory, applets):
+    """Five links that start flapping together are one notification that names them, not five."""
+    far = lp.NetNS()
+    try:
+        names = [lp.unique("mf") for _ in range(5)]
+        peers = [lp.unique("mp") for _ in names]
+        for name, peer in zip(names, peers):
+            netns.ip("link", "add", name, "type", "veth", "peer", "name", peer, "netns", far.name)
+            netns.ip("link", "set", name, "up")
+        daemon_factory(netns, config=WATCH)
+        lp.wait_for(lambda: all(client.link_by_name(n) for n in names), 10, "the links")
+        applet = applets(desktop, bus)
+        applet.wait_log("linkprobed is running")
+        far.batch([f"link set {peer} {state}" for _ in range(10) for state in ("up", "down") for peer in peers])
+        lp.wait_for(lambda: all(client.link_by_name(n)["Health"] == "flapping" for n in names), 10, "flapping")
+        lp.wait_for(lambda: desktop.notification_count(), 10, lambda: f"a notification; the applet said:\n{applet.log()}")
+        time.sleep(1.5)
+        shown = desktop.notifications()
+        assert len(shown) == 1, shown
+        (note,) = shown.values()
+        assert note["summary"] == "Health changed for 5 objects (5 bad)", note
+        assert all(f"link {n}: flapping" in note["body"] for n in names), note
+    finally:
+        far.delete()
