@@ -123,6 +123,7 @@ include src/shared/shared.mk
 include sysfs/sysfs.mk
 include src/daemon/daemon.mk
 include src/ctl/ctl.mk
+include src/applet/applet.mk
 include probes/probes.mk
 include tests/unit/unit.mk
 include tests/tools/tools.mk
@@ -162,7 +163,7 @@ all: $(addprefix $(BUILD)/,$(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS))
 # `make install PREFIX=/usr` after a plain `make` recompiles exactly what embeds a path, and a second
 # run compiles nothing. It is made before any object (order-only), as the first build's objects have no
 # dependency files yet.
-BUILD_PATHS := BINDIR LIBEXECDIR PROBEDIR SYSCONFDIR LOCALSTATEDIR
+BUILD_PATHS := BINDIR LIBEXECDIR PROBEDIR SYSCONFDIR LOCALSTATEDIR DATADIR
 
 .PHONY: build-paths-check
 $(BUILD)/build-paths.h: build-paths-check
@@ -309,6 +310,7 @@ install: all $(INSTALL_EXTRA)
 	$(install_man)
 	$(install_systemd)
 	$(install_contrib)
+	$(install_applet)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS)) $(addprefix $(DESTDIR)$(LIBEXECDIR)/,$(DAEMONS))
@@ -317,6 +319,7 @@ uninstall:
 	$(uninstall_man)
 	$(uninstall_systemd)
 	$(uninstall_contrib)
+	$(uninstall_applet)
 
 .PHONY: clean
 clean:
