@@ -44,6 +44,7 @@ typedef struct LldpLink {
         int ifindex; /* first: the table's key */
         char *path;  /* its Link object */
         bool member; /* joined the nearest-bridge group */
+        bool bucket_started; /* at the first frame, on the frames' clock */
         TokenBucket bucket;
         bool warned_rate, warned_malformed, warned_full;
         LldpNeighbor neighbors[LLDP_NEIGHBORS_PER_LINK_MAX];
@@ -79,25 +80,26 @@ const char *lldp_firmware_agent_flag(const char (*names)[32], size_t n, uint32_t
 /* The private flags' names and values through the ETHTOOL ioctl (what `ethtool --show-priv-flags`
  * reads); needs no privilege. */
 static int read_private_flags(int fd, const char *ifname, char (*names)[32], size_t *ret_n, uint32_t *ret_flags) {
-        struct {
-                struct ethtool_sset_info info;
-                uint32_t count;
-        } sset = { .info = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = UINT64_C(1) << ETH_SS_PRIV_FLAGS } };
+        _cleanup_(freep) struct ethtool_sset_info *sset = calloc(1, sizeof(*sset) + sizeof(uint32_t));
         struct ethtool_value value = { .cmd = ETHTOOL_GPFLAGS };
         _cleanup_(freep) struct ethtool_gstrings *strings = NULL;
         struct ifreq ifr = {};
 
+        if (!sset)
+                return -ENOMEM;
         if (strlen(ifname) >= sizeof(ifr.ifr_name))
                 return -EINVAL;
+        *sset = (struct ethtool_sset_info) { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = UINT64_C(1) << ETH_SS_PRIV_FLAGS };
         strncpy(ifr.ifr_name, ifname, sizeof(ifr.ifr_name) - 1);
-        ifr.ifr_data = (void *) &sset;
+        ifr.ifr_data = (void *) sset;
         if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
                 return -errno;
-        if (!(sset.info.sset_mask & (UINT64_C(1) << ETH_SS_PRIV_FLAGS)) || sset.count == 0) {
+        /* The kernel writes the count of each set asked for, and clears the bits of those it lacks. */
+        if (!(sset->sset_mask & (UINT64_C(1) << ETH_SS_PRIV_FLAGS)) || sset->data[0] == 0) {
                 *ret_n = 0;
                 return 0;
         }
-        size_t n = MIN(sset.count, 32u);
+        size_t n = MIN(sset->data[0], 32u);
         strings = calloc(1, sizeof(*strings) + n * ETH_GSTRING_LEN);
         if (!strings)
                 return -ENOMEM;
@@ -197,7 +199,7 @@ static void lldp_link_check(LldpReceiver *r, Link *l) {
         if (r->fd < 0) {
                 (void) asprintf(&warning, "LLDP is not received: no packet socket (%s); the service needs "
                                           "CAP_NET_RAW and AF_PACKET", strerror(-r->open_error));
-        } else if (read_private_flags(r->fd, l->name, names, &n, &flags) >= 0 &&
+        } else if (l->name && read_private_flags(r->fd, l->name, names, &n, &flags) >= 0 &&
                    (flag = lldp_firmware_agent_flag((const char (*)[32]) names, n, flags))) {
                 (void) asprintf(&warning, "the NIC's firmware consumes LLDP (private flag %s is %s): "
                                           "ethtool --set-priv-flags %s %s %s lets it through",
@@ -262,7 +264,6 @@ static void on_link(Link *l, bool removed, void *userdata) {
                 log_link_warning_errno(l, q, "Cannot listen for LLDP: %m");
                 return;
         }
-        token_bucket_init(&lk->bucket, LLDP_FRAMES_PER_SEC, LLDP_FRAMES_BURST, now_usec(CLOCK_MONOTONIC));
         lldp_membership(r, lk, true);
         lldp_link_check(r, l);
 }
@@ -408,6 +409,9 @@ void lldp_receiver_process_frame(LldpReceiver *r, int ifindex, const void *frame
         /* A link we do not listen on (down, a bridge, gone meanwhile): not ours to read. */
         if (!lk || !l)
                 return;
+        if (!lk->bucket_started)
+                token_bucket_init(&lk->bucket, LLDP_FRAMES_PER_SEC, LLDP_FRAMES_BURST, now);
+        lk->bucket_started = true;
         if (!token_bucket_take(&lk->bucket, 1, now)) {
                 r->counters.rate_limited++;
                 if (!lk->warned_rate)

@@ -20,7 +20,8 @@ static void frame_header(Frame *f) {
 static void frame_tlv(Frame *f, unsigned type, const void *v, size_t len) {
         f->b[f->n++] = (uint8_t) ((type << 1) | (len >> 8));
         f->b[f->n++] = (uint8_t) (len & 0xff);
-        memcpy(f->b + f->n, v, len);
+        if (len > 0)
+                memcpy(f->b + f->n, v, len);
         f->n += len;
 }
 
