@@ -46,8 +46,12 @@ DOCUMENTED_RELAXATIONS = {
     "IPAddressDeny=", "ProcSubset=", "ProtectHostname=", "MemoryDenyWriteExecute=",
     "RestrictAddressFamilies=~AF_NETLINK", "RestrictAddressFamilies=~AF_UNIX",
     "RestrictAddressFamilies=~AF_(INET|INET6)",
+    # LLDP (issue 26): one packet socket, and CAP_NET_RAW to open it, as a user that is not root.
+    "RestrictAddressFamilies=~AF_PACKET", "CapabilityBoundingSet=~CAP_NET_(BIND_SERVICE|BROADCAST|RAW)",
+    "AmbientCapabilities=",
 }
-EXPOSURE_TARGET = 1.7
+# 1.5 before LLDP; its packet socket and CAP_NET_RAW cost 0.3 (systemd 252's weights).
+EXPOSURE_TARGET = 1.8
 
 
 def make(*args, check=True):
