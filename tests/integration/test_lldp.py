@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import struct
 import subprocess
 import tempfile
@@ -16,12 +15,12 @@ import time
 import pytest
 
 import lp
+from lldp_net import frame, send_frames, tlv
 
 LLDPD = shutil.which("lldpd") or "/usr/sbin/lldpd"
 LLDPCLI = shutil.which("lldpcli") or "/usr/sbin/lldpcli"
 SWITCH = lp.IFACE + "Switch"
 LINK = lp.IFACE + "Link"
-NEAREST_BRIDGE = bytes.fromhex("0180c200000e")
 
 pytestmark = pytest.mark.skipif(not os.access(LLDPD, os.X_OK), reason="lldpd is not installed (Debian package lldpd)")
 
@@ -197,26 +196,6 @@ def test_switch_expires_at_ttl(bus, client, netns, fabric):
         if switch:
             switch.stop()
         daemon.stop()
-
-
-def tlv(kind, value):
-    return struct.pack("!H", (kind << 9) | len(value)) + value
-
-
-def frame(chassis, port=b"\x05p1", ttl=120, extra=b"", dst=NEAREST_BRIDGE):
-    return (dst + bytes.fromhex("021122334455") + b"\x88\xcc" + tlv(1, chassis) + tlv(2, port) +
-            tlv(3, struct.pack("!H", ttl)) + extra + tlv(0, b""))
-
-
-def send_frames(ns, ifname, frames):
-    """Sends raw frames from inside ns (a Python AF_PACKET socket in a child there)."""
-    script = ("import socket, sys\n"
-              "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\n"
-              "s.bind((sys.argv[1], 0))\n"
-              "for line in sys.stdin:\n"
-              "    s.send(bytes.fromhex(line.strip()))\n")
-    lp.run(ns.exec_cmd(["/usr/bin/python3", "-c", script, ifname]),
-           input="".join(f.hex() + "\n" for f in frames))
 
 
 def test_bad_frames_and_floods(bus, client, netns, fabric):
