@@ -554,6 +554,7 @@ int manager_render_metrics(void *userdata, char **ret, size_t *ret_size) {
                 .peers = &m->peers,
                 .pci = &m->pci,
                 .neighbors = &m->neighbors,
+                .switches = &m->switches,
                 .netlink_overruns = netlink_overruns(m->netlink),
                 .udev_overruns = udev_source_overruns(m->udev),
         };

@@ -160,6 +160,27 @@ def test_switch_as_lldpd_sees_it(bus, client, netns, fabric):
         # lldpd on a veth says 10GbaseT, no autonegotiation: the partner runs at 10 Gb/s.
         assert "10GbaseT" in entry["port"]["auto-negotiation"]["current"]
         assert link["LldpPartnerSpeedsMbps"] == [10000]
+        # linkprobectl: switches and its alias lldp, --json, show and list.
+        out = lp.ctl(bus, "switches", "--no-pager", env={"COLUMNS": "200"}, check=True).stdout
+        lines = out.splitlines()
+        assert lines[0].split()[:3] == ["NAME", "CHASSIS", "ID"]
+        assert name in lines[1] and s["ChassisId"] in lines[1] and f"{ours}:{s['Ports'][0][1]}" in lines[1]
+        assert "Eth1/7 to node7" in lines[1] and "bridge,router" in lines[1] and "192.0.2.7" in lines[1]
+        (doc,) = json.loads(lp.ctl(bus, "lldp", "--json", check=True).stdout)
+        assert doc["Name"] == name and doc["Path"] == path
+        assert doc["Ports"] == [{"Object": link["Path"], "PortId": s["Ports"][0][1],
+                                 "PortDescription": "Eth1/7 to node7"}]
+        out = lp.ctl(bus, "show", ours, "--no-pager", check=True).stdout
+        assert f"Switch port: {name} port {s['Ports'][0][1]} (Eth1/7 to node7), management 192.0.2.7" in out
+        assert "Switch port speeds: 10000 Mb/s" in out
+        out = lp.ctl(bus, "list", "--no-pager", env={"COLUMNS": "200"}, check=True).stdout
+        assert "SWITCH PORT" in out.splitlines()[0]
+        assert f"{name} {s['Ports'][0][1]}" in next(line for line in out.splitlines() if f" {ours} " in line)
+        # Metrics: the switch port joins linkprobe_link_info by device.
+        metrics = lp.ctl(bus, "metrics", check=True).stdout
+        assert (f'linkprobe_link_switch_info{{device="{ours}",chassis_id="{s["ChassisId"]}",'
+                f'port_id="{s["Ports"][0][1]}",switch_name="{name}"}} 1') in metrics
+
         # What the switch owns changes: the name follows at its next frame.
         switch.cli("configure", "system", "hostname", name + "x")
         lp.wait_for(lambda: switches(client)[path]["Name"] == name + "x", timeout=10, what="the new name")
@@ -252,6 +273,9 @@ def test_without_cap_net_raw(bus, client, netns, fabric):
         assert not switches(client)
         assert daemon.proc.poll() is None
         assert client.get_all("Manager")["State"] == "running"
+        # linkprobectl does not leave it unsaid.
+        out = lp.ctl(bus, "switches", "--no-pager", check=True).stdout
+        assert "No switches seen." in out and f"{ours}: LLDP is not received" in out
     finally:
         switch.stop()
         daemon.stop()
