@@ -507,7 +507,7 @@ def complete(line, path=None):
 
 
 VERBS = ("status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot "
-         "fabric health").split()
+         "fabric health switches lldp").split()
 OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full", "--all", "--system", "--user",
            "--bus-address=", "--help", "--version", "--transport=", "--timeout=", "--what=", "--who=", "--why=",
            "--dot", "--prometheus=", "--tolerance=", "--list", "--snapshots", "--nodes=", "--hostfile=", "--backend="]
@@ -515,7 +515,7 @@ OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full
 
 @pytest.mark.parametrize("line,expected", [
     ("linkprobectl ", VERBS),
-    ("linkprobectl s", ["status", "show", "snapshot"]),
+    ("linkprobectl s", ["status", "show", "snapshot", "switches"]),
     ("linkprobectl t", ["thunderbolt", "tree", "topo"]),
     ("linkprobectl --", OPTIONS),
     ("linkprobectl --json --user m", ["monitor", "metrics"]),
