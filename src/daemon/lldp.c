@@ -11,6 +11,7 @@
  */
 #include <arpa/inet.h>
 #include <linux/ethtool.h>
+#include <linux/filter.h>
 #include <linux/if.h>
 #include <linux/if_arp.h>
 #include <linux/if_ether.h>
@@ -480,6 +481,24 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
         return 0;
 }
 
+/* In the kernel, before a frame wakes us: only what is sent to one of LLDP's three group addresses
+ * (01:80:c2:00:00:0e, :03, :00); the socket's protocol already picked EtherType 0x88cc. */
+static int attach_filter(int fd) {
+        static const struct sock_filter code[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0),                 /* destination, first 4 bytes */
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0180c200, 0, 5),
+                BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 4),                 /* the last 2 */
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x000e, 2, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0003, 1, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0000, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, 0xffffffff),                 /* the whole frame */
+                BPF_STMT(BPF_RET | BPF_K, 0),                          /* nothing */
+        };
+        const struct sock_fprog prog = { .len = ELEMENTSOF(code), .filter = (struct sock_filter *) code };
+
+        return RET_NERRNO(setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)));
+}
+
 int lldp_receiver_new(sd_event *event, Links *links, Switches *switches, LldpReceiver **ret) {
         LldpReceiver *r;
         int q, one = 1;
@@ -500,6 +519,10 @@ int lldp_receiver_new(sd_event *event, Links *links, Switches *switches, LldpRec
                 /* Outgoing frames (a local lldpd's) are dropped by the kernel where it can (Linux 4.20);
                  * the handler drops them too. */
                 (void) setsockopt(r->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
+                q = attach_filter(r->fd);
+                if (q < 0)
+                        /* The handler checks the destination as well. */
+                        log_debug_errno(q, "Cannot attach the LLDP socket filter: %m");
                 q = sd_event_add_io(event, &r->io, r->fd, EPOLLIN, on_readable, r);
                 if (q < 0) {
                         lldp_receiver_free(r);

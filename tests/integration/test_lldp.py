@@ -205,9 +205,12 @@ def test_switch_as_lldpd_sees_it(bus, client, netns, fabric):
 def test_switch_expires_at_ttl(bus, client, netns, fabric):
     sw, ours, theirs = fabric
     daemon = lp.Daemon(bus, netns=netns)
-    switch = start_switch(sw, theirs, lp.unique("leaf"), ttl_hold=3)
+    name = lp.unique("leaf")
+    switch = start_switch(sw, theirs, name, ttl_hold=3)
     try:
-        lp.wait_for(lambda: switches(client), timeout=20, what="the Switch object")
+        # Its name is configured last: a frame with it has the short TTL (lldpd's first ones have 120 s).
+        lp.wait_for(lambda: any(s["Name"] == name for s in switches(client).values()), timeout=20,
+                    what="the Switch object with its short TTL")
         # Frozen: no shutdown LLDPDU, so only the TTL (3 s) takes it away.
         killed = time.monotonic()
         switch.freeze()
@@ -232,6 +235,10 @@ def test_bad_frames_and_floods(bus, client, netns, fabric):
         ]
         send_frames(sw, theirs, bad)
         assert daemon.wait_log("Ignoring an LLDP frame", timeout=10), daemon.log()
+        assert not switches(client)
+        # A good LLDPDU to a unicast address is no LLDP of ours (the socket's filter drops it).
+        send_frames(sw, theirs, [frame(b"\x07unicast", dst=bytes.fromhex("020000000001"))])
+        time.sleep(1)
         assert not switches(client)
 
         # A frame that lives 2 s: there, then gone at its TTL.
