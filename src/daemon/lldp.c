@@ -197,7 +197,7 @@ static void lldp_link_check(LldpReceiver *r, Link *l) {
         const char *flag;
         _cleanup_(freep) char *warning = NULL;
 
-        if (r->fd < 0) {
+        if (r->open_error < 0) {
                 (void) asprintf(&warning, "LLDP is not received: no packet socket (%s); the service needs "
                                           "CAP_NET_RAW and AF_PACKET", strerror(-r->open_error));
         } else if (l->name && read_private_flags(r->fd, l->name, names, &n, &flags) >= 0 &&
@@ -499,7 +499,7 @@ static int attach_filter(int fd) {
         return RET_NERRNO(setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)));
 }
 
-int lldp_receiver_new(sd_event *event, Links *links, Switches *switches, LldpReceiver **ret) {
+static int receiver_new(sd_event *event, Links *links, Switches *switches, bool detached, LldpReceiver **ret) {
         LldpReceiver *r;
         int q, one = 1;
 
@@ -510,8 +510,10 @@ int lldp_receiver_new(sd_event *event, Links *links, Switches *switches, LldpRec
         r->links = links;
         r->switches = switches;
         r->table = TABLE_INIT(lldp_link_compare);
-        r->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, htons(ETH_P_LLDP));
-        if (r->fd < 0) {
+        r->fd = detached ? -EBADF : socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, htons(ETH_P_LLDP));
+        if (detached)
+                ;
+        else if (r->fd < 0) {
                 r->open_error = -errno;
                 log_warning_errno(r->open_error, "Cannot open a packet socket for LLDP, no switch will be seen "
                                                  "(the service needs CAP_NET_RAW and AF_PACKET): %m");
@@ -540,6 +542,14 @@ int lldp_receiver_new(sd_event *event, Links *links, Switches *switches, LldpRec
         links->hook_userdata = r;
         *ret = r;
         return 0;
+}
+
+int lldp_receiver_new(sd_event *event, Links *links, Switches *switches, LldpReceiver **ret) {
+        return receiver_new(event, links, switches, false, ret);
+}
+
+int lldp_receiver_new_detached(sd_event *event, Links *links, Switches *switches, LldpReceiver **ret) {
+        return receiver_new(event, links, switches, true, ret);
 }
 
 LldpReceiver *lldp_receiver_free(LldpReceiver *r) {

@@ -34,6 +34,8 @@ typedef struct LldpCounters {
  * link says so in LldpWarning, and everything else works.
  */
 int lldp_receiver_new(sd_event *event, Links *links, Switches *switches, LldpReceiver **ret);
+/* The same without a socket (the unit tests hand it frames), touching nothing of the machine's. */
+int lldp_receiver_new_detached(sd_event *event, Links *links, Switches *switches, LldpReceiver **ret);
 LldpReceiver *lldp_receiver_free(LldpReceiver *r);
 
 /* One received frame on ifindex at now (CLOCK_MONOTONIC µs): the socket's handler, and the tests'. */
