@@ -189,7 +189,8 @@ static void lldp_membership(LldpReceiver *r, LldpLink *lk, bool add) {
         lk->member = add;
 }
 
-/* Why this link will show no switch, or NULL. */
+/* Says in the link's LldpWarning why it will show no switch although one may be there (no packet
+ * socket, a NIC whose firmware takes the LLDPDUs), or clears it. */
 static void lldp_link_check(LldpReceiver *r, Link *l) {
         char names[32][32];
         uint32_t flags = 0;
@@ -213,7 +214,8 @@ static void lldp_link_check(LldpReceiver *r, Link *l) {
                 log_oom();
 }
 
-/* forget: the switches keep nothing of the link's (the daemon's end: they go with everything). */
+/* forget: take the link's ports out of the switches too (not at the daemon's end, where the switches
+ * go as a whole). */
 static void lldp_link_free(LldpReceiver *r, LldpLink *lk, bool forget) {
         if (forget)
                 lldp_link_flush(r, lk);
