@@ -3,7 +3,7 @@
 # Self-contained: it needs nothing from the bash-completion package beyond loading this file.
 
 _linkprobectl() {
-        local verbs='status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot fabric health'
+        local verbs='status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot fabric health switches lldp'
         local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --tolerance= --list --snapshots --nodes= --hostfile= --backend= --svg --png --output='
         local -a args bus_args=()
         local cur i verb='' sub='' snapshots=''

@@ -44,6 +44,21 @@ static const CtlColumn link_columns[] = {
         { "ADDRESSES", "Addresses", format_address_list, NULL, { .weight = 300, .min_width = 12 } },
 };
 
+/* The same with the switch port each link is cabled to, when any is: shown only then, so that a node
+ * without LLDP lists what it always did. */
+static const CtlColumn link_columns_with_switch[] = {
+        { ">IDX", "Index", NULL, NULL },
+        { "NAME", "Name", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "KIND", "Kind", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 3 } },
+        { "TYPE", "ConnectionType", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } },
+        { "STATE", "OperState", NULL, ctl_colour_state, { .min_width = 7 } },
+        { "CARRIER", "Carrier", ctl_format_yes_no, NULL, { .optional = 2 } },
+        { ">SPEED", "SpeedMbps", NULL, NULL },
+        { ">MTU", "Mtu", NULL, NULL, { .optional = 4 } },
+        { "SWITCH PORT", "Switch", ctl_format_switch_port, NULL, { .weight = 150, .min_width = 8, .optional = 5 } },
+        { "ADDRESSES", "Addresses", format_address_list, NULL, { .weight = 300, .min_width = 12 } },
+};
+
 static const CtlTableView link_table = {
         .columns = link_columns,
         .n_columns = ELEMENTSOF(link_columns),
@@ -70,23 +85,48 @@ static json_object *filter_links(json_object *links, int n_patterns, char **patt
         return kept;
 }
 
-int verb_list(sd_bus *bus, int argc, char **argv) {
-        _cleanup_(json_object_putp) json_object *links = NULL, *matching = NULL;
+/* Links and switches from one GetManagedObjects, the switches kept for the formatters. */
+static int get_links(sd_bus *bus, json_object **ret_links, json_object **ret_switches) {
+        _cleanup_(json_object_putp) json_object *objects = NULL;
         int r;
 
-        r = ctl_get_children(bus, "Link", &links);
+        r = ctl_get_objects(bus, &objects);
         if (r != 0)
                 return r;
-        if (argc <= 1)
-                return ctl_output_table(links, &link_table);
+        *ret_links = ctl_children(objects, "Link");
+        *ret_switches = ctl_children(objects, "Switch");
+        if (!*ret_links || !*ret_switches)
+                return log_oom_ctl();
+        ctl_switch_context(*ret_links, *ret_switches);
+        return 0;
+}
+
+int verb_list(sd_bus *bus, int argc, char **argv) {
+        _cleanup_(json_object_putp) json_object *links = NULL, *switches = NULL, *matching = NULL;
+        CtlTableView view = link_table;
+        int r;
+
+        r = get_links(bus, &links, &switches);
+        if (r != 0)
+                return r;
+        if (ctl_links_have_switch(links)) {
+                view.columns = link_columns_with_switch;
+                view.n_columns = ELEMENTSOF(link_columns_with_switch);
+        }
+        if (argc <= 1) {
+                r = ctl_output_table(links, &view);
+                ctl_switch_context(NULL, NULL);
+                return r;
+        }
 
         matching = filter_links(links, argc - 1, argv + 1);
         if (!matching)
                 return log_oom_ctl();
         /* Not an error, as for networkctl: the answer to "which links match" may be "none". */
-        CtlTableView view = link_table;
         view.empty = "No links match.";
-        return ctl_output_table(matching, &view);
+        r = ctl_output_table(matching, &view);
+        ctl_switch_context(NULL, NULL);
+        return r;
 }
 
 static json_object *find_link(json_object *links, const char *which) {
@@ -170,6 +210,29 @@ static const char *colour_health(json_object *l, const char *key, json_object *v
              : streq_ptr(h, "errors") || streq_ptr(h, "flapping") ? ANSI_RED : NULL;
 }
 
+/* "10000 Mb/s" or "100, 1000 Mb/s": what the switch port says it can do. */
+static char *format_partner_speeds(json_object *l, const char *key, json_object *v) {
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        if (!v || !json_object_is_type(v, json_type_array) || json_object_array_length(v) == 0)
+                return NULL;
+        f = open_memstream(&s, &len);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < json_object_array_length(v); i++)
+                fprintf(f, "%s%" PRId64, i > 0 ? ", " : "", json_object_get_int64(json_object_array_get_idx(v, i)));
+        fprintf(f, " Mb/s");
+        fclose(f);
+        return s;
+}
+
+static char *format_lldp_warning(json_object *l, const char *key, json_object *v) {
+        const char *w = v ? json_object_get_string(v) : NULL;
+        return isempty(w) ? NULL : strdup(w);
+}
+
 static const CtlField link_fields[] = {
         { "Kind", "Kind", NULL, NULL, false },
         { "Connection type", "ConnectionType", NULL, NULL, false },
@@ -184,6 +247,9 @@ static const CtlField link_fields[] = {
         { "Errors", "RxErrors", format_errors, NULL, true },
         { "Thunderbolt peer", "ThunderboltPeer", ctl_format_object, NULL, true },
         { "RDMA port", "RdmaPort", ctl_format_object, NULL, true },
+        { "Switch port", "Switch", ctl_format_switch_port_details, NULL, true },
+        { "Switch port speeds", "LldpPartnerSpeedsMbps", format_partner_speeds, NULL, true },
+        { "LLDP", "LldpWarning", format_lldp_warning, NULL, true },
         { "Addresses", "Addresses", format_address_lines, NULL, false },
         { "Object", "Path", ctl_format_string, NULL, false },
 };
@@ -204,14 +270,17 @@ int check_show_args(int argc, char **argv) {
 }
 
 int verb_show(sd_bus *bus, int argc, char **argv) {
-        _cleanup_(json_object_putp) json_object *links = NULL, *selected = NULL;
+        _cleanup_(json_object_putp) json_object *links = NULL, *switches = NULL, *selected = NULL;
         int r;
 
-        r = ctl_get_children(bus, "Link", &links);
+        r = get_links(bus, &links, &switches);
         if (r != 0)
                 return r;
-        if (argc < 2) /* -a */
-                return ctl_output_details(links, &link_details);
+        if (argc < 2) { /* -a */
+                r = ctl_output_details(links, &link_details);
+                ctl_switch_context(NULL, NULL);
+                return r;
+        }
 
         selected = json_object_new_array();
         if (!selected)
@@ -221,9 +290,12 @@ int verb_show(sd_bus *bus, int argc, char **argv) {
                 if (!l) {
                         _cleanup_(freep) char *escaped = escape_for_terminal(argv[i]);
                         fprintf(stderr, "No such link: %s\n", strna(escaped));
+                        ctl_switch_context(NULL, NULL);
                         return CTL_EXIT_FAILURE;
                 }
                 json_object_array_add(selected, json_object_get(l));
         }
-        return ctl_output_details(selected, &link_details);
+        r = ctl_output_details(selected, &link_details);
+        ctl_switch_context(NULL, NULL);
+        return r;
 }

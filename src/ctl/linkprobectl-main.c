@@ -55,6 +55,8 @@ static const Verb verbs[] = {
         { "inhibitors", 1, 1, verb_inhibitors, NULL, true },
         { "fabric", 1, -1, verb_fabric, check_fabric_args, true, fabric_needs_no_bus },
         { "health", 1, 1, verb_health, NULL, true },
+        { "switches", 1, 1, verb_switches, NULL, true },
+        { "lldp", 1, 1, verb_switches, NULL, true },
 };
 
 static void help(void) {
@@ -67,6 +69,7 @@ static void help(void) {
                "  monitor             Print changes as they happen, until interrupted\n"
                "  health              Every link, port, PCI function and Thunderbolt device that is\n"
                "                      not ok (degraded, errors, flapping, unknown), and why\n"
+               "  switches, lldp      The switches at the far end of the cables (from LLDP)\n"
                "  peers               One line per measured path to a peer\n"
                "  probe ADDRESS       Measure the path to ADDRESS now and print the result\n"
                "  metrics             Everything in the Prometheus text format\n"

@@ -61,6 +61,15 @@ int verb_inhibit(sd_bus *bus, int argc, char **argv);
 int verb_inhibitors(sd_bus *bus, int argc, char **argv);
 int verb_fabric(sd_bus *bus, int argc, char **argv);
 int verb_health(sd_bus *bus, int argc, char **argv);
+int verb_switches(sd_bus *bus, int argc, char **argv);
+
+/* ---- switches (linkprobectl-switch.c) ---- */
+/* The links and switches the formatters below look in (NULL, NULL: none). */
+void ctl_switch_context(json_object *links, json_object *switches);
+/* A link's switch port: "leaf-3 Eth1/7"; with details "leaf-3 port Eth1/7 (descr), management ADDR". */
+char *ctl_format_switch_port(json_object *link, const char *key, json_object *v);
+char *ctl_format_switch_port_details(json_object *link, const char *key, json_object *v);
+bool ctl_links_have_switch(json_object *links);
 /* fabric --prometheus= reads Prometheus, not the daemon: no bus connection. */
 bool fabric_needs_no_bus(void);
 

@@ -30,3 +30,7 @@ linkprobed_PKGS += libpci
 # Links over time (issue 20): test_health.py checks a veth's rates against iperf3 (bench-watch too, and
 # probes.mk already has it for the benchmarks).
 DEBIAN_TEST_PACKAGES += iperf3
+
+# LLDP (issue 26): test_lldp.py runs lldpd as the switch at the far end of a veth, and another beside the
+# daemon (`make deps` installs it with services kept from starting).
+DEBIAN_TEST_PACKAGES += lldpd

@@ -75,6 +75,14 @@ static int property_get_addresses(sd_bus *bus, const char *path, const char *int
 
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_health, Health, health_to_string)
 
+static int property_get_lldp_partner_speeds(sd_bus *bus, const char *path, const char *interface,
+                                            const char *property, sd_bus_message *reply, void *userdata,
+                                            sd_bus_error *error) {
+        Link *l = userdata;
+        return sd_bus_message_append_array(reply, 'u', l->derived.lldp_partner_speeds_mbps,
+                                           l->derived.n_lldp_partner_speeds * sizeof(uint32_t));
+}
+
 static const sd_bus_vtable link_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Index", "i", NULL, offsetof(Link, ifindex), SD_BUS_VTABLE_PROPERTY_CONST),
@@ -115,6 +123,12 @@ static const sd_bus_vtable link_vtable[] = {
         SD_BUS_PROPERTY("Health", "s", property_get_health, offsetof(Link, derived.health),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("HealthReason", "s", bus_property_get_string, offsetof(Link, derived.health_reason),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Switch", "o", bus_property_get_object_path, offsetof(Link, derived.switch_path),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("LldpPartnerSpeedsMbps", "au", property_get_lldp_partner_speeds, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("LldpWarning", "s", bus_property_get_escaped, offsetof(Link, lldp_warning),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_VTABLE_END,
 };

@@ -74,6 +74,8 @@ static Link *link_free(Link *l) {
         free(l->derived.rdma_port_path);
         free(l->derived.pci_device_path);
         free(l->derived.health_reason);
+        free(l->derived.switch_path);
+        free(l->lldp_warning);
         return mfree(l);
 }
 
@@ -135,6 +137,8 @@ static void link_remove(Link *l) {
         Links *links = l->links;
 
         log_link_debug(l, "Removed.");
+        if (links->hook)
+                links->hook(l, true, links->hook_userdata);
         bus_object_remove(&l->bus);
         table_remove(&links->table, &l->ifindex);
         links->topology_changed = true;
@@ -290,7 +294,13 @@ int link_process_netlink(Links *links, struct rtnl_link *rl, bool removed) {
         /* Any RTM_NEWLINK may come with a new speed (a bond's, as its ports change) without a
          * carrier change; the reader makes asking cheap for the loop. */
         link_request_sysfs(l);
+        if (links->hook)
+                links->hook(l, false, links->hook_userdata);
         return 0;
+}
+
+int link_set_lldp_warning(Link *l, const char *warning) {
+        return bus_object_set_string(&l->bus, &l->lldp_warning, warning, "LldpWarning");
 }
 
 void link_request_sysfs(Link *l) {

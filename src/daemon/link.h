@@ -12,6 +12,7 @@
 #include "log-object.h"
 #include "shared/table.h"
 
+typedef struct Link Link;
 typedef struct LinkSpeedReader LinkSpeedReader;
 typedef struct UdevSource UdevSource;
 struct rtnl_link;
@@ -39,6 +40,10 @@ typedef struct LinkStats {
         uint64_t rx_dropped;
 } LinkStats;
 
+/* Told of a link netlink added or changed (after the change), or of one about to go (removed): the
+ * sources that follow links themselves (lldp.c opens and closes its receive path with them). */
+typedef void (*LinkHook)(Link *l, bool removed, void *userdata);
+
 /* Every link, and what the derivation pass needs to know about them as a whole. */
 typedef struct Links {
         Table table; /* Link* by ifindex */
@@ -51,9 +56,11 @@ typedef struct Links {
         /* The first dump is done: a link that appears now is new, and what its counters say happened
          * since it was created (the watch counts its carrier changes and CRC errors from zero). */
         bool enumerated;
+        LinkHook hook;
+        void *hook_userdata;
 } Links;
 
-typedef struct Link {
+struct Link {
         int ifindex; /* first: the table's key */
         Links *links;
         BusObject bus;
@@ -86,6 +93,9 @@ typedef struct Link {
         bool on_thunderbolt;
         LinkKind kind; /* judged from the facts above */
 
+        /* From the LLDP receiver (lldp.c): why this link shows no switch though it could. */
+        char *lldp_warning;
+
         /* Over time: the statistics at the watch's last sample, the rates over its last
          * interval, and recent errors and carrier changes. */
         struct {
@@ -116,8 +126,11 @@ typedef struct Link {
                 char *pci_device_path; /* PciDevice: the PCI function below device_path (derive-pci.c) */
                 Health health;         /* derive-health.c */
                 char *health_reason;
+                char *switch_path;     /* Switch: the switch at the far end (derive-switch.c) */
+                uint32_t lldp_partner_speeds_mbps[4]; /* what that switch's port says it can do */
+                size_t n_lldp_partner_speeds;
         } derived;
-} Link;
+};
 
 /* Tells link objects apart from others in the publisher's queue (the derivation pass). */
 extern const BusObjectType link_bus_type;
@@ -161,6 +174,8 @@ bool link_is_up(const Link *l);
 /* What the classifiers judge the link by (classify.h). */
 LinkFacts link_facts(const Link *l);
 bool link_has_carrier(const Link *l);
+/* Records the LLDP receiver's word on the link (NULL: none). */
+int link_set_lldp_warning(Link *l, const char *warning);
 
 #define log_link_full_errno(link, level, error, ...) \
         log_object_full_errno(level, error, "INTERFACE", (link)->name_utf8, __VA_ARGS__)

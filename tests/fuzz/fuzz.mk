@@ -42,6 +42,10 @@ fuzz-peer-address_LIBS := daemon shared
 fuzz-peer-result_LIBS := daemon sysfs shared
 fuzz-peers-state_LIBS := daemon sysfs shared
 
+# LLDP (issue 26): frames anyone on the segment sends, parsed in the daemon (src/shared/lldp-parse.c).
+FUZZ_TARGETS += lldp-parse
+fuzz-lldp-parse_LIBS := shared
+
 define fuzz_template
 FUZZ_REGRESSION_PROGRAMS += fuzz-$(1)-regress
 fuzz-$(1)-regress_SOURCES := tests/fuzz/fuzz-$(1).c tests/fuzz/fuzz-regress.c
