@@ -172,7 +172,6 @@ int http_client_new(const char *url, const HttpAuth *auth, uint64_t deadline, Ht
         curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L); /* the API answers where it is asked */
         curl_easy_setopt(c->curl, CURLOPT_USERAGENT, user_agent);
         curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers);
-        curl_easy_setopt(c->curl, CURLOPT_ACCEPT_ENCODING, ""); /* a thousand nodes' series compress well */
         curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
         curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, c);
         curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, c->error);
