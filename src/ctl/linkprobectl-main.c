@@ -114,6 +114,11 @@ static void help(void) {
                "                         --output= or a pipe)\n"
                "     --output=FILE       --svg, --png: write the picture to FILE\n"
                "     --prometheus=URL    fabric: the whole cluster, from a Prometheus server's API\n"
+               "                         (http[s]://; a proxy from https_proxy, no_proxy)\n"
+               "     --prometheus-ca-file=FILE  its https:// certificate's CA\n"
+               "     --prometheus-user=USER --prometheus-password-file=FILE\n"
+               "                         basic authentication (or http://USER:PASSWORD@HOST)\n"
+               "     --prometheus-token-file=FILE  bearer authentication\n"
                "     --tolerance=PERCENT fabric: how far two ends may differ before it is said\n"
                "                         (default 25)\n"
                "     --snapshots         fabric: the arguments are snapshot files, one per node\n"
@@ -241,6 +246,10 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_WHY,
                 ARG_DOT,
                 ARG_PROMETHEUS,
+                ARG_PROMETHEUS_CA_FILE,
+                ARG_PROMETHEUS_USER,
+                ARG_PROMETHEUS_PASSWORD_FILE,
+                ARG_PROMETHEUS_TOKEN_FILE,
                 ARG_TOLERANCE,
                 ARG_LIST,
                 ARG_SNAPSHOTS,
@@ -270,6 +279,10 @@ static int parse_argv(int argc, char *argv[]) {
                 { "why", required_argument, NULL, ARG_WHY },
                 { "dot", no_argument, NULL, ARG_DOT },
                 { "prometheus", required_argument, NULL, ARG_PROMETHEUS },
+                { "prometheus-ca-file", required_argument, NULL, ARG_PROMETHEUS_CA_FILE },
+                { "prometheus-user", required_argument, NULL, ARG_PROMETHEUS_USER },
+                { "prometheus-password-file", required_argument, NULL, ARG_PROMETHEUS_PASSWORD_FILE },
+                { "prometheus-token-file", required_argument, NULL, ARG_PROMETHEUS_TOKEN_FILE },
                 { "tolerance", required_argument, NULL, ARG_TOLERANCE },
                 { "list", no_argument, NULL, ARG_LIST },
                 { "snapshots", no_argument, NULL, ARG_SNAPSHOTS },
@@ -357,6 +370,18 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_PROMETHEUS:
                         arg_prometheus = optarg;
                         break;
+                case ARG_PROMETHEUS_CA_FILE:
+                        arg_prometheus_ca_file = optarg;
+                        break;
+                case ARG_PROMETHEUS_USER:
+                        arg_prometheus_user = optarg;
+                        break;
+                case ARG_PROMETHEUS_PASSWORD_FILE:
+                        arg_prometheus_password_file = optarg;
+                        break;
+                case ARG_PROMETHEUS_TOKEN_FILE:
+                        arg_prometheus_token_file = optarg;
+                        break;
                 case ARG_TOLERANCE: {
                         char *end = NULL;
                         errno = 0;
@@ -430,7 +455,9 @@ static int parse_argv(int argc, char *argv[]) {
 static bool takes_separate_value(const char *arg) {
         static const char *const with_value[] = { "--bus-address", "--transport", "--timeout", "--color",
                                                   "--what", "--who", "--why", "--prometheus", "--tolerance",
-                                                  "--nodes", "--hostfile", "--backend", "--output" };
+                                                  "--nodes", "--hostfile", "--backend", "--output",
+                                                  "--prometheus-ca-file", "--prometheus-user",
+                                                  "--prometheus-password-file", "--prometheus-token-file" };
         for (size_t i = 0; i < ELEMENTSOF(with_value); i++)
                 if (streq(arg, with_value[i]))
                         return true;

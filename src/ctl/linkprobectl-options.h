@@ -48,6 +48,10 @@ extern const char *arg_what;      /* --what= */
 extern const char *arg_who;       /* --who= */
 extern const char *arg_why;       /* --why= */
 extern const char *arg_prometheus; /* fabric --prometheus=URL */
+extern const char *arg_prometheus_ca_file;       /* --prometheus-ca-file= */
+extern const char *arg_prometheus_user;          /* --prometheus-user= */
+extern const char *arg_prometheus_password_file; /* --prometheus-password-file= */
+extern const char *arg_prometheus_token_file;    /* --prometheus-token-file= */
 extern bool arg_dot;               /* fabric --dot */
 extern double arg_tolerance;       /* fabric --tolerance=, percent */
 extern bool arg_snapshots;         /* fabric --snapshots: the arguments are snapshot files */

@@ -510,7 +510,8 @@ VERBS = ("status list show monitor thunderbolt tree rdma gpu topo peers probe in
          "fabric health switches lldp").split()
 OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full", "--all", "--system", "--user",
            "--bus-address=", "--help", "--version", "--transport=", "--timeout=", "--what=", "--who=", "--why=",
-           "--dot", "--prometheus=", "--tolerance=", "--list", "--snapshots", "--nodes=", "--hostfile=", "--backend=",
+           "--dot", "--prometheus=", "--prometheus-ca-file=", "--prometheus-user=", "--prometheus-password-file=",
+           "--prometheus-token-file=", "--tolerance=", "--list", "--snapshots", "--nodes=", "--hostfile=", "--backend=",
            "--svg", "--png", "--output="]
 
 
@@ -563,6 +564,17 @@ def test_bash_completion_of_snapshot_files(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert sorted(complete("linkprobectl fabric ring --snapshots m")) == ["m1.json", "m2.json"]
     assert sorted(complete("linkprobectl fabric --snapshots m1.json m")) == ["m1.json", "m2.json"]
+
+
+def test_bash_completion_of_prometheus_credential_files(tmp_path, monkeypatch):
+    (tmp_path / "ca.pem").write_text("")
+    (tmp_path / "token").write_text("")
+    monkeypatch.chdir(tmp_path)
+    assert complete("linkprobectl fabric --prometheus-ca-file=c") == ["--prometheus-ca-file=ca.pem"]
+    assert complete("linkprobectl fabric --prometheus-token-file t") == ["token"]
+    assert complete("linkprobectl fabric --prometheus-user ") == []
+    # The value of a separate option is not the verb.
+    assert complete("linkprobectl --prometheus-password-file token fab") == ["fabric"]
 
 
 def test_bash_completion_of_link_names(bus, netns, daemon_factory):
