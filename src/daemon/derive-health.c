@@ -44,6 +44,7 @@ typedef struct Subject {
         BusObject *bus;
         Health *health;
         char **reason;
+        bool structural; /* its Degraded verdict is structural and stands without the watch */
 } Subject;
 
 /* A new object's first verdict of ok, and anything while the watch is off, is not news: everything
@@ -74,13 +75,30 @@ static void log_transition(const Subject *s, Health from, Health to, const char 
                                              isempty(reason) ? "no reason given" : reason);
 }
 
+/* Without the watch nothing over time is known, but a structural fact (a link trained below what both
+ * ends support) is: the Degraded verdict stays, so Health and Degraded never disagree. */
+static void verdict_keep_structural(HealthVerdict *v) {
+        HealthVerdict kept = {};
+
+        for (size_t i = 0; i < v->n; i++)
+                if (v->health[i] == HEALTH_DEGRADED)
+                        health_verdict_add(&kept, HEALTH_DEGRADED, "%s", v->text[i]);
+        kept.oom |= v->oom;
+        health_verdict_done(v);
+        *v = kept;
+}
+
 static void publish(const Subject *s, HealthVerdict *v, bool watched) {
         _cleanup_(freep) char *reason = NULL;
         Health was = *s->health, now;
 
         if (!watched) {
-                health_verdict_done(v);
-                health_verdict_add(v, HEALTH_UNKNOWN, NOT_WATCHED);
+                if (s->structural)
+                        verdict_keep_structural(v);
+                else
+                        health_verdict_done(v);
+                if (v->n == 0)
+                        health_verdict_add(v, HEALTH_UNKNOWN, NOT_WATCHED);
         }
         now = health_verdict_health(v);
         /* Most objects have nothing to say, every sample: no string is made for them. */
@@ -102,6 +120,8 @@ static void publish(const Subject *s, HealthVerdict *v, bool watched) {
 
 static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
         LinkHealthFacts f = {
+                .degraded = l->derived.capability.degraded,
+                .degraded_reason = l->derived.capability.degraded_reason,
                 .sampled = l->watch.sampled,
                 .crc_errors = l->watch.now.rx_crc_errors == COUNTER_UNKNOWN
                                       ? COUNTER_UNKNOWN
@@ -111,7 +131,8 @@ static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
         HealthVerdict v = {};
 
         health_judge_link(&f, &v);
-        publish(&(Subject) { "link", "INTERFACE", l->name_utf8, &l->bus, &l->derived.health, &l->derived.health_reason },
+        publish(&(Subject) { "link", "INTERFACE", l->name_utf8, &l->bus, &l->derived.health, &l->derived.health_reason,
+                             .structural = true },
                 &v, h->interval_usec > 0);
 }
 

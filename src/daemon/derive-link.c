@@ -186,9 +186,13 @@ static void relink_rdma(Links *links, Rdma *rdma) {
 
 /* ---- what a link is ---- */
 
-/* SpeedMbps: what the driver reports, else the negotiated rate of the Thunderbolt path a
- * thunderbolt-net interface runs over (it reports no speed of its own). */
+/* SpeedMbps: what the driver reports (through ethtool's netlink family when it answered for a link with a
+ * carrier, else through sysfs: the same ksettings, asked on the same events), else the negotiated rate of
+ * the Thunderbolt path a thunderbolt-net interface runs over (it reports no speed of its own). */
 static uint32_t link_effective_speed(const Link *l) {
+        if (l->ethtool.answered && l->ethtool.modes_error >= 0 && l->ethtool.modes.speed_mbps > 0 &&
+            link_has_carrier(l))
+                return l->ethtool.modes.speed_mbps;
         return l->driver_speed_mbps > 0 ? l->driver_speed_mbps : l->derived.thunderbolt_speed_mbps;
 }
 
@@ -245,8 +249,10 @@ void derive_links_relink(Links *links, Thunderbolt *tbt, Rdma *rdma, Summary *su
         if (thunderbolt_changed)
                 recheck_thunderbolt_net_interfaces(links, tbt);
         /* Before the RDMA ports: a port follows its link's derived speed. */
-        TABLE_FOREACH(l, &links->table)
+        TABLE_FOREACH(l, &links->table) {
                 bus_object_set(&l->bus, l->derived.speed_mbps, link_effective_speed(l), "SpeedMbps");
+                derive_link_capability(l);
+        }
         relink_rdma(links, rdma);
         /* Last: a type depends on the lowers' cross-links above. */
         TABLE_FOREACH(l, &links->table)
@@ -259,6 +265,8 @@ void derive_link_changed(Links *links, Rdma *rdma, Summary *summary, Link *l) {
         RdmaPort *p;
 
         bus_object_set(&l->bus, l->derived.speed_mbps, link_effective_speed(l), "SpeedMbps");
+        /* After the speed it compares with the best both ends support. */
+        derive_link_capability(l);
 
         /* The common case, a machine without RDMA, costs nothing per link event. */
         TABLE_FOREACH(p, &rdma->ports) {

@@ -240,8 +240,16 @@ void health_judge_pci(const PciHealthFacts *f, HealthVerdict *v) {
 }
 
 void health_judge_link(const LinkHealthFacts *f, HealthVerdict *v) {
+        /* The judge only qualifies the structural verdict: it is the reason word for word, and a graver
+         * health (errors, flapping) added below takes precedence over it. */
+        if (f->degraded)
+                health_verdict_add(v, HEALTH_DEGRADED, "%s",
+                                   isempty(f->degraded_reason) ? "trained below what both ends support" : f->degraded_reason);
         if (!f->sampled || f->crc_errors == COUNTER_UNKNOWN) {
-                health_verdict_add(v, HEALTH_UNKNOWN, f->sampled ? "the kernel gives no statistics" : "not sampled yet");
+                /* What is known to be wrong is said alone; "unknown" only when nothing is. */
+                if (!f->degraded)
+                        health_verdict_add(v, HEALTH_UNKNOWN,
+                                           f->sampled ? "the kernel gives no statistics" : "not sampled yet");
                 return;
         }
         if (f->crc_errors >= HEALTH_ERRORS_PER_WINDOW)

@@ -95,6 +95,10 @@ typedef struct PciHealthFacts {
 } PciHealthFacts;
 
 typedef struct LinkHealthFacts {
+        /* The structural fact (derive-link-modes.c): trained below the best both ends support. Known
+         * without the watch, so it stands whether or not statistics were sampled. */
+        bool degraded;
+        const char *degraded_reason;
         bool sampled; /* statistics arrived */
         uint64_t crc_errors;      /* in the errors window; COUNTER_UNKNOWN: no statistics */
         uint64_t carrier_changes; /* in the flapping window */

@@ -8,6 +8,7 @@
 #include <netlink/route/link.h>
 #include <systemd/sd-bus.h>
 
+#include "link-ethtool.h"
 #include "link-speed.h"
 #include "link.h"
 #include "shared/bus-names.h"
@@ -74,6 +75,7 @@ static Link *link_free(Link *l) {
         free(l->derived.rdma_port_path);
         free(l->derived.pci_device_path);
         free(l->derived.health_reason);
+        link_capability_done(&l->derived.capability);
         return mfree(l);
 }
 
@@ -154,6 +156,7 @@ void links_done(Links *links) {
 
         /* Before the links and the sysfs root: the worker reads through the latter. */
         links->speed_reader = link_speed_reader_free(links->speed_reader);
+        links->ethtool = link_ethtool_free(links->ethtool);
         TABLE_FOREACH(l, &links->table)
                 link_free(l);
         table_done(&links->table);
@@ -451,7 +454,95 @@ static void link_prepare(BusObject *o) {
                 LinkFacts facts = link_facts(l);
                 if (bus_object_set(&l->bus, l->kind, link_kind_from_facts(&facts), "Kind"))
                         l->links->topology_changed = true;
+
+                /* Whatever moved (carrier, a new partner, a driver rebinding), both ends' modes may have. */
+                link_request_ethtool(l);
         }
+}
+
+/* ---- both ends' link modes, from ethtool's netlink family ---- */
+
+static bool link_wants_ethtool(const Link *l) {
+        /* veth answers too (no link modes, a fixed speed): asked, so the Link says so instead of nothing. */
+        return IN_SET(l->kind, LINK_KIND_ETHERNET, LINK_KIND_VETH);
+}
+
+void link_request_ethtool(Link *l) {
+        Links *links = l->links;
+        int r;
+
+        if (!links->ethtool || !link_wants_ethtool(l) || !l->name)
+                return;
+        r = link_ethtool_request(links->ethtool, l->ifindex, l->name, &l->ethtool.request);
+        l->ethtool.waiting = r == -EAGAIN;
+        if (r == -EAGAIN)
+                links->ethtool_backlog = true;
+        else if (r < 0)
+                log_link_debug_errno(l, r, "Failed to ask for the link modes: %m");
+}
+
+/* Links whose request found the queue full are asked as answers make room, a start-up burst in turns. */
+static void links_retry_ethtool(Links *links) {
+        Link *l;
+
+        links->ethtool_backlog = false;
+        TABLE_FOREACH(l, &links->table) {
+                if (!l->ethtool.waiting)
+                        continue;
+                link_request_ethtool(l);
+                if (l->ethtool.waiting)
+                        return; /* still full: the next answer tries again */
+        }
+}
+
+static bool link_modes_equal(const EthtoolLinkModes *a, const EthtoolLinkModes *b) {
+        return a->have_ours == b->have_ours && a->have_peer == b->have_peer &&
+               memcmp(&a->supported, &b->supported, sizeof(a->supported)) == 0 &&
+               memcmp(&a->advertised, &b->advertised, sizeof(a->advertised)) == 0 &&
+               memcmp(&a->partner, &b->partner, sizeof(a->partner)) == 0 && a->speed_mbps == b->speed_mbps &&
+               a->lanes == b->lanes && a->duplex == b->duplex && a->autoneg == b->autoneg;
+}
+
+static void on_ethtool_answer(void *userdata, const LinkEthtoolAnswer *a) {
+        Links *links = userdata;
+        Link *l = link_get(links, a->ifindex);
+
+        if (l && l->ethtool.request == a->seq) {
+                l->ethtool.request = 0;
+                if (a->modes_error < 0 && a->modes_error != -EOPNOTSUPP)
+                        log_link_debug_errno(l, a->modes_error, "ethtool gave no link modes: %m");
+                if (!l->ethtool.answered || l->ethtool.modes_error != a->modes_error ||
+                    l->ethtool.state_error != a->state_error || !link_modes_equal(&l->ethtool.modes, &a->modes) ||
+                    memcmp(&l->ethtool.state, &a->state, sizeof(a->state)) != 0) {
+                        l->ethtool.answered = true;
+                        l->ethtool.modes_error = a->modes_error;
+                        l->ethtool.state_error = a->state_error;
+                        l->ethtool.modes = a->modes;
+                        l->ethtool.state = a->state;
+                        /* The pass derives what follows (SpeedMbps, the capability, Health). */
+                        bus_object_queue(&l->bus);
+                }
+        }
+        if (links->ethtool_backlog)
+                links_retry_ethtool(links);
+}
+
+static void on_ethtool_changed(void *userdata, int ifindex) {
+        Links *links = userdata;
+        Link *l;
+
+        if (ifindex > 0) {
+                l = link_get(links, ifindex);
+                if (l)
+                        link_request_ethtool(l);
+                return;
+        }
+        TABLE_FOREACH(l, &links->table)
+                link_request_ethtool(l);
+}
+
+int links_start_ethtool(Links *links, sd_event *event) {
+        return link_ethtool_new(event, on_ethtool_answer, on_ethtool_changed, links, &links->ethtool);
 }
 
 /* ---- over time: the watch's statistics ---- */

@@ -8,10 +8,13 @@
 #include "bus-object.h"
 #include "classify.h"
 #include "counter.h"
+#include "derive-link-modes.h"
 #include "health.h"
 #include "log-object.h"
 #include "shared/table.h"
 
+typedef struct LinkEthtool LinkEthtool;
+typedef struct LinkEthtoolAnswer LinkEthtoolAnswer;
 typedef struct LinkSpeedReader LinkSpeedReader;
 typedef struct UdevSource UdevSource;
 struct rtnl_link;
@@ -45,6 +48,8 @@ typedef struct Links {
         BusPublisher *publisher;
         int sysfs_fd;
         LinkSpeedReader *speed_reader; /* NULL: speeds are read in place */
+        LinkEthtool *ethtool;          /* NULL: link modes are not asked (the worker did not start) */
+        bool ethtool_backlog;          /* a request found the worker's queue full: some links wait */
         /* Links came or went, or one changed what others derive from it (kind, lower devices, its
          * backing device): the derivation pass redoes the cross-links and inherited types. */
         bool topology_changed;
@@ -86,6 +91,17 @@ typedef struct Link {
         bool on_thunderbolt;
         LinkKind kind; /* judged from the facts above */
 
+        /* From ethtool's netlink family (link-ethtool.c), asked on every link event of an Ethernet or veth
+         * link and on the monitor group's notifications: both ends' link modes, the link-down reason. */
+        struct {
+                uint64_t request; /* the answer we wait for; 0: none */
+                bool waiting;     /* to be asked once the worker's queue has room */
+                bool answered;
+                int modes_error, state_error; /* negative errno of each request; 0 answered */
+                EthtoolLinkModes modes;
+                EthtoolLinkState state;
+        } ethtool;
+
         /* Over time: the statistics at the watch's last sample, the rates over its last
          * interval, and recent errors and carrier changes. */
         struct {
@@ -114,6 +130,7 @@ typedef struct Link {
                 char *rdma_port_path;
                 bool rdma_roce; /* that port is RoCE */
                 char *pci_device_path; /* PciDevice: the PCI function below device_path (derive-pci.c) */
+                LinkCapability capability; /* derive-link-modes.c: both ends' speeds, Degraded, LinkDownReason */
                 Health health;         /* derive-health.c */
                 char *health_reason;
         } derived;
@@ -127,6 +144,11 @@ void links_done(Links *links);
 /* From now on speed and duplex are read off the loop (after READY=1: until then the picture is made
  * in one go, in place). A failure leaves them read in place. */
 int links_start_speed_reader(Links *links, sd_event *event);
+/* From now on Ethernet and veth links' link modes are asked of ethtool's netlink family, on every link event
+ * and every notification of its monitor group. A failure leaves them unknown. */
+int links_start_ethtool(Links *links, sd_event *event);
+/* Asks the link's modes and state again (a no-op for a link of another kind, or without the worker). */
+void link_request_ethtool(Link *l);
 /* Follows the udev subsystem "net": an event re-reads that link's sysfs facts. */
 int links_watch(Links *links, UdevSource *udev);
 

@@ -394,6 +394,11 @@ int manager_start(Manager *m) {
                 /* Speeds are then read on the loop, as before READY=1 anyway. */
                 log_warning_errno(r, "Failed to start the link speed reader, reading in place: %m");
 
+        r = links_start_ethtool(&m->links, m->event);
+        if (r < 0)
+                /* Links then say their link modes are unknown; everything else stands. */
+                log_warning_errno(r, "Failed to start asking ethtool for link modes: %m");
+
         /* Listen first, enumerate second: nothing that happens in between can be missed. */
         r = netlink_new(m->event, &m->links, &m->status, TAKE_FD(m->netlink_fd),
                         m->options.netlink_rcvbuf ?: m->config.netlink_rcvbuf, &m->netlink);

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Both ends of an Ethernet link: the speeds this end supports (ethtool's supported link modes), the
+ * speeds the other end advertised (lp_advertised, heard by autonegotiation; else, once the LLDP source
+ * records it, the switch port's IEEE 802.3 MAC/PHY TLV), the best speed both share, and whether the link
+ * trained below it: "10000 Mb/s while both ends support 25000 Mb/s", the commonest slow link there is (a
+ * cable, a breakout, a switch port setting). Judged here once; Health takes the verdict as an input
+ * (derive-health.c) and only qualifies it.
+ */
+#include <linux/if.h>
+#include <stdarg.h>
+
+#include "derive-link-modes.h"
+#include "link.h"
+#include "shared/string-util.h"
+
+/* What DegradedReason says when nothing could be judged: "unknown: " and why, so a reader can tell a
+ * link that is fine ("") from one nobody can tell about. */
+#define UNKNOWN_PREFIX "unknown: "
+
+void link_capability_done(LinkCapability *c) {
+        free(c->degraded_reason);
+        free(c->link_down_reason);
+        *c = (LinkCapability) {};
+}
+
+static int set_reason(char **s, const char *format, ...) _printf_(2, 3);
+static int set_reason(char **s, const char *format, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, format);
+        r = vasprintf(s, format, ap);
+        va_end(ap);
+        if (r < 0) {
+                *s = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* The partner's advertisement to judge by: what autonegotiation heard, else what LLDP said. */
+static const LinkModeSet *partner_modes(const LinkCapabilityFacts *f, LinkPartnerSource *ret_source) {
+        if (f->modes && f->modes->have_peer && link_mode_set_has_speeds(&f->modes->partner)) {
+                *ret_source = LINK_PARTNER_ETHTOOL;
+                return &f->modes->partner;
+        }
+        /* ---- the LLDP fallback (issue 26 item 1) ----
+         * A switch that does not autonegotiate (a fixed-speed optical port) still says what its port can do
+         * in LLDP's IEEE 802.3 MAC/PHY configuration/status TLV; the LLDP source turns that TLV's advertised
+         * capabilities into link modes and records them with the link. */
+        if (f->lldp_partner && link_mode_set_has_speeds(f->lldp_partner)) {
+                *ret_source = LINK_PARTNER_LLDP;
+                return f->lldp_partner;
+        }
+        *ret_source = LINK_PARTNER_NONE;
+        return NULL;
+}
+
+static int judge_link_down(const LinkCapabilityFacts *f, LinkCapability *c) {
+        char text[128];
+
+        if (f->carrier || !f->answered || f->state_error < 0 || !f->state || f->state->ext_state < 0)
+                return 0;
+        c->link_down_reason = strdup(ethtool_link_ext_state_format(f->state->ext_state, f->state->ext_substate,
+                                                                  text, sizeof(text)));
+        return c->link_down_reason ? 0 : -ENOMEM;
+}
+
+int link_capability_judge(const LinkCapabilityFacts *f, LinkCapability *ret) {
+        _cleanup_(link_capability_done) LinkCapability c = {};
+        const LinkModeSet *partner = NULL;
+        LinkPartnerSource source = LINK_PARTNER_NONE;
+        int r;
+
+        if (f->asked && f->answered && f->modes_error >= 0 && f->modes && f->modes->have_ours)
+                c.n_supported = link_mode_set_speeds(&f->modes->supported, c.supported_speeds, LINK_SPEEDS_MAX);
+        if (f->asked && f->answered)
+                partner = partner_modes(f, &source);
+        if (partner)
+                c.n_partner = link_mode_set_speeds(partner, c.partner_speeds, LINK_SPEEDS_MAX);
+        if (c.n_supported > 0 && partner)
+                c.best_common_mbps = link_mode_sets_best_common_speed(&f->modes->supported, partner);
+
+        r = judge_link_down(f, &c);
+        if (r < 0)
+                return r;
+
+        /* Nothing is judged without both ends' word and a link that trained: each "unknown" says which. */
+        if (!f->asked)
+                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "not an Ethernet link");
+        else if (!f->answered)
+                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "link modes not asked yet");
+        else if (c.n_supported == 0)
+                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "the driver reports no link modes");
+        else if (!f->carrier)
+                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "the link is down");
+        else if (!partner)
+                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "the link partner advertises no link modes%s",
+                               f->modes->autoneg == 0 ? " (autonegotiation is off)" : "");
+        else if (c.best_common_mbps == 0)
+                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "no speed that both ends support");
+        else if (f->active_speed_mbps == 0)
+                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "the driver reports no speed");
+        else if (f->active_speed_mbps < c.best_common_mbps) {
+                c.degraded = true;
+                /* This end may hold itself back (`ethtool -s ... advertise`): say so, it is the fix. */
+                bool advertised = link_mode_set_has_speed(&f->modes->advertised, c.best_common_mbps);
+                r = set_reason(&c.degraded_reason, "%" PRIu32 " Mb/s while both ends support %" PRIu32 " Mb/s%s%s",
+                               f->active_speed_mbps, c.best_common_mbps,
+                               source == LINK_PARTNER_LLDP ? " (the switch port's, from LLDP)" : "",
+                               advertised ? "" : " (this end does not advertise it)");
+        } else
+                r = set_reason(&c.degraded_reason, "%s", "");
+        if (r < 0)
+                return r;
+
+        *ret = c;
+        c = (LinkCapability) {};
+        return 0;
+}
+
+/* ---- the pass ---- */
+
+static bool speeds_equal(const uint32_t *a, size_t n, const uint32_t *b, size_t m) {
+        return n == m && (n == 0 || memcmp(a, b, n * sizeof(*a)) == 0);
+}
+
+static bool link_capability_asked(const Link *l) {
+        return IN_SET(l->kind, LINK_KIND_ETHERNET, LINK_KIND_VETH);
+}
+
+void derive_link_capability(Link *l) {
+        LinkCapability *old = &l->derived.capability, c;
+        LinkCapabilityFacts f = {
+                .asked = link_capability_asked(l),
+                .answered = l->ethtool.answered,
+                .modes_error = l->ethtool.modes_error,
+                .state_error = l->ethtool.state_error,
+                .modes = &l->ethtool.modes,
+                .state = &l->ethtool.state,
+                .carrier = link_has_carrier(l),
+                .active_speed_mbps = l->derived.speed_mbps,
+                .lldp_partner = NULL, /* the LLDP source's record, once there is one (issue 26 item 1) */
+        };
+
+        if (link_capability_judge(&f, &c) < 0) {
+                log_oom();
+                return;
+        }
+        if (!speeds_equal(old->supported_speeds, old->n_supported, c.supported_speeds, c.n_supported))
+                bus_object_changed(&l->bus, "SupportedSpeedsMbps");
+        if (!speeds_equal(old->partner_speeds, old->n_partner, c.partner_speeds, c.n_partner))
+                bus_object_changed(&l->bus, "PartnerSpeedsMbps");
+        if (old->best_common_mbps != c.best_common_mbps)
+                bus_object_changed(&l->bus, "BestCommonSpeedMbps");
+        if (old->degraded != c.degraded)
+                bus_object_changed(&l->bus, "Degraded");
+        if (!streq(strempty(old->degraded_reason), strempty(c.degraded_reason)))
+                bus_object_changed(&l->bus, "DegradedReason");
+        if (!streq(strempty(old->link_down_reason), strempty(c.link_down_reason)))
+                bus_object_changed(&l->bus, "LinkDownReason");
+        link_capability_done(old);
+        *old = c;
+}

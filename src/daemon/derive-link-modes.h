@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* derive-link-modes.h — what both ends of an Ethernet link support, the best they share, and whether it trained below */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shared/ethtool-linkmodes.h"
+
+typedef struct Link Link;
+
+/* More than the distinct speeds in the kernel's table (17 in Linux 6.18). */
+#define LINK_SPEEDS_MAX 24
+
+/* The structural fact about one link, computed once per change in the derivation pass: the bus, the
+ * metrics, the CLI and the health judge read it, none recomputes it. */
+typedef struct LinkCapability {
+        uint32_t supported_speeds[LINK_SPEEDS_MAX]; /* SupportedSpeedsMbps, ascending */
+        size_t n_supported;
+        uint32_t partner_speeds[LINK_SPEEDS_MAX]; /* PartnerSpeedsMbps */
+        size_t n_partner;
+        uint32_t best_common_mbps; /* BestCommonSpeedMbps; 0 unknown */
+        bool degraded;             /* Degraded */
+        char *degraded_reason;     /* DegradedReason: why, or why nothing could be judged; NULL "" */
+        char *link_down_reason;    /* LinkDownReason: the driver's extended state while down; NULL "" */
+} LinkCapability;
+
+/* Where the partner's advertisement came from. */
+typedef enum LinkPartnerSource {
+        LINK_PARTNER_NONE,
+        LINK_PARTNER_ETHTOOL, /* lp_advertised, what autonegotiation heard */
+        LINK_PARTNER_LLDP,    /* the switch port's IEEE 802.3 MAC/PHY TLV (issue 26 item 1) */
+} LinkPartnerSource;
+
+/* One link's facts as its sources recorded them. */
+typedef struct LinkCapabilityFacts {
+        bool asked;    /* a kind whose link modes are asked (Ethernet, veth) */
+        bool answered; /* ethtool answered at least once */
+        int modes_error, state_error;
+        const EthtoolLinkModes *modes;
+        const EthtoolLinkState *state;
+        bool carrier;
+        uint32_t active_speed_mbps; /* what the link trained at; 0 unknown */
+        /* The LLDP fallback: the advertisement of the switch port's IEEE 802.3 MAC/PHY
+         * configuration/status TLV, as link modes, when LLDP heard one (NULL until the LLDP source of issue 26
+         * item 1 records it in the link's state). Used only when ethtool's partner advertisement is empty. */
+        const LinkModeSet *lldp_partner;
+} LinkCapabilityFacts;
+
+/* The judgement, pure: facts in, the capability out (its strings allocated). -ENOMEM. */
+int link_capability_judge(const LinkCapabilityFacts *f, LinkCapability *ret);
+void link_capability_done(LinkCapability *c);
+
+/* The derivation pass's step for one link: its facts gathered from what link.c recorded, judged, and the
+ * properties that moved announced. After the link's SpeedMbps (derive-link.c), before its Health. */
+void derive_link_capability(Link *l);
