@@ -242,6 +242,52 @@ static ConnectionType link_connection_type(Links *links, const Link *l, unsigned
         return best;
 }
 
+/* ---- both ends' link modes ---- */
+
+/* Both ends of an Ethernet link: the speeds this end supports (ethtool's supported link modes), the speeds
+ * the other end advertised (lp_advertised, heard by autonegotiation; else, once the LLDP source records it,
+ * the switch port's IEEE 802.3 MAC/PHY TLV), the best speed both share, and whether the link trained below
+ * it, "10000 Mb/s while both ends support 25000 Mb/s": judged once (link-capability.c), from the speed
+ * derived just before; Health takes the verdict as an input (derive-health.c) and only qualifies it. */
+
+static bool speeds_equal(const uint32_t *a, size_t n, const uint32_t *b, size_t m) {
+        return n == m && (n == 0 || memcmp(a, b, n * sizeof(*a)) == 0);
+}
+
+void derive_link_capability(Link *l) {
+        LinkCapability *old = &l->derived.capability, c;
+        LinkCapabilityFacts f = {
+                .asked = link_asks_ethtool(l),
+                .answered = l->ethtool.answered,
+                .modes_error = l->ethtool.modes_error,
+                .state_error = l->ethtool.state_error,
+                .modes = &l->ethtool.modes,
+                .state = &l->ethtool.state,
+                .carrier = link_has_carrier(l),
+                .active_speed_mbps = l->derived.speed_mbps,
+                .lldp_partner = NULL, /* the LLDP source's record, once there is one (issue 26 item 1) */
+        };
+
+        if (link_capability_judge(&f, &c) < 0) {
+                log_oom();
+                return;
+        }
+        if (!speeds_equal(old->supported_speeds, old->n_supported, c.supported_speeds, c.n_supported))
+                bus_object_changed(&l->bus, "SupportedSpeedsMbps");
+        if (!speeds_equal(old->partner_speeds, old->n_partner, c.partner_speeds, c.n_partner))
+                bus_object_changed(&l->bus, "PartnerSpeedsMbps");
+        if (old->best_common_mbps != c.best_common_mbps)
+                bus_object_changed(&l->bus, "BestCommonSpeedMbps");
+        if (old->degraded != c.degraded)
+                bus_object_changed(&l->bus, "Degraded");
+        if (!streq(strempty(old->degraded_reason), strempty(c.degraded_reason)))
+                bus_object_changed(&l->bus, "DegradedReason");
+        if (!streq(strempty(old->link_down_reason), strempty(c.link_down_reason)))
+                bus_object_changed(&l->bus, "LinkDownReason");
+        link_capability_done(old);
+        *old = c;
+}
+
 void derive_links_relink(Links *links, Thunderbolt *tbt, Rdma *rdma, Summary *summary, bool thunderbolt_changed) {
         Link *l;
 

@@ -95,7 +95,7 @@ typedef struct PciHealthFacts {
 } PciHealthFacts;
 
 typedef struct LinkHealthFacts {
-        /* The structural fact (derive-link-modes.c): trained below the best both ends support. Known
+        /* The structural fact (derive-link.c, link-capability.c): trained below the best both ends support. Known
          * without the watch, so it stands whether or not statistics were sampled. */
         bool degraded;
         const char *degraded_reason;

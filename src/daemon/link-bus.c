@@ -75,7 +75,7 @@ static int property_get_addresses(sd_bus *bus, const char *path, const char *int
 
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_health, Health, health_to_string)
 
-/* Both ends' speeds (derive-link-modes.c), ascending, in Mb/s as SpeedMbps. */
+/* Both ends' speeds (derive-link.c, link-capability.c), ascending, in Mb/s as SpeedMbps. */
 static int property_get_supported_speeds(sd_bus *bus, const char *path, const char *interface,
                                          const char *property, sd_bus_message *reply, void *userdata,
                                          sd_bus_error *error) {

@@ -462,7 +462,7 @@ static void link_prepare(BusObject *o) {
 
 /* ---- both ends' link modes, from ethtool's netlink family ---- */
 
-static bool link_wants_ethtool(const Link *l) {
+bool link_asks_ethtool(const Link *l) {
         /* veth answers too (no link modes, a fixed speed): asked, so the Link says so instead of nothing. */
         return IN_SET(l->kind, LINK_KIND_ETHERNET, LINK_KIND_VETH);
 }
@@ -471,7 +471,7 @@ void link_request_ethtool(Link *l) {
         Links *links = l->links;
         int r;
 
-        if (!links->ethtool || !link_wants_ethtool(l) || !l->name)
+        if (!links->ethtool || !link_asks_ethtool(l) || !l->name)
                 return;
         r = link_ethtool_request(links->ethtool, l->ifindex, l->name, &l->ethtool.request);
         l->ethtool.waiting = r == -EAGAIN;

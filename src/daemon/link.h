@@ -8,7 +8,7 @@
 #include "bus-object.h"
 #include "classify.h"
 #include "counter.h"
-#include "derive-link-modes.h"
+#include "link-capability.h"
 #include "health.h"
 #include "log-object.h"
 #include "shared/table.h"
@@ -130,7 +130,7 @@ typedef struct Link {
                 char *rdma_port_path;
                 bool rdma_roce; /* that port is RoCE */
                 char *pci_device_path; /* PciDevice: the PCI function below device_path (derive-pci.c) */
-                LinkCapability capability; /* derive-link-modes.c: both ends' speeds, Degraded, LinkDownReason */
+                LinkCapability capability; /* derive-link.c: both ends' speeds, Degraded, LinkDownReason */
                 Health health;         /* derive-health.c */
                 char *health_reason;
         } derived;
@@ -147,6 +147,9 @@ int links_start_speed_reader(Links *links, sd_event *event);
 /* From now on Ethernet and veth links' link modes are asked of ethtool's netlink family, on every link event
  * and every notification of its monitor group. A failure leaves them unknown. */
 int links_start_ethtool(Links *links, sd_event *event);
+/* Whether the link's kind is asked for link modes (Ethernet, veth): the one predicate for link.c, which
+ * asks, and the derivation pass, which says "not an Ethernet link" for the others. */
+bool link_asks_ethtool(const Link *l) _pure_;
 /* Asks the link's modes and state again (a no-op for a link of another kind, or without the worker). */
 void link_request_ethtool(Link *l);
 /* Follows the udev subsystem "net": an event re-reads that link's sysfs facts. */

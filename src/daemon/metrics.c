@@ -118,7 +118,7 @@ static void render_links(const MetricsSources *m, FILE *f) {
                "Negotiated speed in bytes per second; 0 when the kernel does not know.");
         TABLE_FOREACH(l, &m->links->table)
                 sample(f, "linkprobe_link_speed_bytes", l->derived.speed_mbps * 125000.0, "device", l->name_utf8, NULL);
-        /* Best against active: both ends' word (derive-link-modes.c), beside the speed it is compared with. */
+        /* Best against active: both ends' word (derive-link.c, link-capability.c), beside the speed it is compared with. */
         family(f, "linkprobe_link_best_common_speed_bytes", "gauge",
                "The fastest speed both ends support (this end's link modes, the partner's advertisement), bytes "
                "per second; 0 when unknown.");

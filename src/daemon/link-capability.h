@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* derive-link-modes.h — what both ends of an Ethernet link support, the best they share, and whether it trained below */
+/* link-capability.h — what both ends of an Ethernet link support, the best they share, and whether it trained below */
 #pragma once
 
 #include <stdbool.h>
@@ -7,8 +7,6 @@
 #include <stdint.h>
 
 #include "shared/ethtool-linkmodes.h"
-
-typedef struct Link Link;
 
 /* More than the distinct speeds in the kernel's table (17 in Linux 6.18). */
 #define LINK_SPEEDS_MAX 24
@@ -48,10 +46,7 @@ typedef struct LinkCapabilityFacts {
         const LinkModeSet *lldp_partner;
 } LinkCapabilityFacts;
 
-/* The judgement, pure: facts in, the capability out (its strings allocated). -ENOMEM. */
+/* The judgement, pure (derive-link.c gathers the facts and publishes): facts in, the capability out
+ * (its strings allocated). -ENOMEM. */
 int link_capability_judge(const LinkCapabilityFacts *f, LinkCapability *ret);
 void link_capability_done(LinkCapability *c);
-
-/* The derivation pass's step for one link: its facts gathered from what link.c recorded, judged, and the
- * properties that moved announced. After the link's SpeedMbps (derive-link.c), before its Health. */
-void derive_link_capability(Link *l);

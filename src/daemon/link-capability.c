@@ -1,17 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Both ends of an Ethernet link: the speeds this end supports (ethtool's supported link modes), the
- * speeds the other end advertised (lp_advertised, heard by autonegotiation; else, once the LLDP source
- * records it, the switch port's IEEE 802.3 MAC/PHY TLV), the best speed both share, and whether the link
- * trained below it: "10000 Mb/s while both ends support 25000 Mb/s", the commonest slow link there is (a
- * cable, a breakout, a switch port setting). Judged here once; Health takes the verdict as an input
- * (derive-health.c) and only qualifies it.
+ * The judgement of both ends' capabilities, pure: the facts link.c recorded (ethtool's answer, the
+ * carrier, the speed) in, SupportedSpeedsMbps, PartnerSpeedsMbps, BestCommonSpeedMbps, Degraded and its
+ * reason, LinkDownReason out. No Link, no bus: the unit tests and the fuzz target call it as the pass does.
  */
-#include <linux/if.h>
 #include <stdarg.h>
 
-#include "derive-link-modes.h"
-#include "link.h"
+#include "link-capability.h"
 #include "shared/string-util.h"
 
 /* What DegradedReason says when nothing could be judged: "unknown: " and why, so a reader can tell a
@@ -118,48 +113,4 @@ int link_capability_judge(const LinkCapabilityFacts *f, LinkCapability *ret) {
         *ret = c;
         c = (LinkCapability) {};
         return 0;
-}
-
-/* ---- the pass ---- */
-
-static bool speeds_equal(const uint32_t *a, size_t n, const uint32_t *b, size_t m) {
-        return n == m && (n == 0 || memcmp(a, b, n * sizeof(*a)) == 0);
-}
-
-static bool link_capability_asked(const Link *l) {
-        return IN_SET(l->kind, LINK_KIND_ETHERNET, LINK_KIND_VETH);
-}
-
-void derive_link_capability(Link *l) {
-        LinkCapability *old = &l->derived.capability, c;
-        LinkCapabilityFacts f = {
-                .asked = link_capability_asked(l),
-                .answered = l->ethtool.answered,
-                .modes_error = l->ethtool.modes_error,
-                .state_error = l->ethtool.state_error,
-                .modes = &l->ethtool.modes,
-                .state = &l->ethtool.state,
-                .carrier = link_has_carrier(l),
-                .active_speed_mbps = l->derived.speed_mbps,
-                .lldp_partner = NULL, /* the LLDP source's record, once there is one (issue 26 item 1) */
-        };
-
-        if (link_capability_judge(&f, &c) < 0) {
-                log_oom();
-                return;
-        }
-        if (!speeds_equal(old->supported_speeds, old->n_supported, c.supported_speeds, c.n_supported))
-                bus_object_changed(&l->bus, "SupportedSpeedsMbps");
-        if (!speeds_equal(old->partner_speeds, old->n_partner, c.partner_speeds, c.n_partner))
-                bus_object_changed(&l->bus, "PartnerSpeedsMbps");
-        if (old->best_common_mbps != c.best_common_mbps)
-                bus_object_changed(&l->bus, "BestCommonSpeedMbps");
-        if (old->degraded != c.degraded)
-                bus_object_changed(&l->bus, "Degraded");
-        if (!streq(strempty(old->degraded_reason), strempty(c.degraded_reason)))
-                bus_object_changed(&l->bus, "DegradedReason");
-        if (!streq(strempty(old->link_down_reason), strempty(c.link_down_reason)))
-                bus_object_changed(&l->bus, "LinkDownReason");
-        link_capability_done(old);
-        *old = c;
 }
