@@ -36,3 +36,5 @@ DEBIAN_TEST_PACKAGES += iperf3
 # keeps one netlink library; the replies are read by src/shared/ethtool-linkmodes.c.
 PKG_MODULES += libnl-genl-3.0
 DEBIAN_BUILD_PACKAGES += libnl-genl-3-dev
+# test_ethtool.py changes a tap's link settings with ethtool(8), whose LINKMODES_NTF the daemon follows.
+DEBIAN_TEST_PACKAGES += ethtool

@@ -118,7 +118,7 @@ static int asker_get(Asker *a, uint8_t cmd, EthtoolMessageKind want, int ifindex
                         continue;
                 if (n < 0)
                         return errno == EAGAIN ? -ETIMEDOUT : -errno;
-                for (struct nlmsghdr *h = (struct nlmsghdr *) a->buf; NLMSG_OK(h, (size_t) n); h = NLMSG_NEXT(h, n)) {
+                for (struct nlmsghdr *h = (struct nlmsghdr *) a->buf; NLMSG_OK_LEFT(h, n); h = NLMSG_NEXT(h, n)) {
                         if (h->nlmsg_seq != seq)
                                 continue;
                         r = ethtool_message_parse(h, h->nlmsg_len, ret);
@@ -219,7 +219,7 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
                 }
                 if (n <= 0)
                         return 0;
-                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, (size_t) n); h = NLMSG_NEXT(h, n)) {
+                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK_LEFT(h, n); h = NLMSG_NEXT(h, n)) {
                         EthtoolMessage m;
                         /* A message we cannot read is skipped; it never stops the loop. */
                         if (ethtool_message_parse(h, h->nlmsg_len, &m) < 0)

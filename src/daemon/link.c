@@ -533,8 +533,10 @@ static void on_ethtool_changed(void *userdata, int ifindex) {
 
         if (ifindex > 0) {
                 l = link_get(links, ifindex);
-                if (l)
+                if (l) {
+                        log_link_debug(l, "ethtool's monitor group says the link modes or settings changed.");
                         link_request_ethtool(l);
+                }
                 return;
         }
         TABLE_FOREACH(l, &links->table)

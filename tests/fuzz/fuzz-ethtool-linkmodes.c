@@ -46,8 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         memcpy(buf, data, size);
 
-        int left = (int) MIN(size, (size_t) INT32_MAX);
-        for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+        ssize_t left = (ssize_t) MIN(size, (size_t) INT32_MAX);
+        for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK_LEFT(h, left); h = NLMSG_NEXT(h, left)) {
                 EthtoolMessage m;
 
                 if (ethtool_message_parse(h, h->nlmsg_len, &m) < 0)

@@ -146,3 +146,15 @@ def test_replay_file_with_garbage_is_skipped(netns, client, tmp_path, daemon_fac
     # Both ends share only 10G, and the link runs at it: not degraded.
     assert lk["BestCommonSpeedMbps"] == 10000 and lk["Degraded"] is False and lk["DegradedReason"] == ""
     assert daemon.wait_log("skipping a message that does not parse"), daemon.log()
+
+
+def test_monitor_group_notifications_are_followed(netns, daemon_factory):
+    """`ethtool -s` on a tap (tun's driver keeps what it is told) makes the kernel send LINKMODES_NTF to
+    ethtool's monitor group: the daemon hears it for that link, without polling."""
+    netns.ip("tuntap", "add", "dev", "etap0", "mode", "tap")
+    netns.ip("link", "set", "etap0", "up")
+    daemon = daemon_factory(netns, args=["--log-level=debug"])
+    lp.run(netns.exec_cmd(["ethtool", "-s", "etap0", "speed", "1000", "duplex", "full", "autoneg", "off"]))
+    assert daemon.wait_log("link modes or settings changed"), daemon.log()
+    line = next(l for l in daemon.log().splitlines() if "link modes or settings changed" in l)
+    assert "etap0" in line, line

@@ -58,8 +58,8 @@ static int replay_answer(int ifindex, const char *name, LinkEthtoolAnswer *a) {
         r = replay_read(&buf, &size);
         if (r <= 0)
                 return r;
-        int left = (int) size;
-        for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+        ssize_t left = (ssize_t) size;
+        for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK_LEFT(h, left); h = NLMSG_NEXT(h, left)) {
                 EthtoolMessage m;
 
                 r = ethtool_message_parse(h, h->nlmsg_len, &m);
