@@ -99,7 +99,7 @@ DEBIAN_BUILD_PACKAGES := gcc make pkg-config libsystemd-dev libnl-3-dev libnl-ro
 DEBIAN_RUN_PACKAGES := dbus python3 python3-gi systemd
 DEBIAN_TEST_PACKAGES := libcmocka-dev clang libclang-rt-14-dev python3-dbus python3-pytest \
 	gir1.2-umockdev-1.0 umockdev iproute2 procps iputils-ping mandoc groff-base prometheus curl jq \
-	python3-prometheus-client
+	python3-prometheus-client strace
 DEBIAN_BENCH_PACKAGES := iproute2 hyperfine python3-yaml
 
 # Every component lists its pieces in its own fragment:

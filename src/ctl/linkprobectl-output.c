@@ -116,6 +116,7 @@ int ctl_output_table(json_object *rows, const CtlTableView *view) {
                 text_table_set_fit(t, c, view->columns[c].fit);
         text_table_set_width(t, ctl_table_width());
         text_table_set_colour(t, ctl_colour());
+        text_table_set_keep_rows(t, view->matrix);
 
         n = add_rows(t, view, rows, "", true, 0);
         if (n < 0)

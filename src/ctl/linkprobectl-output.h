@@ -38,6 +38,7 @@ typedef struct CtlTableView {
         const char *noun, *nouns; /* "link", "links": "1 link listed." under the table */
         const char *empty;        /* the sentence for no rows: "No links." */
         const char *children;     /* a tree: this member holds each row's children, shown indented */
+        bool matrix;              /* read across and down: keeps its rows past the width, never records */
         /* Replaces "N nouns listed." (no final full stop: it is added). */
         char *(*footer)(json_object *rows);
         /* Lines printed right after the table, legend or not (one device's error, ...). */

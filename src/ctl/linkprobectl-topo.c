@@ -258,6 +258,7 @@ int verb_topo(sd_bus *bus, int argc, char **argv) {
                         .nouns = "devices",
                         .empty = "No devices with a PCI function.",
                         .notes = topo_notes,
+                        .matrix = true,
                 };
                 r = ctl_output_table(rows, &view);
         }

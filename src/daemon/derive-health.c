@@ -44,7 +44,13 @@ typedef struct Subject {
         BusObject *bus;
         Health *health;
         char **reason;
-        bool structural; /* its Degraded verdict is structural and stands without the watch */
+        /* Degraded and DegradedReason, for a kind whose Degraded the judge decides; NULL for one that
+         * publishes its structural fact as it is (Thunderbolt: no power saving qualifies it). */
+        bool *degraded;
+        char **degraded_reason;
+        /* What DegradedReason says when the verdict holds no degraded reason; NULL: "". A Link says why
+         * nothing could be judged ("unknown: the driver reports no link modes"). */
+        const char *degraded_note;
 } Subject;
 
 /* A new object's first verdict of ok, and anything while the watch is off, is not news: everything
@@ -75,43 +81,36 @@ static void log_transition(const Subject *s, Health from, Health to, const char 
                                              isempty(reason) ? "no reason given" : reason);
 }
 
-/* Without the watch nothing over time is known, but a structural fact (a link trained below what both
- * ends support) is: the Degraded verdict stays, so Health and Degraded never disagree. */
-static void verdict_keep_structural(HealthVerdict *v) {
-        HealthVerdict kept = {};
-
-        for (size_t i = 0; i < v->n; i++)
-                if (v->health[i] == HEALTH_DEGRADED)
-                        health_verdict_add(&kept, HEALTH_DEGRADED, "%s", v->text[i]);
-        kept.oom |= v->oom;
-        health_verdict_done(v);
-        *v = kept;
-}
-
+/* Publishes one verdict as Health, HealthReason and, where the kind has them, Degraded and
+ * DegradedReason: both from the same verdict, so they cannot disagree. */
 static void publish(const Subject *s, HealthVerdict *v, bool watched) {
-        _cleanup_(freep) char *reason = NULL;
+        _cleanup_(freep) char *reason = NULL, *degraded_reason = NULL;
         Health was = *s->health, now;
 
         if (!watched) {
-                if (s->structural)
-                        verdict_keep_structural(v);
-                else
-                        health_verdict_done(v);
-                if (v->n == 0)
-                        health_verdict_add(v, HEALTH_UNKNOWN, NOT_WATCHED);
+                health_verdict_keep_degraded(v);
+                health_verdict_add(v, HEALTH_UNKNOWN, NOT_WATCHED);
         }
         now = health_verdict_health(v);
         /* Most objects have nothing to say, every sample: no string is made for them. */
-        bool any = v->n > 0, oom = v->oom;
+        bool any = v->n > 0, oom = v->oom, degraded = health_verdict_degraded(v);
         reason = any ? health_verdict_reason(v) : NULL;
+        degraded_reason = degraded && s->degraded ? health_verdict_degraded_reason(v)
+                          : !degraded && s->degraded && !isempty(s->degraded_note) ? strdup(s->degraded_note)
+                                                                                  : NULL;
         health_verdict_done(v);
-        if (oom || (any && !reason)) {
+        if (oom || (any && !reason) || (s->degraded && !degraded_reason && (degraded || !isempty(s->degraded_note)))) {
                 log_oom();
                 return;
         }
         bus_object_set(s->bus, *s->health, now, "Health");
         if (bus_object_set_string(s->bus, s->reason, reason ?: "", "HealthReason") < 0)
                 log_oom();
+        if (s->degraded) {
+                bus_object_set(s->bus, *s->degraded, degraded, "Degraded");
+                if (bus_object_set_string(s->bus, s->degraded_reason, degraded_reason, "DegradedReason") < 0)
+                        log_oom();
+        }
         if (was != now && watched)
                 log_transition(s, was, now, reason);
 }
@@ -120,8 +119,8 @@ static void publish(const Subject *s, HealthVerdict *v, bool watched) {
 
 static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
         LinkHealthFacts f = {
-                .degraded = l->derived.capability.degraded,
-                .degraded_reason = l->derived.capability.degraded_reason,
+                .trained_low = l->derived.capability.trained_low,
+                .trained_low_reason = l->derived.capability.reason,
                 .sampled = l->watch.sampled,
                 .crc_errors = l->watch.now.rx_crc_errors == COUNTER_UNKNOWN
                                       ? COUNTER_UNKNOWN
@@ -132,41 +131,28 @@ static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
 
         health_judge_link(&f, &v);
         publish(&(Subject) { "link", "INTERFACE", l->name_utf8, &l->bus, &l->derived.health, &l->derived.health_reason,
-                             .structural = true },
+                             &l->derived.degraded, &l->derived.degraded_reason,
+                             l->derived.capability.trained_low ? NULL : l->derived.capability.reason },
                 &v, h->interval_usec > 0);
 }
 
 /* ---- RDMA ports ---- */
 
-static double busier(double a, double b) {
-        return isnan(a) ? b : isnan(b) ? a : MAX(a, b);
-}
-
-/* What went over the IP stack of the port's own interface, and whether it looks like a job that fell
- * back from RDMA to sockets: sustained IP traffic, and none over RDMA. On InfiniBand the port's
- * counters include IPoIB's packets, so what RDMA itself moved is the difference; on RoCE (mlx5 and
- * most drivers) the RDMA engine's traffic bypasses the interface's counters, and the port counts only
- * it. */
-static void rdma_transport(DeriveHealth *h, RdmaPort *p, uint64_t now) {
+/* What went over the IP stack of the port's own interface, gathered for the fallback rule
+ * (health_rdma_fallback(), which judges it). */
+static RdmaTraffic rdma_traffic(DeriveHealth *h, RdmaPort *p) {
         Link *l = p->derived.net_ifindex > 0 ? link_get(h->links, p->derived.net_ifindex) : NULL;
-        double ip_rx = l ? l->watch.rx_gbps : NAN, ip_tx = l ? l->watch.tx_gbps : NAN;
-        bool ib = p->status.link_layer == RDMA_LINK_LAYER_INFINIBAND;
-        double ip, rdma;
+        RdmaTraffic t = {
+                .port_rx_gbps = p->watch.rx_gbps,
+                .port_tx_gbps = p->watch.tx_gbps,
+                .ip_rx_gbps = l ? l->watch.rx_gbps : NAN,
+                .ip_tx_gbps = l ? l->watch.tx_gbps : NAN,
+                .infiniband = p->status.link_layer == RDMA_LINK_LAYER_INFINIBAND,
+        };
 
-        p->derived.ip_rx_gbps = ip_rx;
-        p->derived.ip_tx_gbps = ip_tx;
-        if (!h->sampled)
-                return; /* sustained means sample after sample: only samples move it */
-        ip = busier(ip_rx, ip_tx);
-        rdma = busier(MAX(p->watch.rx_gbps - (ib ? ip_rx : 0), 0.0), MAX(p->watch.tx_gbps - (ib ? ip_tx : 0), 0.0));
-        if (isnan(ip) || isnan(rdma) || ip < HEALTH_FALLBACK_IP_GBPS || rdma >= HEALTH_FALLBACK_RDMA_SHARE * ip) {
-                p->derived.fallback_since = 0;
-                p->derived.fallback = false;
-                return;
-        }
-        if (p->derived.fallback_since == 0)
-                p->derived.fallback_since = now;
-        p->derived.fallback = now - p->derived.fallback_since >= (HEALTH_FALLBACK_SAMPLES - 1) * h->interval_usec;
+        p->derived.ip_rx_gbps = t.ip_rx_gbps;
+        p->derived.ip_tx_gbps = t.ip_tx_gbps;
+        return t;
 }
 
 static void judge_rdma(DeriveHealth *h, RdmaPort *p, uint64_t now) {
@@ -187,9 +173,12 @@ static void judge_rdma(DeriveHealth *h, RdmaPort *p, uint64_t now) {
         };
         HealthVerdict v_ = {};
 
-        rdma_transport(h, p, now);
-        f.fallback = p->derived.fallback;
-        f.ip_gbps = busier(p->derived.ip_rx_gbps, p->derived.ip_tx_gbps);
+        RdmaTraffic traffic = rdma_traffic(h, p);
+        /* Sustained means sample after sample: only samples move it. */
+        if (h->sampled)
+                health_rdma_fallback(&p->derived.fallback, &traffic, now, h->interval_usec);
+        f.fallback = p->derived.fallback.suspected;
+        f.ip_gbps = health_rdma_ip_gbps(&traffic);
         health_judge_rdma(&f, &v_);
         publish(&(Subject) { "RDMA port", "RDMA_PORT", p->key, &p->bus, &p->derived.health, &p->derived.health_reason },
                 &v_, h->interval_usec > 0);
@@ -202,10 +191,6 @@ static void load_add_traffic(HealthLoad *l, double gbps) {
                 l->traffic_gbps = isnan(l->traffic_gbps) ? gbps : l->traffic_gbps + gbps;
 }
 
-static bool pci_is_gpu(const PciObject *o) {
-        return o->derived.gpu || (o->device->has_class && (o->device->class_code >> 16) == 0x03);
-}
-
 /* Every published function's load: what its network links and RDMA ports move (an InfiniBand port's
  * counters include its IPoIB interface's traffic, so that interface is not added again), how busy it
  * is if it is a GPU; a bridge carries everything below it. */
@@ -215,7 +200,7 @@ static void pci_loads(DeriveHealth *h) {
         RdmaPort *p;
 
         TABLE_FOREACH(o, &h->pci->functions) {
-                bool gpu = pci_is_gpu(o);
+                bool gpu = pci_object_is_gpu(o);
                 o->derived.load = (HealthLoad) {
                         .traffic_gbps = NAN,
                         .gpu_busy_percent = gpu ? o->watch.gpu_busy_percent : -1,
@@ -229,14 +214,14 @@ static void pci_loads(DeriveHealth *h) {
                         continue; /* IPoIB: counted by its port */
                 o = pci_object_for_syspath(h->pci, l->device_path);
                 if (o)
-                        load_add_traffic(&o->derived.load, busier(l->watch.rx_gbps, l->watch.tx_gbps));
+                        load_add_traffic(&o->derived.load, health_busier(l->watch.rx_gbps, l->watch.tx_gbps));
         }
         TABLE_FOREACH(p, &h->rdma->ports) {
                 if (!p->derived.pci_device_path || !p->watch.sampled)
                         continue;
                 o = pci_object_for_syspath(h->pci, p->device_path);
                 if (o)
-                        load_add_traffic(&o->derived.load, busier(p->watch.rx_gbps, p->watch.tx_gbps));
+                        load_add_traffic(&o->derived.load, health_busier(p->watch.rx_gbps, p->watch.tx_gbps));
         }
         /* Up the tree: a port's link carries what is below it. Depth is bounded by the tree's cut-off. */
         TABLE_FOREACH(o, &h->pci->functions) {
@@ -258,10 +243,13 @@ static void pci_loads(DeriveHealth *h) {
 
 static void judge_pci(DeriveHealth *h, PciObject *o, uint64_t now) {
         uint64_t *aer = o->watch.aer;
+        PciObject *below = o->derived.trained_low_below ? pci_object_get(h->pci, o->derived.trained_low_below) : NULL;
         PciHealthFacts f = {
                 .sampled = o->watch.sampled,
+                .watched = h->interval_usec > 0,
                 .has_link = o->derived.has_link,
                 .tunnel = o->derived.tunnel,
+                .trained_low = o->derived.trained_low,
                 .link = o->derived.link,
                 .capable = o->derived.capable,
                 .link_gbps = o->derived.link_gbps,
@@ -276,8 +264,14 @@ static void judge_pci(DeriveHealth *h, PciObject *o, uint64_t now) {
         for (PciAerSeverity s = 0; s < _PCI_AER_SEVERITY_MAX; s++)
                 *window[s] = aer[s] == COUNTER_UNKNOWN ? COUNTER_UNKNOWN
                                                        : window_sum(&o->watch.aer_window[s], now, HEALTH_ERRORS_WINDOW_USEC);
+        if (below) {
+                f.below_address = below->address;
+                f.below = (PciLinkFacts) { below->derived.link, below->derived.capable, below->derived.link_gbps,
+                                           below->derived.load };
+        }
         health_judge_pci(&f, &v);
-        publish(&(Subject) { "PCI function", "PCI_DEVICE", o->address, &o->bus, &o->derived.health, &o->derived.health_reason },
+        publish(&(Subject) { "PCI function", "PCI_DEVICE", o->address, &o->bus, &o->derived.health, &o->derived.health_reason,
+                             &o->derived.degraded, &o->derived.degraded_reason },
                 &v, h->interval_usec > 0);
 }
 

@@ -278,10 +278,10 @@ void derive_link_capability(Link *l) {
                 bus_object_changed(&l->bus, "PartnerSpeedsMbps");
         if (old->best_common_mbps != c.best_common_mbps)
                 bus_object_changed(&l->bus, "BestCommonSpeedMbps");
-        if (old->degraded != c.degraded)
-                bus_object_changed(&l->bus, "Degraded");
-        if (!streq(strempty(old->degraded_reason), strempty(c.degraded_reason)))
-                bus_object_changed(&l->bus, "DegradedReason");
+        /* Degraded and DegradedReason are the health judge's to publish (derive-health.c), from this fact:
+         * the link is judged again in this pass, or the next one when it was not marked yet. */
+        if (old->trained_low != c.trained_low || !streq(strempty(old->reason), strempty(c.reason)))
+                bus_object_queue(&l->bus);
         if (!streq(strempty(old->link_down_reason), strempty(c.link_down_reason)))
                 bus_object_changed(&l->bus, "LinkDownReason");
         link_capability_done(old);

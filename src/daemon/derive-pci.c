@@ -303,12 +303,12 @@ static int apply_node(PciSnapshot *s, const DerivePciSources *src, size_t i) {
         o->derived.link = n->link;
         o->derived.capable = n->capable;
         o->derived.link_gbps = n->link_gbps;
-        bus_object_set(&o->bus, o->derived.degraded, n->degraded, "Degraded");
-        r = bus_object_set_string(&o->bus, &o->derived.degraded_reason, n->degraded_reason, "DegradedReason");
+        o->derived.trained_low = n->trained_low;
+        /* Degraded and its reason are the health judge's: derive-health.c qualifies these facts. */
+        r = free_and_strdup(&o->derived.trained_low_below,
+                            n->trained_low_below >= 0 ? s->objects[n->trained_low_below]->address : NULL);
         if (r < 0)
                 return r;
-        if (r > 0 && n->degraded_reason && o->published && n->has_link)
-                log_pci_info(o, "Degraded: %s.", n->degraded_reason);
 
         r = node_problems(s->tree, o, &problems);
         if (r < 0)

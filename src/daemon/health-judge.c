@@ -108,6 +108,50 @@ char *health_verdict_reason(const HealthVerdict *v) {
         return s;
 }
 
+bool health_verdict_degraded(const HealthVerdict *v) {
+        for (size_t i = 0; i < v->n; i++)
+                if (v->health[i] == HEALTH_DEGRADED)
+                        return true;
+        return false;
+}
+
+char *health_verdict_degraded_reason(const HealthVerdict *v) {
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        if (v->oom)
+                return NULL;
+        f = open_memstream(&s, &len);
+        if (!f)
+                return NULL;
+        const char *sep = "";
+        for (size_t i = 0; i < v->n; i++)
+                if (v->health[i] == HEALTH_DEGRADED) {
+                        fprintf(f, "%s%s", sep, v->text[i]);
+                        sep = "; ";
+                }
+        if (fclose(f) != 0) {
+                free(s);
+                return NULL;
+        }
+        return s;
+}
+
+void health_verdict_keep_degraded(HealthVerdict *v) {
+        size_t kept = 0;
+
+        for (size_t i = 0; i < v->n; i++) {
+                if (v->health[i] != HEALTH_DEGRADED) {
+                        free(v->text[i]);
+                        continue;
+                }
+                v->health[kept] = v->health[i];
+                v->text[kept++] = v->text[i];
+        }
+        v->n = kept;
+}
+
 char *health_format_count(uint64_t n, char *buf, size_t size) {
         char digits[32];
         size_t len, o = 0;
@@ -173,42 +217,69 @@ static Busy load_busy(const HealthLoad *l, double link_gbps, char *what, size_t 
         return BUSY_NO;
 }
 
-static void judge_pci_link(const PciHealthFacts *f, HealthVerdict *v) {
+/* The qualification of a link that trained below what both ends support: the structural fact comes
+ * from pci-tree.c, the judge only says what it means. Narrower than both ends: degraded, busy or not
+ * (no power management narrows a link). Slower: degraded when the device is busy; power saving when it
+ * is idle; and when how busy it is cannot be told, power saving only at the 2.5 GT/s a GPU parks its
+ * link at, degraded otherwise (a NIC or an HCA does not slow its link to save power). speed_pending: the
+ * first sample, which tells how busy it is, is still to come; the speed is judged then. `where` names
+ * the link when it is not the function's own ("the link below, to 0000:41:00.0: "). */
+static void judge_pci_link(const PciLinkFacts *l, const char *where, bool speed_pending, HealthVerdict *v) {
         char now[48], both[48], what[64];
 
-        /* A tunnel reports a fixed 2.5 GT/s whatever it carries; an SR-IOV VF reports no speed and x0 (its
-         * link is its physical function's). Neither says anything about the link. */
-        if (!f->has_link || f->tunnel || f->link.gts <= 0 || f->link.width == 0)
-                return;
-        pci_link_format(&f->link, now, sizeof(now));
-        pci_link_format(&f->capable, both, sizeof(both));
+        pci_link_format(&l->link, now, sizeof(now));
+        pci_link_format(&l->capable, both, sizeof(both));
 
-        if (f->capable.width > 0 && f->link.width < f->capable.width) {
-                health_verdict_add(v, HEALTH_DEGRADED, "trained at %s; both ends support %s", now, both);
+        if (l->capable.width > 0 && l->link.width < l->capable.width) {
+                health_verdict_add(v, HEALTH_DEGRADED, "%strained at %s; both ends support %s", where, now, both);
                 return;
         }
-        if (f->capable.gts <= 0 || f->link.gts >= f->capable.gts)
+        if (l->capable.gts <= 0 || l->link.gts >= l->capable.gts || speed_pending)
                 return;
-        switch (load_busy(&f->load, f->link_gbps, what, sizeof(what))) {
+        switch (load_busy(&l->load, l->link_gbps, what, sizeof(what))) {
         case BUSY_YES:
-                health_verdict_add(v, HEALTH_DEGRADED, "%s while %s; both ends support %s", now, what, both);
+                health_verdict_add(v, HEALTH_DEGRADED, "%s%s while %s; both ends support %s", where, now, what, both);
                 break;
         case BUSY_NO:
-                health_verdict_add(v, HEALTH_OK, "%s while idle, below the %.1f GT/s both ends support: power saving",
-                                   now, f->capable.gts);
+                health_verdict_add(v, HEALTH_OK, "%s%s while idle, below the %.1f GT/s both ends support: power saving",
+                                   where, now, l->capable.gts);
                 break;
         case BUSY_UNKNOWN:
-                health_verdict_add(v, HEALTH_OK,
-                                   "%s, below the %.1f GT/s both ends support: power saving if idle (how busy the "
-                                   "device is cannot be told)",
-                                   now, f->capable.gts);
+                if (l->load.gpu && l->link.gts == 2.5)
+                        health_verdict_add(v, HEALTH_OK,
+                                           "%s%s, below the %.1f GT/s both ends support: a GPU parks its link there "
+                                           "when idle, power saving (how busy it is cannot be told)",
+                                           where, now, l->capable.gts);
+                else
+                        health_verdict_add(v, HEALTH_DEGRADED,
+                                           "%strained at %s; both ends support %s (how busy the device is cannot be "
+                                           "told, and it does not park its link to save power)",
+                                           where, now, both);
                 break;
+        }
+}
+
+/* The links a function is judged by: its own (above it), and for a port the one below it that trained
+ * low. A tunnel reports a fixed 2.5 GT/s whatever it carries; an SR-IOV VF reports no speed and x0 (its
+ * link is its physical function's): neither says anything about the link. */
+static void judge_pci_links(const PciHealthFacts *f, HealthVerdict *v) {
+        bool pending = f->watched && !f->sampled;
+
+        if (f->has_link && f->trained_low && !f->tunnel && f->link.gts > 0 && f->link.width > 0)
+                judge_pci_link(&(PciLinkFacts) { f->link, f->capable, f->link_gbps, f->load }, "", pending, v);
+        if (f->below_address && f->below.link.gts > 0 && f->below.link.width > 0) {
+                char where[64];
+                snprintf(where, sizeof(where), "the link below, to %s: ", f->below_address);
+                judge_pci_link(&f->below, where, pending, v);
         }
 }
 
 void health_judge_pci(const PciHealthFacts *f, HealthVerdict *v) {
         char count[32];
 
+        /* What both ends' capabilities say needs no counters: it is judged before the first sample, and
+         * without the watch. */
+        judge_pci_links(f, v);
         if (!f->sampled) {
                 health_verdict_add(v, HEALTH_UNKNOWN, "not sampled yet");
                 return;
@@ -236,18 +307,18 @@ void health_judge_pci(const PciHealthFacts *f, HealthVerdict *v) {
                         health_verdict_add(v, HEALTH_FLAPPING, "%s speed and %" PRIu64 " width changes " FLAP_WINDOW_TEXT,
                                            health_format_count(f->speed_changes, count, sizeof(count)), f->width_changes);
         }
-        judge_pci_link(f, v);
 }
 
 void health_judge_link(const LinkHealthFacts *f, HealthVerdict *v) {
         /* The judge only qualifies the structural verdict: it is the reason word for word, and a graver
          * health (errors, flapping) added below takes precedence over it. */
-        if (f->degraded)
+        if (f->trained_low)
                 health_verdict_add(v, HEALTH_DEGRADED, "%s",
-                                   isempty(f->degraded_reason) ? "trained below what both ends support" : f->degraded_reason);
+                                   isempty(f->trained_low_reason) ? "trained below what both ends support"
+                                                                  : f->trained_low_reason);
         if (!f->sampled || f->crc_errors == COUNTER_UNKNOWN) {
                 /* What is known to be wrong is said alone; "unknown" only when nothing is. */
-                if (!f->degraded)
+                if (!f->trained_low)
                         health_verdict_add(v, HEALTH_UNKNOWN,
                                            f->sampled ? "the kernel gives no statistics" : "not sampled yet");
                 return;
@@ -281,6 +352,33 @@ void health_judge_rdma(const RdmaHealthFacts *f, HealthVerdict *v) {
                                    "%s over TCP/IP and none over RDMA on %s port %u: a job may have fallen back to "
                                    "sockets",
                                    health_format_gbps(f->ip_gbps, rate, sizeof(rate)), strempty(f->device), f->port);
+}
+
+double health_busier(double a, double b) {
+        return isnan(a) ? b : isnan(b) ? a : MAX(a, b);
+}
+
+double health_rdma_ip_gbps(const RdmaTraffic *t) {
+        return health_busier(t->ip_rx_gbps, t->ip_tx_gbps);
+}
+
+bool health_rdma_fallback(RdmaFallback *s, const RdmaTraffic *t, uint64_t now, uint64_t interval_usec) {
+        double ip_rx = t->infiniband ? t->ip_rx_gbps : 0, ip_tx = t->infiniband ? t->ip_tx_gbps : 0;
+        double ip = health_rdma_ip_gbps(t);
+        double rdma = health_busier(MAX(t->port_rx_gbps - (isnan(ip_rx) ? 0 : ip_rx), 0.0),
+                             MAX(t->port_tx_gbps - (isnan(ip_tx) ? 0 : ip_tx), 0.0));
+
+        /* fmax() of NaN is the other operand: a port whose counters are unknown moved nothing known. */
+        if (isnan(t->port_rx_gbps) && isnan(t->port_tx_gbps))
+                rdma = NAN;
+        if (isnan(ip) || isnan(rdma) || ip < HEALTH_FALLBACK_IP_GBPS || rdma >= HEALTH_FALLBACK_RDMA_SHARE * ip) {
+                *s = (RdmaFallback) {};
+                return false;
+        }
+        if (s->since == 0 || s->since > now)
+                s->since = now;
+        s->suspected = now - s->since >= (HEALTH_FALLBACK_SAMPLES - 1) * interval_usec;
+        return s->suspected;
 }
 
 void health_judge_thunderbolt(const TbtHealthFacts *f, HealthVerdict *v) {

@@ -67,6 +67,16 @@ Health health_verdict_health(const HealthVerdict *v) _pure_;
  * "" when there are none; NULL out of memory. */
 char *health_verdict_reason(const HealthVerdict *v);
 
+/* The one predicate behind every published Degraded: whether the verdict holds a degraded reason. So a
+ * Degraded object is Health=degraded, or worse (errors, flapping); a link below its best for power
+ * saving has only an informing reason, and is neither. */
+bool health_verdict_degraded(const HealthVerdict *v) _pure_;
+/* The degraded reasons joined by "; " (DegradedReason); "" when there are none; NULL out of memory. */
+char *health_verdict_degraded_reason(const HealthVerdict *v);
+/* Keeps only the degraded reasons: what is judged from structure alone, as both ends' capabilities,
+ * stands while the watch is off. */
+void health_verdict_keep_degraded(HealthVerdict *v);
+
 /* "1,415": a count with thousands separators. */
 char *health_format_count(uint64_t n, char *buf, size_t size);
 /* "42 Gb/s", "4.2 Gb/s", "0.42 Gb/s". */
@@ -81,24 +91,40 @@ typedef struct HealthLoad {
         bool gpu;             /* a GPU: busy unknown without gpu_busy_percent */
 } HealthLoad;
 
+/* One PCIe link that trained below what both ends support (pci-tree.c says so: the structural fact),
+ * and what it carries; the judge says whether that is degraded or power saving. */
+typedef struct PciLinkFacts {
+        PciLink link;     /* as trained (either end's reading) */
+        PciLink capable;  /* the lower of both ends' maximum; 0 fields unknown */
+        double link_gbps; /* link after encoding; 0 unknown */
+        HealthLoad load;  /* what the function below the link, and everything below it, moves */
+} PciLinkFacts;
+
 typedef struct PciHealthFacts {
         bool sampled;         /* the watch read it at least once */
+        bool watched;         /* the watch runs: without it, how busy a device is is never known */
         bool has_link;        /* the link above it (an endpoint or upstream port) */
         bool tunnel;          /* that link is a Thunderbolt/USB4 PCIe tunnel: never judged by its rate */
+        bool trained_low;     /* that link trained below what both ends support */
         PciLink link;         /* as trained (either end's reading) */
         PciLink capable;      /* the lower of both ends' maximum; 0 fields unknown */
         double link_gbps;     /* link after encoding; 0 unknown */
         HealthLoad load;
+        /* A root or downstream port shows the link below it, to the function named, when that trained
+         * low; NULL when none did. */
+        const char *below_address;
+        PciLinkFacts below;
         uint64_t speed_changes, width_changes; /* in the flapping window, power saving excluded */
         uint64_t correctable, nonfatal, fatal; /* in the errors window; COUNTER_UNKNOWN: no AER */
         const char *correctable_kinds;         /* "Receiver Error, Bad TLP": what rose last; NULL */
 } PciHealthFacts;
 
 typedef struct LinkHealthFacts {
-        /* The structural fact (derive-link.c, link-capability.c): trained below the best both ends support. Known
-         * without the watch, so it stands whether or not statistics were sampled. */
-        bool degraded;
-        const char *degraded_reason;
+        /* The structural fact (derive-link.c, link-capability.c): trained below the fastest speed both ends'
+         * link modes share, and its reason. Known without the watch, so it stands whether or not statistics
+         * were sampled; the judge makes it the verdict's degraded reason. */
+        bool trained_low;
+        const char *trained_low_reason;
         bool sampled; /* statistics arrived */
         uint64_t crc_errors;      /* in the errors window; COUNTER_UNKNOWN: no statistics */
         uint64_t carrier_changes; /* in the flapping window */
@@ -111,7 +137,7 @@ typedef struct RdmaHealthFacts {
         uint64_t rcv_errors;
         uint64_t link_downed;     /* in the flapping window */
         uint64_t link_recoveries;
-        bool fallback;            /* sustained IP traffic and none over RDMA (derive-health.c decides) */
+        bool fallback;            /* sustained IP traffic and none over RDMA (health_rdma_fallback()) */
         double ip_gbps;           /* the busier direction over the IP stack, for the reason */
         const char *device;
         unsigned port;
@@ -123,6 +149,30 @@ typedef struct TbtHealthFacts {
         const char *degraded_reason;
         uint64_t changes; /* in the flapping window */
 } TbtHealthFacts;
+
+/* What an RDMA port and its own network interface moved in the last sample, in Gb/s; NaN unknown. */
+typedef struct RdmaTraffic {
+        double port_rx_gbps, port_tx_gbps; /* the port's counters */
+        double ip_rx_gbps, ip_tx_gbps;     /* its interface's, over the IP stack */
+        bool infiniband;                   /* the port's counters include its IPoIB interface's packets */
+} RdmaTraffic;
+
+/* Where the suspicion of a fallback to sockets stands, from sample to sample. */
+typedef struct RdmaFallback {
+        uint64_t since; /* CLOCK_MONOTONIC usec of the first sample of the current run; 0 none */
+        bool suspected;
+} RdmaFallback;
+
+/* The larger of two rates, either NaN when unknown (NaN only when both are). */
+double health_busier(double a, double b) _const_;
+/* The busier direction of the IP traffic (NaN unknown). */
+double health_rdma_ip_gbps(const RdmaTraffic *t) _pure_;
+/* One sample of the fallback rule: sustained traffic over the IP stack of the port's interface
+ * (HEALTH_FALLBACK_IP_GBPS) with RDMA below HEALTH_FALLBACK_RDMA_SHARE of it, for HEALTH_FALLBACK_SAMPLES
+ * samples of interval_usec in a row. On InfiniBand what RDMA itself moved is the port's counters less
+ * IPoIB's; on RoCE the RDMA engine bypasses the interface's counters, and the port counts only it.
+ * Returns the new suspicion (also in s->suspected). */
+bool health_rdma_fallback(RdmaFallback *s, const RdmaTraffic *t, uint64_t now, uint64_t interval_usec);
 
 /* The judgements; each adds its reasons to v. */
 void health_judge_pci(const PciHealthFacts *f, HealthVerdict *v);

@@ -10,11 +10,11 @@
 #include "shared/string-util.h"
 
 /* What DegradedReason says when nothing could be judged: "unknown: " and why, so a reader can tell a
- * link that is fine ("") from one nobody can tell about. */
+ * link that is fine ("") from one nobody can tell about (a veth, a link that is down). */
 #define UNKNOWN_PREFIX "unknown: "
 
 void link_capability_done(LinkCapability *c) {
-        free(c->degraded_reason);
+        free(c->reason);
         free(c->link_down_reason);
         *c = (LinkCapability) {};
 }
@@ -83,30 +83,30 @@ int link_capability_judge(const LinkCapabilityFacts *f, LinkCapability *ret) {
 
         /* Nothing is judged without both ends' word and a link that trained: each "unknown" says which. */
         if (!f->asked)
-                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "not an Ethernet link");
+                r = set_reason(&c.reason, UNKNOWN_PREFIX "not an Ethernet link");
         else if (!f->answered)
-                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "link modes not asked yet");
+                r = set_reason(&c.reason, UNKNOWN_PREFIX "link modes not asked yet");
         else if (c.n_supported == 0)
-                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "the driver reports no link modes");
+                r = set_reason(&c.reason, UNKNOWN_PREFIX "the driver reports no link modes");
         else if (!f->carrier)
-                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "the link is down");
+                r = set_reason(&c.reason, UNKNOWN_PREFIX "the link is down");
         else if (!partner)
-                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "the link partner advertises no link modes%s",
+                r = set_reason(&c.reason, UNKNOWN_PREFIX "the link partner advertises no link modes%s",
                                f->modes->autoneg == 0 ? " (autonegotiation is off)" : "");
         else if (c.best_common_mbps == 0)
-                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "no speed that both ends support");
+                r = set_reason(&c.reason, UNKNOWN_PREFIX "no speed that both ends support");
         else if (f->active_speed_mbps == 0)
-                r = set_reason(&c.degraded_reason, UNKNOWN_PREFIX "the driver reports no speed");
+                r = set_reason(&c.reason, UNKNOWN_PREFIX "the driver reports no speed");
         else if (f->active_speed_mbps < c.best_common_mbps) {
-                c.degraded = true;
+                c.trained_low = true;
                 /* This end may hold itself back (`ethtool -s ... advertise`): say so, it is the fix. */
                 bool advertised = link_mode_set_has_speed(&f->modes->advertised, c.best_common_mbps);
-                r = set_reason(&c.degraded_reason, "%" PRIu32 " Mb/s while both ends support %" PRIu32 " Mb/s%s%s",
+                r = set_reason(&c.reason, "%" PRIu32 " Mb/s while both ends support %" PRIu32 " Mb/s%s%s",
                                f->active_speed_mbps, c.best_common_mbps,
                                source == LINK_PARTNER_LLDP ? " (the switch port's, from LLDP)" : "",
                                advertised ? "" : " (this end does not advertise it)");
         } else
-                r = set_reason(&c.degraded_reason, "%s", "");
+                r = set_reason(&c.reason, "%s", "");
         if (r < 0)
                 return r;
 

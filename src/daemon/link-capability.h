@@ -19,9 +19,14 @@ typedef struct LinkCapability {
         uint32_t partner_speeds[LINK_SPEEDS_MAX]; /* PartnerSpeedsMbps */
         size_t n_partner;
         uint32_t best_common_mbps; /* BestCommonSpeedMbps; 0 unknown */
-        bool degraded;             /* Degraded */
-        char *degraded_reason;     /* DegradedReason: why, or why nothing could be judged; NULL "" */
-        char *link_down_reason;    /* LinkDownReason: the driver's extended state while down; NULL "" */
+        /* The structural fact: the link trained below best_common_mbps. The health judge makes it the
+         * verdict's degraded reason, and derive-health.c publishes Degraded and DegradedReason from the
+         * verdict, so Degraded and Health cannot disagree. */
+        bool trained_low;
+        /* trained_low: "10000 Mb/s while both ends support 25000 Mb/s"; otherwise why nothing could be
+         * judged ("unknown: the driver reports no link modes"), or "" for a link at its best. */
+        char *reason;
+        char *link_down_reason; /* LinkDownReason: the driver's extended state while down; NULL "" */
 } LinkCapability;
 
 /* Where the partner's advertisement came from. */

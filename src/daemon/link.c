@@ -75,6 +75,7 @@ static Link *link_free(Link *l) {
         free(l->derived.rdma_port_path);
         free(l->derived.pci_device_path);
         free(l->derived.health_reason);
+        free(l->derived.degraded_reason);
         link_capability_done(&l->derived.capability);
         return mfree(l);
 }

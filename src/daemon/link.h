@@ -130,8 +130,10 @@ typedef struct Link {
                 char *rdma_port_path;
                 bool rdma_roce; /* that port is RoCE */
                 char *pci_device_path; /* PciDevice: the PCI function below device_path (derive-pci.c) */
-                LinkCapability capability; /* derive-link.c: both ends' speeds, Degraded, LinkDownReason */
-                Health health;         /* derive-health.c */
+                LinkCapability capability; /* derive-link.c: both ends' speeds, trained low, LinkDownReason */
+                Health health;         /* derive-health.c, from one verdict with Degraded and DegradedReason */
+                bool degraded;
+                char *degraded_reason;
                 char *health_reason;
         } derived;
 } Link;

@@ -169,7 +169,7 @@ static void render_rdma(const MetricsSources *m, FILE *f) {
         }
         family(f, &fallback);
         TABLE_FOREACH(p, &m->rdma->ports)
-                metrics_write_sample(f, fallback.name, p->derived.fallback, port_labels(p, port, labels), 2);
+                metrics_write_sample(f, fallback.name, p->derived.fallback.suspected, port_labels(p, port, labels), 2);
         family(f, &health_family);
         TABLE_FOREACH(p, &m->rdma->ports)
                 health(f, health_family.name, p->derived.health, port_labels(p, port, labels), 2);

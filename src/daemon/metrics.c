@@ -127,7 +127,7 @@ static void render_links(const MetricsSources *m, FILE *f) {
                        "device", l->name_utf8, NULL);
         family(f, "linkprobe_link_degraded", "gauge", "1 when the link trained below the fastest speed both ends support.");
         TABLE_FOREACH(l, &m->links->table)
-                sample(f, "linkprobe_link_degraded", l->derived.capability.degraded, "device", l->name_utf8, NULL);
+                sample(f, "linkprobe_link_degraded", l->derived.degraded, "device", l->name_utf8, NULL);
         family(f, "linkprobe_link_address_info", "gauge", "An address on a link and its class (always 1).");
         TABLE_FOREACH(l, &m->links->table)
                 for (size_t i = 0; i < l->n_addresses; i++) {
@@ -335,7 +335,7 @@ static void render_pci(const MetricsSources *m, FILE *f) {
                 { "linkprobe_pci_link_max_speed_gts", "Maximum PCIe link speed of this function, GT/s; 0 unknown." },
                 { "linkprobe_pci_link_width", "Current PCIe link width, lanes; 0 unknown." },
                 { "linkprobe_pci_link_max_width", "Maximum PCIe link width of this function, lanes; 0 unknown." },
-                { "linkprobe_pci_link_degraded", "1 when the link trained below what both ends support." },
+                { "linkprobe_pci_link_degraded", "1 when the link trained below what both ends support, not for power saving (Degraded)." },
                 { "linkprobe_pci_path_bytes", "Narrowest PCIe link up to the root complex, bytes per second; 0 unknown." },
                 { "linkprobe_pci_numa_node", "The function's NUMA node; -1 none or unknown." },
         };

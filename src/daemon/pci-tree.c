@@ -27,8 +27,6 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(pci_relation, PciRelation, pci_relation_tab
 PciTree *pci_tree_free(PciTree *t) {
         if (!t)
                 return NULL;
-        for (size_t i = 0; t->nodes && i < t->n; i++)
-                free(t->nodes[i].degraded_reason);
         free(t->nodes);
         free(t->sorted);
         strv_free(t->problems);
@@ -160,13 +158,12 @@ char *pci_link_format(const PciLink *l, char *buf, size_t size) {
 }
 
 /* The link above function i, from both ends' attributes. */
-static int node_link(PciTree *t, size_t i) {
+static void node_link(PciTree *t, size_t i) {
         PciTreeNode *n = &t->nodes[i];
         const PciDevice *d = t->devices[i], *port;
-        char now[48], both[48];
 
         if (n->parent < 0 || !IN_SET(n->type, PCI_PORT_UPSTREAM, PCI_PORT_ENDPOINT))
-                return 0;
+                return;
         port = t->devices[n->parent];
         n->has_link = true;
         n->link.gts = d->current.gts > 0 ? d->current.gts : port->current.gts;
@@ -180,38 +177,20 @@ static int node_link(PciTree *t, size_t i) {
         n->link_gbps = pci_link_gbps(n->link.gts, n->link.width);
         n->tunnel = d->removable && device_is_bridge(d) && (n->link.gts == 2.5 || n->link.gts == 0);
         if (n->tunnel)
-                return 0;
-
-        n->link_degraded = (n->link.gts > 0 && n->capable.gts > 0 && n->link.gts < n->capable.gts) ||
-                           (n->link.width > 0 && n->capable.width > 0 && n->link.width < n->capable.width);
-        if (!n->link_degraded)
-                return 0;
-        pci_link_format(&n->link, now, sizeof(now));
-        pci_link_format(&n->capable, both, sizeof(both));
-        if (asprintf(&n->degraded_reason, "link %s - %s trained at %s, both ends support %s", port->address,
-                     d->address, now, both) < 0)
-                return -ENOMEM;
-        n->degraded = true;
-        return 0;
+                return;
+        n->trained_low = (n->link.gts > 0 && n->capable.gts > 0 && n->link.gts < n->capable.gts) ||
+                         (n->link.width > 0 && n->capable.width > 0 && n->link.width < n->capable.width);
 }
 
-/* A root or downstream port shows the degradation of the link below it. */
-static int port_degradation(PciTree *t) {
+/* A root or downstream port is judged by the link below it too: the first that trained low. */
+static void port_trained_low(PciTree *t) {
+        for (size_t i = 0; i < t->n; i++)
+                t->nodes[i].trained_low_below = -1;
         for (size_t i = 0; i < t->n; i++) {
-                PciTreeNode *child = &t->nodes[i];
-                PciTreeNode *port;
-
-                if (!child->link_degraded)
-                        continue;
-                port = &t->nodes[child->parent];
-                if (port->degraded)
-                        continue;
-                port->degraded = true;
-                port->degraded_reason = strdup(child->degraded_reason);
-                if (!port->degraded_reason)
-                        return -ENOMEM;
+                const PciTreeNode *child = &t->nodes[i];
+                if (child->trained_low && t->nodes[child->parent].trained_low_below < 0)
+                        t->nodes[child->parent].trained_low_below = (ssize_t) i;
         }
-        return 0;
 }
 
 /* The narrowest link from i to the root complex; on equal rates the one nearer the root is named. */
@@ -285,13 +264,9 @@ int pci_tree_build(PciDevice *const *devices, size_t n, PciTree **ret) {
         for (size_t i = 0; i < n; i++) {
                 if (t->nodes[i].parent >= 0 && t->nodes[t->nodes[i].parent].type == _PCI_PORT_TYPE_INVALID)
                         t->nodes[i].type = _PCI_PORT_TYPE_INVALID;
-                r = node_link(t, i);
-                if (r < 0)
-                        return r;
+                node_link(t, i);
         }
-        r = port_degradation(t);
-        if (r < 0)
-                return r;
+        port_trained_low(t);
         for (size_t i = 0; i < n; i++)
                 if (t->nodes[i].tunnel)
                         t->nodes[t->nodes[i].parent].below_tunnel = true;

@@ -52,7 +52,9 @@ typedef struct PciTreeNode {
         PciLink link;    /* as trained: this function's current_link_*, else its port's */
         PciLink capable; /* the lower of both ends' max_link_*; fields 0 where either end is unknown */
         double link_gbps;
-        bool link_degraded; /* trained below what both ends support */
+        /* Trained below what both ends support: the structural fact, computed here once. Whether that is
+         * degraded or power saving is the health judge's to say (health-judge.c), which sets Degraded. */
+        bool trained_low;
         /* The link is a PCIe tunnel through USB4/Thunderbolt: its lower end is a bridge the kernel marks
          * removable (tunnelled below an external-facing port), at the fixed 2.5 GT/s tunnels report or
          * an unknown speed. Its rate says nothing: it is neither degraded nor on the path. */
@@ -61,10 +63,9 @@ typedef struct PciTreeNode {
         unsigned tunnels;  /* tunnels between this function and the root complex: the depth of the
                             * Thunderbolt router whose PCIe adapter it sits behind */
 
-        /* What is published: its own link's degradation, or, for a root or downstream port, that of
-         * the link below it. */
-        bool degraded;
-        char *degraded_reason;
+        /* A root or downstream port: the first function below it whose link trained low (-1 none); the
+         * port is judged by that link too. */
+        ssize_t trained_low_below;
 
         /* The narrowest link between this function and the root complex, counting a port's own link
          * below it; each physical link once, tunnels left out (derive-pci.c offers the Thunderbolt

@@ -27,6 +27,10 @@ PciObject *pci_object_get(Pci *pci, const char *address) {
         return address ? table_get(&pci->functions, address) : NULL;
 }
 
+bool pci_object_is_gpu(const PciObject *o) {
+        return o->derived.gpu || (o->device->has_class && (o->device->class_code >> 16) == 0x03);
+}
+
 PciObject *pci_object_for_syspath(Pci *pci, const char *syspath) {
         _cleanup_(freep) char *address = NULL;
 
@@ -62,6 +66,7 @@ static PciObject *pci_object_free(PciObject *o) {
         free(o->derived.parent_path);
         free(o->derived.path_limit);
         free(o->derived.degraded_reason);
+        free(o->derived.trained_low_below);
         free(o->derived.health_reason);
         strv_free(o->derived.problems);
         pci_gpu_links_free(o->derived.gpu_links, o->derived.n_gpu_links);
@@ -472,7 +477,7 @@ static void sample_one(Pci *pci, PciObject *o, uint64_t now, uint64_t realtime, 
         }
 
         /* Only GPUs say how busy they are; everything else is judged by its traffic. */
-        if (o->derived.gpu || (o->device->has_class && (o->device->class_code >> 16) == 0x03)) {
+        if (pci_object_is_gpu(o)) {
                 r = pci_read_gpu_busy(pci->sysfs_fd, dir, &busy);
                 pci_object_record_gpu_busy(o, r >= 0 ? busy : -1);
         }

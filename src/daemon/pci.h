@@ -90,7 +90,7 @@ typedef struct PciObject {
                 double gbps; /* its own link as it reports it, after encoding */
                 double path_gbps;
                 char *path_limit; /* the hop that limits the path, described */
-                bool degraded;
+                bool degraded;         /* the health judge's verdict (derive-health.c) */
                 char *degraded_reason;
                 char **problems;
                 PciGpuLink *gpu_links;
@@ -101,6 +101,8 @@ typedef struct PciObject {
                 PciLink link;    /* as trained */
                 PciLink capable; /* the lower of both ends' maximum */
                 double link_gbps;
+                bool trained_low;        /* below what both ends support (pci-tree.c) */
+                char *trained_low_below; /* a port: the function below whose link trained low; NULL */
                 HealthLoad load; /* its traffic and that of everything below it (derive-health.c) */
                 Health health;   /* derive-health.c */
                 char *health_reason;
@@ -113,6 +115,8 @@ void pci_done(Pci *pci);
 int pci_watch(Pci *pci, UdevSource *udev);
 
 PciObject *pci_object_get(Pci *pci, const char *address);
+/* A GPU: one the KFD topology or NVML names, or a display controller by its class. */
+bool pci_object_is_gpu(const PciObject *o) _pure_;
 /* pci/<address>, the address encoded with sd_bus_path_encode(). */
 int pci_object_path(const char *address, char **ret);
 /* Publishes or unpublishes (the derivation pass); a new object gets its name from the PCI ID

@@ -95,8 +95,7 @@ typedef struct RdmaPort {
                 /* Traffic through the IP stack of its network interface (derive-health.c): on RoCE the
                  * port's counters leave it out, on InfiniBand they include IPoIB's. NaN unknown. */
                 double ip_rx_gbps, ip_tx_gbps;
-                uint64_t fallback_since; /* CLOCK_MONOTONIC since IP traffic without RDMA; 0 none */
-                bool fallback;           /* suspected fallback to sockets */
+                RdmaFallback fallback; /* suspected fallback to sockets (health_rdma_fallback()) */
                 Health health;
                 char *health_reason;
         } derived;

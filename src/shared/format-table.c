@@ -22,6 +22,7 @@ struct TextTable {
         size_t n_cells;
         size_t width; /* 0: no limit */
         bool colour;
+        bool keep_rows;
 };
 
 TextTable *text_table_new(const char *const *headers, size_t n_columns) {
@@ -77,6 +78,10 @@ void text_table_set_fit(TextTable *t, size_t column, TextColumnFit fit) {
 
 void text_table_set_width(TextTable *t, size_t width) {
         t->width = width;
+}
+
+void text_table_set_keep_rows(TextTable *t, bool keep) {
+        t->keep_rows = keep;
 }
 
 void text_table_set_colour(TextTable *t, bool colour) {
@@ -280,6 +285,63 @@ static size_t last_shown(const TextTable *t, const Layout *l) {
         return last;
 }
 
+/* Writes text in lines of at most width code points (0: one line), every line after the first indented
+ * by indent blanks. Whole values that do not fit are wrapped, never cut: a cut number is a wrong one. */
+static void print_wrapped(TextTable *t, FILE *f, const Cell *cell, const char *text, size_t width,
+                          size_t indent) {
+        bool coloured = t->colour && cell && cell->colour;
+        const char *p = text;
+
+        for (bool first = true; first || *p; first = false) {
+                const char *end = p;
+                for (size_t n = 0; *end && (width == 0 || n < width); n++)
+                        do
+                                end++;
+                        while (((unsigned char) *end & 0xC0) == 0x80);
+                if (!first)
+                        fprintf(f, "%*s", (int) indent, "");
+                fprintf(f, "%s%.*s%s\n", coloured ? cell->colour : "", (int) (end - p), p,
+                        coloured ? ANSI_NORMAL : "");
+                p = end;
+        }
+}
+
+/* The record layout, for a width in which not even the essential columns fit side by side: each row
+ * becomes a block of "HEADER  value" lines, blocks apart by an empty line (psql's expanded display).
+ * Every line then fits whatever the cells hold: a value that may be cut is cut to the room left, but
+ * never below its column's minimum; one that may not (numbers, names, states) is wrapped. The columns
+ * are the ones the table layout kept, so a narrower width never shows more. */
+static void print_records(TextTable *t, FILE *f, const Layout *l) {
+        size_t n_rows = text_table_rows(t), label = 0, room;
+
+        for (size_t c = 0; c < t->n_columns; c++)
+                if (l->shown[c])
+                        label = MAX(label, text_display_width(t->headers[c]));
+        /* Under a few characters a line per value helps nobody: then a value takes the line it needs. */
+        room = t->width > label + SEPARATOR_WIDTH + COLUMN_WIDTH_MIN ? t->width - label - SEPARATOR_WIDTH : 0;
+        for (size_t row = 0; row < n_rows; row++) {
+                if (row > 0)
+                        fputc('\n', f);
+                for (size_t c = 0; c < t->n_columns; c++) {
+                        const Cell *cell = &t->cells[row * t->n_columns + c];
+                        _cleanup_(freep) char *cut = NULL;
+                        const char *text = cell->text;
+
+                        if (!l->shown[c])
+                                continue;
+                        if (room > 0 && text_display_width(text) > room && l->floor[c] <= room &&
+                            l->floor[c] < l->requested[c]) {
+                                cut = text_ellipsize(text, room);
+                                if (cut)
+                                        text = cut;
+                        }
+                        fprintf(f, "%s%*s", t->headers[c],
+                                (int) (label + SEPARATOR_WIDTH - text_display_width(t->headers[c])), "");
+                        print_wrapped(t, f, cell, text, room, label + SEPARATOR_WIDTH);
+                }
+        }
+}
+
 int text_table_print(TextTable *t, FILE *f, bool legend) {
         _cleanup_(layout_done) Layout l = {};
         size_t n_rows = text_table_rows(t), last;
@@ -288,6 +350,12 @@ int text_table_print(TextTable *t, FILE *f, bool legend) {
         r = layout(t, legend, &l);
         if (r < 0)
                 return r;
+        /* A table without its legend is read by programs, line by line: it keeps its rows, whatever the
+         * width. One with a legend is read by a person, who gets records when columns cannot fit. */
+        if (legend && !t->keep_rows && t->width > 0 && sum_shown(t, &l, l.floor) > t->width) {
+                print_records(t, f, &l);
+                return ferror(f) ? -EIO : 0;
+        }
         last = last_shown(t, &l);
         if (legend) {
                 for (size_t c = 0; c < t->n_columns; c++)

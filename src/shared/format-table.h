@@ -42,6 +42,10 @@ void text_table_set_fit(TextTable *t, size_t column, TextColumnFit fit);
 
 /* The width the table must fit (0: no limit, every column as wide as its widest cell). */
 void text_table_set_width(TextTable *t, size_t width);
+/* Whether a table with a legend whose essential columns do not fit side by side is printed as records,
+ * one "HEADER  value" line per cell (the default), or keeps its rows past the width (a matrix, which is
+ * read across and down and means nothing as records). */
+void text_table_set_keep_rows(TextTable *t, bool keep);
 /* Whether the colours given to text_table_add() are printed (off by default). */
 void text_table_set_colour(TextTable *t, bool colour);
 

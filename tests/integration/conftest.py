@@ -7,12 +7,17 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import isolated_env  # noqa: E402
 import lp  # noqa: E402
 import tbt_harness  # noqa: E402
 import umockdev_testbed  # noqa: E402
 
 
 def pytest_configure(config):
+    # Run by hand (pytest tests/integration/...) as well as by run-tests: the caller's COLUMNS, TERM,
+    # PAGER or locale never reach what the tests run.
+    isolated_env.isolate()
     if os.geteuid() != 0:
         pytest.exit("the integration tests need root (network namespaces)", returncode=1)
     for binary in (lp.DAEMON, lp.CTL):
@@ -71,6 +76,19 @@ def daemon_factory(bus):
         return d
 
     yield start
+    # Whatever state a test drove its daemon into, its published objects keep to one verdict.
+    wrong = []
+    if any(d.proc.poll() is None for d in started):
+        try:
+            c = lp.Client(bus)
+            try:
+                (objects,) = c.call(lp.ROOT, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects",
+                                    timeout_ms=3000)
+                wrong = lp.one_verdict_violations(objects)
+            finally:
+                c.close()
+        except lp.GLib.Error:
+            pass  # the test took the daemon or its bus away: nothing to ask
     reports = []
     for d in started:
         d.stop()
@@ -81,6 +99,7 @@ def daemon_factory(bus):
             if marker in log:
                 reports.append(log)
     assert not reports, "sanitizer report from linkprobed:\n" + "\n".join(reports)
+    assert not wrong, "Degraded and Health disagree:\n" + "\n".join(wrong)
 
 
 @pytest.fixture

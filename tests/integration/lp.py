@@ -420,6 +420,35 @@ def unpack(value):
     return value.unpack() if isinstance(value, GLib.Variant) else value
 
 
+GRAVER_THAN_DEGRADED = ("errors", "flapping")
+
+
+def one_verdict_violations(objects):
+    """Every object of a GetManagedObjects reply that breaks the one-verdict rule (linkprobed(8), HEALTH):
+    Health is "degraded" exactly when Degraded is true, unless a graver Health (errors, flapping) stands;
+    a Degraded object has a DegradedReason, and one that is not has none, or (a Link whose ends could not
+    both be known) one that starts with "unknown: " and says why nothing was judged. Returns "path
+    interface: what" lines; empty when every object keeps it."""
+    wrong = []
+    for path, interfaces in objects.items():
+        for interface, props in interfaces.items():
+            if "Health" not in props or "Degraded" not in props:
+                continue
+            health, degraded, reason = props["Health"], props["Degraded"], props.get("DegradedReason", "")
+            if degraded and health != "degraded" and health not in GRAVER_THAN_DEGRADED:
+                wrong.append(f"{path} {interface}: Degraded but Health={health} ({props.get('HealthReason')!r})")
+            if health == "degraded" and not degraded:
+                wrong.append(f"{path} {interface}: Health=degraded ({props.get('HealthReason')!r}) but not Degraded")
+            if degraded != bool(reason) and not (not degraded and reason.startswith("unknown: ")):
+                wrong.append(f"{path} {interface}: Degraded={degraded} with DegradedReason {reason!r}")
+            if degraded and reason.startswith("unknown: "):
+                wrong.append(f"{path} {interface}: Degraded with the reason of nothing judged {reason!r}")
+            if degraded and reason not in props.get("HealthReason", ""):
+                wrong.append(f"{path} {interface}: DegradedReason {reason!r} not in HealthReason "
+                             f"{props.get('HealthReason')!r}")
+    return wrong
+
+
 class Client:
     """A synchronous GDBus client for method calls and property reads."""
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Every table verb of linkprobectl at $COLUMNS=60, 80 and 120 (linkprobectl(1), "Tables that do not
-fit"): no line wider than the width where the essential columns fit at their minimum, every essential
-column present, no cut cell narrower than its column's minimum, nothing cut that must stay whole, and
+"""Every table verb of linkprobectl at $COLUMNS=40, 60, 80 and 120 (linkprobectl(1), "Tables that do
+not fit"): no line wider than the width, whatever the cells hold (a table whose essential columns do not
+fit side by side becomes records), every essential column present, no cut cell narrower than its column's minimum, nothing cut that must stay whole, and
 -l/--full showing every column whole.
 
 The essential columns and the minimum widths below are what the views in src/ctl/linkprobectl-*.c
@@ -24,7 +24,7 @@ from test_rdma import load as load_rdma
 from test_tbt_net import TWO_DOCKS, add_link, wait_peer
 from umockdev_testbed import start as start_in_testbed
 
-WIDTHS = (60, 80, 120)
+WIDTHS = (40, 60, 80, 120)
 WHOLE = 10 ** 6  # TEXT_WIDTH_WHOLE: never cut
 
 # verb: (essential headers, {header: minimum width of a cut cell}); headers not named have the default 4
@@ -81,9 +81,45 @@ def split_table(text):
     return cells[0], cells[1:], lines
 
 
+def split_records(text, all_headers):
+    """The records at the top of text (a table too narrow for its essential columns, linkprobectl(1)):
+    (headers of the first record, records as lists of (header, value), lines). A value wrapped onto
+    lines of its own (indented) is joined again."""
+    records, lines, current = [], [], None
+    blocks = text.split("\n\n")
+    for block in blocks:
+        block_lines = block.splitlines()
+        if not block_lines or block_lines[0].split("  ")[0] not in all_headers:
+            break
+        current = []
+        for line in block_lines:
+            lines.append(line)
+            if line.startswith(" ") and current:
+                name, value = current[-1]
+                current[-1] = (name, value + line.strip())
+                continue
+            name = next(h for h in sorted(all_headers, key=len, reverse=True) if line.startswith(h + "  "))
+            current.append((name, line[len(name):].strip()))
+        records.append(current)
+    assert records, f"neither a table nor records:\n{text}"
+    return [name for name, _ in records[0]], records, lines
+
+
+def is_records(text, all_headers):
+    """A table's first line is its legend: every cell a header. A record's first line is a header and a
+    value."""
+    first = [cell for cell in text.splitlines()[0].split("  ") if cell.strip()] if text else []
+    return bool(first) and not all(cell.strip() in all_headers for cell in first)
+
+
 def check_table(text, verb, columns, all_headers):
     essential, minimum = VIEWS[verb]
-    header, rows, lines = split_table(text)
+    if is_records(text, all_headers):
+        header, records, lines = split_records(text, all_headers)
+        rows = [[value for _, value in record] for record in records]
+        assert all([name for name, _ in record] == header for record in records), text
+    else:
+        header, rows, lines = split_table(text)
     too_wide = [line for line in lines if len(line) > columns]
     assert not too_wide, f"{verb} at {columns}:\n{text}"
     assert all(h in header for h in essential), f"{verb} at {columns} lost an essential column:\n{text}"
@@ -111,7 +147,7 @@ def check_verb(run, verb, *args):
         print(f"$ COLUMNS={columns} linkprobectl {verb}\n{out.stdout}")
         shown[columns] = check_table(out.stdout, verb, columns, all_headers)
     # Wider never shows fewer columns.
-    assert len(shown[60]) <= len(shown[80]) <= len(shown[120]), shown
+    assert len(shown[40]) <= len(shown[60]) <= len(shown[80]) <= len(shown[120]), shown
     return shown
 
 
@@ -139,6 +175,27 @@ def test_peers(netns, bus, daemon_factory):
     shown = check_verb(ctl_runner(bus), "peers")
     # At 60 the essentials and nothing that would not fit; at 120 everything.
     assert "MEASURED" not in shown[60] and len(shown[120]) == 11
+
+
+def test_peers_with_long_figures(bus, daemon_factory, tmp_path):
+    """Figures no loopback run gives: a 3.2 Tb/s upload, a 12-digit RTT, a long error. Planted in the state
+    file as measured just now (so the TTL holds them and nothing probes): every width must still fit."""
+    import json
+    import time
+
+    now = int(time.time() * 1e6)
+    path = {"transport": "tcp", "peer": "127.0.0.1", "adhoc": True, "state": "failed", "measured_at": now,
+            "last_attempt_at": now, "upload_gbps": 3211.87, "download_gbps": 0.000123, "rtt_usec": 123456789012.5,
+            "jitter_usec": 98765.4, "upload_streams": 64, "download_streams": 64, "source_interface": "lo",
+            "connection_type": "Loopback", "error": "protocol",
+            "error_message": "the responder answered a frame of 4294967295 bytes, more than the 65536 allowed"}
+    paths = [dict(path, address=address) for address in ("127.0.0.1", "127.0.0.2:65535", "[::1]:7471")]
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "peers.json").write_text(json.dumps({"version": 1, "paths": paths}))
+    daemon_factory(config="[Reconciler]\nTcpTtlSec=1h\n", state_dir=str(state))
+    lp.wait_for(lambda: lp.ctl(bus, "peers").stdout.count("3211") >= 3, what="the planted paths")
+    check_verb(ctl_runner(bus), "peers")
 
 
 def test_gpu(bus, daemon_factory):

@@ -73,9 +73,10 @@ def test_replayed_nic_degraded_recovers_and_goes_down(netns, client, bus, tmp_pa
     assert lk["BestCommonSpeedMbps"] == 25000
     assert lk["SpeedMbps"] == 10000
     assert lk["DegradedReason"] == "10000 Mb/s while both ends support 25000 Mb/s"
-    # One verdict: Health says the same, word for word, without the watch.
+    # One verdict: Health says the same, word for word, without the watch (which it says it lacks).
     assert lk["Health"] == "degraded"
-    assert lk["HealthReason"] == lk["DegradedReason"]
+    assert lk["HealthReason"].startswith(lk["DegradedReason"]), lk["HealthReason"]
+    assert lp.one_verdict_violations(client.objects()) == []
     assert lk["LinkDownReason"] == ""
     # The veth's peer is asked of the real kernel (the file does not name it).
     assert link(client, "enp0p")["DegradedReason"] == "unknown: the driver reports no link modes"
@@ -158,3 +159,23 @@ def test_monitor_group_notifications_are_followed(netns, daemon_factory):
     assert daemon.wait_log("link modes or settings changed"), daemon.log()
     line = next(l for l in daemon.log().splitlines() if "link modes or settings changed" in l)
     assert "etap0" in line, line
+
+
+def test_degraded_with_the_watch_on_is_one_verdict(netns, client, tmp_path, daemon_factory):
+    """With the watch sampling, nothing else to say: HealthReason is DegradedReason, word for word, and the
+    verdict survives every sample."""
+    replies = str(tmp_path / "ethtool-replies")
+    nic = em.CONNECTX4_LX_25G
+    em.write_replies(replies, em.linkmodes(name="enw0", supported=nic, advertised=["10000baseKR/Full"],
+                                           partner=em.SWITCH_PORT_25G, speed=10000, lanes=1))
+    netns.ip("link", "add", "enw0", "type", "veth", "peer", "name", "enw1")
+    netns.ip("link", "set", "enw1", "up")
+    netns.ip("link", "set", "enw0", "up")
+    daemon_factory(netns, program=REPLAY, env={"LINKPROBE_ETHTOOL_REPLAY": replies},
+                   config="[Watch]\nIntervalSec=100ms\n")
+    want = "10000 Mb/s while both ends support 25000 Mb/s (this end does not advertise it)"
+    lk = wait_for(lambda: (lambda l: l if l and l["HealthReason"] == want else None)(link(client, "enw0")),
+                  what="the sampled link's one verdict")
+    assert lk["Health"] == "degraded" and lk["Degraded"] is True and lk["DegradedReason"] == want
+    assert lk["RxErrors"] != 2 ** 64 - 1  # sampled
+    assert lp.one_verdict_violations(client.objects()) == []

@@ -98,11 +98,11 @@ class Testbed:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-def start(daemon_factory, netns, testbed, *args, env=None):
+def start(daemon_factory, netns, testbed, *args, env=None, config=None):
     """linkprobed (through conftest's daemon_factory) living in testbed: under umockdev-wrapper, its sysfs
     readers rooted at the testbed's /sys."""
     return daemon_factory(netns, prefix=["umockdev-wrapper"], env={**testbed.env(), **(env or {})},
-                          args=[f"--sysfs-root={testbed.sys}", *args])
+                          args=[f"--sysfs-root={testbed.sys}", *args], config=config)
 
 
 def serve():

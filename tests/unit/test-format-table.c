@@ -61,13 +61,18 @@ static void test_fit(void **state) {
         assert_string_equal(out, "  IDX  NAME    ADDRESSES\n"
                                  "    1  lo      127.0.0.1/…\n"
                                  "65536  e\\x01x  -\n");
-        /* Narrower than the headers allow: as narrow as it gets, never a cut header or number. */
+        /* Narrower than the headers allow: records, never a cut header or number; in 5 columns not even
+         * a label and a value fit on a line, so each value takes the line it needs. */
         text_table_set_width(t, 5);
         free(out);
         out = print(t, true);
-        assert_string_equal(out, "  IDX  NAME  ADDRESSES\n"
-                                 "    1  lo    127.0.0.…\n"
-                                 "65536  e\\x…  -\n");
+        assert_string_equal(out, "IDX        1\n"
+                                 "NAME       lo\n"
+                                 "ADDRESSES  127.0.0.1/8 ::1/128\n"
+                                 "\n"
+                                 "IDX        65536\n"
+                                 "NAME       e\\x01x\n"
+                                 "ADDRESSES  -\n");
 }
 
 /* Two text columns of 20 and a number; every line checked against the width. */
@@ -138,23 +143,67 @@ static void test_optional_columns(void **state) {
         out = print(t, true);
         assert_string_equal(out, "A        B         N\n"
                                  "aaaaaa…  bbbbb…  123\n");
-        /* Then A; then only the essential columns are left, at their minimum even past the width. */
+        /* Then A; then only the essential columns are left. */
         text_table_set_width(t, 12);
         free(out);
         out = print(t, true);
         assert_string_equal(out, "B          N\n"
                                  "bbbbbb…  123\n");
-        text_table_set_width(t, 5);
+        /* When even those do not fit side by side (4 + 2 + 3 > 8), each row is a record, line by line;
+         * without a legend (read by programs) the rows stay rows, at their minimum past the width. */
+        text_table_set_width(t, 8);
         free(out);
         out = print(t, true);
-        assert_string_equal(out, "B       N\n"
-                                 "bbb…  123\n");
+        assert_string_equal(out, "B  bbbb…\n"
+                                 "N  123\n");
+        free(out);
+        out = print(t, false);
+        assert_string_equal(out, "bbb…  123\n");
         /* No width: everything, whole. */
         text_table_set_width(t, 0);
         free(out);
         out = print(t, true);
         assert_string_equal(out, "A         B         C           N\n"
                                  "aaaaaaaa  bbbbbbbb  cccccccc  123\n");
+}
+
+/* A figure longer than the view expected (116.42 Gb/s instead of 16.42 Gb/s) at a width where the
+ * essential columns only just fitted: the table becomes records, and no line is wider than the width. */
+static void test_records_fit_any_cell(void **state) {
+        static const char *const headers[] = { "ADDRESS", ">UPLOAD", ">DOWNLOAD", "LAST ERROR" };
+        _cleanup_(text_table_freep) TextTable *t = text_table_new(headers, ELEMENTSOF(headers));
+        _cleanup_(freep) char *out = NULL;
+
+        assert_non_null(t);
+        text_table_set_fit(t, 0, (TextColumnFit) { .min_width = TEXT_WIDTH_WHOLE });
+        text_table_set_fit(t, 3, (TextColumnFit) { .min_width = 10 });
+        assert_int_equal(text_table_add(t, "fe80::1%veth-with-a-long-name", NULL), 0);
+        assert_int_equal(text_table_add(t, "116.42 Gb/s", NULL), 0);
+        assert_int_equal(text_table_add(t, "9.5 Gb/s", NULL), 0);
+        assert_int_equal(text_table_add(t, "connection refused by the responder", NULL), 0);
+        assert_int_equal(text_table_add(t, "127.0.0.1", NULL), 0);
+        assert_int_equal(text_table_add(t, "1.00 Gb/s", NULL), 0);
+        assert_int_equal(text_table_add(t, "-", NULL), 0);
+        assert_int_equal(text_table_add(t, "-", NULL), 0);
+        text_table_set_width(t, 30);
+        out = print(t, true);
+        /* The address may not be cut: it wraps; the error may: it is cut to the room (18 >= 10). */
+        assert_string_equal(out, "ADDRESS     fe80::1%veth-with-\n"
+                                 "            a-long-name\n"
+                                 "UPLOAD      116.42 Gb/s\n"
+                                 "DOWNLOAD    9.5 Gb/s\n"
+                                 "LAST ERROR  connection refuse…\n"
+                                 "\n"
+                                 "ADDRESS     127.0.0.1\n"
+                                 "UPLOAD      1.00 Gb/s\n"
+                                 "DOWNLOAD    -\n"
+                                 "LAST ERROR  -\n");
+        for (const char *line = out; *line;) {
+                const char *nl = strchr(line, '\n');
+                _cleanup_(freep) char *copy = strndup(line, (size_t) (nl - line));
+                assert_true(text_display_width(copy) <= 30);
+                line = nl + 1;
+        }
 }
 
 static void test_ellipsize(void **state) {
@@ -175,6 +224,7 @@ int main(void) {
                 cmocka_unit_test(test_weights),
                 cmocka_unit_test(test_min_width),
                 cmocka_unit_test(test_optional_columns),
+                cmocka_unit_test(test_records_fit_any_cell),
                 cmocka_unit_test(test_ellipsize),
         };
         return cmocka_run_group_tests_name("format-table", tests, NULL, NULL);

@@ -7,7 +7,19 @@
 
 #include "daemon/health.h"
 
-/* Judges with fn and checks the health and the reason. */
+/* One verdict: Degraded (a degraded reason in the verdict) exactly when Health is degraded, unless a
+ * graver health (errors, flapping) stands. */
+static void assert_one_verdict(const HealthVerdict *v) {
+        Health h = health_verdict_health(v);
+        bool degraded = health_verdict_degraded(v);
+
+        if (h == HEALTH_DEGRADED)
+                assert_true(degraded);
+        if (degraded)
+                assert_true(h == HEALTH_DEGRADED || h == HEALTH_ERRORS || h == HEALTH_FLAPPING);
+}
+
+/* Judges with fn and checks the health and the reason, and that Degraded agrees. */
 #define JUDGE(fn, facts, want_health, want_reason)                                                         \
         do {                                                                                               \
                 HealthVerdict _v = {};                                                                     \
@@ -17,13 +29,21 @@
                 if (health_verdict_health(&_v) != (want_health) || strcmp(_r, (want_reason)) != 0)        \
                         fail_msg("got %s \"%s\", wanted %s \"%s\"", health_to_string(health_verdict_health(&_v)), \
                                  _r, health_to_string(want_health), (want_reason));                        \
+                assert_one_verdict(&_v);                                                                   \
                 free(_r);                                                                                  \
                 health_verdict_done(&_v);                                                                  \
         } while (0)
 
+/* The structural fact pci-tree.c computes: below what both ends support. */
+static void trained(PciHealthFacts *f) {
+        f->trained_low = (f->link.gts > 0 && f->capable.gts > 0 && f->link.gts < f->capable.gts) ||
+                         (f->link.width > 0 && f->capable.width > 0 && f->link.width < f->capable.width);
+}
+
 static PciHealthFacts nic(double gts, unsigned width) {
-        return (PciHealthFacts) {
+        PciHealthFacts f = {
                 .sampled = true,
+                .watched = true,
                 .has_link = true,
                 .link = { .gts = gts, .width = width },
                 .capable = { .gts = 32, .width = 16 },
@@ -33,6 +53,8 @@ static PciHealthFacts nic(double gts, unsigned width) {
                 .nonfatal = 0,
                 .fatal = 0,
         };
+        trained(&f);
+        return f;
 }
 
 static void test_pci_link(void **state) {
@@ -59,15 +81,122 @@ static void test_pci_gpu(void **state) {
         PciHealthFacts f = nic(2.5, 16);
 
         f.capable = (PciLink) { .gts = 16, .width = 16 };
+        trained(&f);
         f.load = (HealthLoad) { .traffic_gbps = NAN, .gpu_busy_percent = 0 };
         JUDGE(health_judge_pci, &f, HEALTH_OK, "2.5 GT/s x16 while idle, below the 16.0 GT/s both ends support: power saving");
         f.load.gpu_busy_percent = 97;
         JUDGE(health_judge_pci, &f, HEALTH_DEGRADED, "2.5 GT/s x16 while the GPU is 97 % busy; both ends support 16.0 GT/s x16");
-        /* A GPU whose driver does not say how busy it is (NVIDIA): neither idle nor busy. */
+        /* A GPU whose driver does not say how busy it is (NVIDIA): at 2.5 GT/s, where GPUs park their link,
+         * power saving; at any other speed below its best, degraded (no GPU parks there). */
         f.load = (HealthLoad) { .traffic_gbps = NAN, .gpu_busy_percent = -1, .gpu = true };
         JUDGE(health_judge_pci, &f, HEALTH_OK,
-              "2.5 GT/s x16, below the 16.0 GT/s both ends support: power saving if idle (how busy the device is "
-              "cannot be told)");
+              "2.5 GT/s x16, below the 16.0 GT/s both ends support: a GPU parks its link there when idle, power "
+              "saving (how busy it is cannot be told)");
+        f.link.gts = 8;
+        JUDGE(health_judge_pci, &f, HEALTH_DEGRADED,
+              "trained at 8.0 GT/s x16; both ends support 16.0 GT/s x16 (how busy the device is cannot be told, and "
+              "it does not park its link to save power)");
+}
+
+/* The reviewer's testbeds: an HCA at 8 GT/s x16 in a 16 GT/s x16 slot whose traffic is unknown, and the
+ * root port above an HCA that trained x8. Both are degraded, with the reason, on both ends. */
+static void test_pci_hca_and_its_port(void **state) {
+        PciHealthFacts f = nic(8, 16);
+
+        f.capable = (PciLink) { .gts = 16, .width = 16 };
+        trained(&f);
+        f.load.traffic_gbps = NAN;
+        JUDGE(health_judge_pci, &f, HEALTH_DEGRADED,
+              "trained at 8.0 GT/s x16; both ends support 16.0 GT/s x16 (how busy the device is cannot be told, and "
+              "it does not park its link to save power)");
+
+        PciHealthFacts port = { .sampled = true, .watched = true, .below_address = "0000:41:00.0" };
+        port.below = (PciLinkFacts) { .link = { .gts = 16, .width = 8 }, .capable = { .gts = 16, .width = 16 },
+                                      .link_gbps = 126, .load = { .traffic_gbps = 0, .gpu_busy_percent = -1 } };
+        JUDGE(health_judge_pci, &port, HEALTH_DEGRADED,
+              "the link below, to 0000:41:00.0: trained at 16.0 GT/s x8; both ends support 16.0 GT/s x16");
+        /* The link below idle at a lower speed: power saving on the port as on the device. */
+        port.below.link = (PciLink) { .gts = 8, .width = 16 };
+        JUDGE(health_judge_pci, &port, HEALTH_OK,
+              "the link below, to 0000:41:00.0: 8.0 GT/s x16 while idle, below the 16.0 GT/s both ends support: "
+              "power saving");
+}
+
+/* Before the first sample how busy a device is is not known yet: a width below both ends is judged at
+ * once, a speed waits for the sample. Without the watch it never comes: the speed is judged then as
+ * with an unknown load. */
+static void test_pci_before_the_first_sample(void **state) {
+        PciHealthFacts f = nic(32, 8);
+
+        f.sampled = false;
+        JUDGE(health_judge_pci, &f, HEALTH_DEGRADED,
+              "trained at 32.0 GT/s x8; both ends support 32.0 GT/s x16; not sampled yet");
+        f = nic(16, 16);
+        f.sampled = false;
+        JUDGE(health_judge_pci, &f, HEALTH_UNKNOWN, "not sampled yet");
+        f.watched = false;
+        f.load.traffic_gbps = NAN;
+        JUDGE(health_judge_pci, &f, HEALTH_DEGRADED,
+              "trained at 16.0 GT/s x16; both ends support 32.0 GT/s x16 (how busy the device is cannot be told, and "
+              "it does not park its link to save power); not sampled yet");
+}
+
+static void test_verdict_degraded(void **state) {
+        HealthVerdict v = {};
+        _cleanup_(freep) char *reason = NULL, *none = NULL;
+
+        health_verdict_add(&v, HEALTH_OK, "16.0 GT/s x16 while idle: power saving");
+        assert_false(health_verdict_degraded(&v));
+        none = health_verdict_degraded_reason(&v);
+        assert_string_equal(none, "");
+        health_verdict_add(&v, HEALTH_ERRORS, "37 CRC errors in the last minute");
+        health_verdict_add(&v, HEALTH_DEGRADED, "trained at x8");
+        health_verdict_add(&v, HEALTH_DEGRADED, "the link below, to 0000:41:00.0: trained at x4");
+        assert_true(health_verdict_degraded(&v));
+        reason = health_verdict_degraded_reason(&v);
+        assert_string_equal(reason, "trained at x8; the link below, to 0000:41:00.0: trained at x4");
+        /* The watch off: what structure says stands, nothing else. */
+        health_verdict_keep_degraded(&v);
+        assert_int_equal(v.n, 2);
+        assert_int_equal(health_verdict_health(&v), HEALTH_DEGRADED);
+        health_verdict_done(&v);
+}
+
+/* The fallback rule, sample by sample (every 2 s): 5 samples in a row of IP traffic with no RDMA. */
+static void test_rdma_fallback(void **state) {
+        const uint64_t s = USEC_PER_SEC, interval = 2 * USEC_PER_SEC;
+        RdmaFallback state_ = {};
+        RdmaTraffic roce = { .port_rx_gbps = 0.01, .port_tx_gbps = 0, .ip_rx_gbps = 20, .ip_tx_gbps = 3 };
+
+        assert_true(health_rdma_ip_gbps(&roce) == 20);
+        for (unsigned i = 0; i < HEALTH_FALLBACK_SAMPLES - 1; i++)
+                assert_false(health_rdma_fallback(&state_, &roce, (100 + 2 * i) * s, interval));
+        assert_true(health_rdma_fallback(&state_, &roce, (100 + 2 * (HEALTH_FALLBACK_SAMPLES - 1)) * s, interval));
+        assert_true(state_.suspected);
+        /* RDMA moves again (5 % of the IP traffic): the suspicion ends at once, and starts over. */
+        roce.port_rx_gbps = 1.0;
+        assert_false(health_rdma_fallback(&state_, &roce, 200 * s, interval));
+        assert_int_equal(state_.since, 0);
+        /* Below 1 Gb/s over IP: nothing to suspect. */
+        roce = (RdmaTraffic) { .port_rx_gbps = 0, .port_tx_gbps = 0, .ip_rx_gbps = 0.9, .ip_tx_gbps = 0.9 };
+        for (unsigned i = 0; i < 10; i++)
+                assert_false(health_rdma_fallback(&state_, &roce, (300 + 2 * i) * s, interval));
+        /* InfiniBand: the port's counters include IPoIB's 20 Gb/s, so RDMA itself moved nothing. */
+        RdmaTraffic ib = { .port_rx_gbps = 20.05, .port_tx_gbps = 3, .ip_rx_gbps = 20, .ip_tx_gbps = 3,
+                           .infiniband = true };
+        for (unsigned i = 0; i < HEALTH_FALLBACK_SAMPLES; i++)
+                health_rdma_fallback(&state_, &ib, (400 + 2 * i) * s, interval);
+        assert_true(state_.suspected);
+        /* The same counters on RoCE: the port moved 20 Gb/s of its own, no fallback. */
+        ib.infiniband = false;
+        assert_false(health_rdma_fallback(&state_, &ib, 500 * s, interval));
+        /* Unknown port counters or unknown IP traffic: no suspicion. */
+        RdmaTraffic unknown = { .port_rx_gbps = NAN, .port_tx_gbps = NAN, .ip_rx_gbps = 30, .ip_tx_gbps = 30 };
+        for (unsigned i = 0; i < 10; i++)
+                assert_false(health_rdma_fallback(&state_, &unknown, (600 + 2 * i) * s, interval));
+        unknown = (RdmaTraffic) { .port_rx_gbps = 0, .port_tx_gbps = 0, .ip_rx_gbps = NAN, .ip_tx_gbps = NAN };
+        assert_false(health_rdma_fallback(&state_, &unknown, 700 * s, interval));
+        assert_true(isnan(health_rdma_ip_gbps(&unknown)));
 }
 
 static void test_pci_never_judged(void **state) {
@@ -80,7 +209,8 @@ static void test_pci_never_judged(void **state) {
         /* An SR-IOV VF: Unknown speed, x0. */
         f = nic(0, 0);
         JUDGE(health_judge_pci, &f, HEALTH_OK, "");
-        /* A root port (its link is judged at the device) or an integrated function. */
+        /* A root port with nothing trained low below it (its own link is judged at the device) or an
+         * integrated function. */
         f = nic(8, 4);
         f.has_link = false;
         JUDGE(health_judge_pci, &f, HEALTH_OK, "");
@@ -114,6 +244,7 @@ static void test_pci_errors(void **state) {
         /* Any uncorrectable error, fatal first; errors before flapping before degraded. */
         f.fatal = 1;
         f.link = (PciLink) { .gts = 32, .width = 8 };
+        trained(&f);
         f.speed_changes = 6;
         JUDGE(health_judge_pci, &f, HEALTH_ERRORS,
               "1 fatal AER error in the last minute; 37 correctable AER errors (Receiver Error) in the last minute; "
@@ -156,7 +287,7 @@ static void test_link(void **state) {
  * without samples, and a graver health stands above it. */
 static void test_link_degraded(void **state) {
         const char *why = "10000 Mb/s while both ends support 25000 Mb/s";
-        LinkHealthFacts f = { .degraded = true, .degraded_reason = why };
+        LinkHealthFacts f = { .trained_low = true, .trained_low_reason = why };
 
         JUDGE(health_judge_link, &f, HEALTH_DEGRADED, why); /* not sampled: no "unknown" beside it */
         f.sampled = true;
@@ -169,7 +300,7 @@ static void test_link_degraded(void **state) {
         JUDGE(health_judge_link, &f, HEALTH_ERRORS,
               "12 CRC errors in the last minute; 8 carrier changes in the last 2 min; 10000 Mb/s while both ends "
               "support 25000 Mb/s");
-        f = (LinkHealthFacts) { .degraded = true, .sampled = true };
+        f = (LinkHealthFacts) { .trained_low = true, .sampled = true };
         JUDGE(health_judge_link, &f, HEALTH_DEGRADED, "trained below what both ends support");
 }
 
@@ -233,6 +364,8 @@ int main(void) {
                 cmocka_unit_test(test_link),              cmocka_unit_test(test_link_degraded),
                 cmocka_unit_test(test_rdma),
                 cmocka_unit_test(test_thunderbolt),       cmocka_unit_test(test_format),
+                cmocka_unit_test(test_pci_hca_and_its_port), cmocka_unit_test(test_pci_before_the_first_sample),
+                cmocka_unit_test(test_verdict_degraded),  cmocka_unit_test(test_rdma_fallback),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

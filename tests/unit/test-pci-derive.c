@@ -158,14 +158,16 @@ static void test_workstation(void **state) {
         assert_true(p->derived.path_limit_gbps > 31.50 && p->derived.path_limit_gbps < 31.51);
         assert_string_equal(p->derived.path_limited_by, "PCIe link 0000:00:02.1 - 0000:05:00.0 at 8.0 GT/s x4 (31.5 Gb/s)");
 
-        /* A GPU from the probe: its function and port are published, degraded, in the affinity. */
+        /* A GPU from the probe: its function and port are published, trained low (the health judge says
+         * whether that is degraded), in the affinity. */
         Gpu *g = NULL;
         assert_int_equal(gpu_new(&w->gpus, 0, "pci:0000:01:00.0@test", &g), 0);
         g->inventory.pci_bus_id = strdup("0000:01:00.0");
         derive_pci(&w->src, false);
         assert_int_equal(published(w), 4);
         PciObject *o = pci_object_get(&w->pci, "0000:01:00.0");
-        assert_true(o->published && o->derived.degraded);
+        assert_true(o->published && o->derived.trained_low);
+        assert_string_equal(pci_object_get(&w->pci, "0000:00:01.1")->derived.trained_low_below, "0000:01:00.0");
         assert_string_equal(g->derived.pci_device_path, path_of("0000:01:00.0"));
         assert_true(g->derived.pci_path_gbytes > 15.75 && g->derived.pci_path_gbytes < 15.76);
         assert_int_equal(w->pci.n_affinity, 1);

@@ -104,19 +104,18 @@ static void test_roles_and_links(void **state) {
         assert_false(node(&s, "0000:17:00.0")->has_link);
         assert_true(node(&s, "0000:18:00.0")->has_link);
 
-        /* The NIC at x4 of x16: degraded, shown on both ends of the link. */
+        /* The NIC at x4 of x16: trained low, and its port is judged by that link too (the health judge
+         * says whether it is degraded). */
         const PciTreeNode *nic = node(&s, "0000:19:00.0");
-        assert_true(nic->link_degraded);
-        assert_true(nic->degraded);
+        assert_true(nic->trained_low);
         assert_int_equal(nic->link.width, 4);
         assert_int_equal(nic->capable.width, 16);
-        assert_string_equal(nic->degraded_reason,
-                            "link 0000:17:01.0 - 0000:19:00.0 trained at 32.0 GT/s x4, both ends support 32.0 GT/s x16");
-        assert_true(node(&s, "0000:17:01.0")->degraded);
-        assert_false(node(&s, "0000:16:00.0")->degraded);
+        assert_int_equal(node(&s, "0000:17:01.0")->trained_low_below, pci_tree_find(s.t, "0000:19:00.0"));
+        assert_false(node(&s, "0000:16:00.0")->trained_low);
+        assert_int_equal(node(&s, "0000:15:01.0")->trained_low_below, -1);
 
         /* Gen4 GPU in a Gen5 slot at Gen4: both ends do not support more, so not degraded. */
-        assert_false(node(&s, "0000:20:00.0")->degraded);
+        assert_false(node(&s, "0000:20:00.0")->trained_low);
         assert_true(node(&s, "0000:20:00.0")->capable.gts == 16);
 
         /* Paths: the NIC's is its own x4 link; the nested GPU's the narrowest of three equal links, the
@@ -177,8 +176,8 @@ static void test_no_numa(void **state) {
         assert_string_equal(rel(&s, "0000:01:00.0", "0000:61:00.0", through), "SYS");
         assert_string_equal(through, "");
         /* The GPU at x8 in an x16 slot. */
-        assert_true(node(&s, "0000:01:00.0")->degraded);
-        assert_true(node(&s, "0000:00:01.0")->degraded);
+        assert_true(node(&s, "0000:01:00.0")->trained_low);
+        assert_int_equal(node(&s, "0000:00:01.0")->trained_low_below, pci_tree_find(s.t, "0000:01:00.0"));
         set_free(&s);
 }
 
@@ -194,7 +193,7 @@ static void test_unknown_ends(void **state) {
         /* Not a bridge at all, right below the host bridge: integrated, no link. */
         add(&s, "0000:00:14.3", NULL, "pci0000:00", NIC, 0, 0, 0, 0, 0);
         build(&s);
-        assert_false(node(&s, "0000:01:00.0")->degraded);
+        assert_false(node(&s, "0000:01:00.0")->trained_low);
         assert_true(node(&s, "0000:01:00.0")->has_link);
         assert_int_equal(node(&s, "0000:01:00.0")->capable.gts, 0);
         assert_true(node(&s, "0000:02:00.0")->link.gts == 8);
@@ -259,7 +258,7 @@ static void test_missing_parent(void **state) {
         build(&s);
         assert_int_equal(node(&s, "0000:05:00.0")->type, _PCI_PORT_TYPE_INVALID);
         assert_false(node(&s, "0000:05:00.0")->has_link);
-        assert_false(node(&s, "0000:05:00.0")->degraded);
+        assert_false(node(&s, "0000:05:00.0")->trained_low);
         assert_int_equal(pci_tree_find(s.t, "0000:00:1c.0"), -1);
         assert_int_equal(pci_tree_find(s.t, NULL), -1);
         set_free(&s);
@@ -287,9 +286,9 @@ static void test_tunnel(void **state) {
         build(&s);
 
         assert_true(node(&s, "0000:2a:00.0")->tunnel);
-        assert_false(node(&s, "0000:2a:00.0")->degraded);
+        assert_false(node(&s, "0000:2a:00.0")->trained_low);
         assert_true(node(&s, "0000:00:07.0")->below_tunnel);
-        assert_false(node(&s, "0000:00:07.0")->degraded);
+        assert_int_equal(node(&s, "0000:00:07.0")->trained_low_below, -1);
         assert_false(node(&s, "0000:2c:00.0")->tunnel);
         assert_int_equal(node(&s, "0000:2c:00.0")->tunnels, 1);
         /* The NIC's own 8 GT/s x4 is its path: not the tunnel's 2 Gb/s. */
