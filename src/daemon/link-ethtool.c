@@ -46,6 +46,7 @@ struct LinkEthtool {
         /* The loop's socket in the monitor group; NULL when there is no such group. */
         struct nl_sock *monitor;
         sd_event_source *monitor_io;
+        uint8_t *monitor_buf; /* ETHTOOL_REPLY_MAX */
 };
 
 /* ---- the worker: one request socket, blocking ---- */
@@ -98,6 +99,7 @@ static int asker_get(Asker *a, uint8_t cmd, EthtoolMessageKind want, int ifindex
         if (!msg)
                 return -ENOMEM;
         if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, a->family, 0, NLM_F_REQUEST, cmd, ETHTOOL_GENL_VERSION) ||
+            /* Every request's header is its attribute 1 (LINKMODES_HEADER, LINKSTATE_HEADER). */
             !(header = nla_nest_start(msg, ETHTOOL_A_LINKMODES_HEADER | NLA_F_NESTED)) ||
             nla_put_u32(msg, ETHTOOL_A_HEADER_DEV_INDEX, (uint32_t) ifindex) < 0 ||
             nla_put_u32(msg, ETHTOOL_A_HEADER_FLAGS, ETHTOOL_FLAG_COMPACT_BITSETS) < 0) {
@@ -205,11 +207,11 @@ static int on_answer(sd_event_source *s, int fd, uint32_t revents, void *userdat
 
 static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         LinkEthtool *e = userdata;
-        static uint8_t buf[ETHTOOL_REPLY_MAX];
+        uint8_t *buf = e->monitor_buf;
 
         /* Bounded per wake-up; the socket is level-triggered. */
         for (unsigned budget = 0; budget < 64; budget++) {
-                ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+                ssize_t n = recv(fd, buf, ETHTOOL_REPLY_MAX, MSG_DONTWAIT);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0 && errno == ENOBUFS) {
@@ -234,8 +236,9 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
 static int monitor_open(LinkEthtool *e, sd_event *event) {
         int group, r;
 
+        e->monitor_buf = malloc(ETHTOOL_REPLY_MAX);
         e->monitor = nl_socket_alloc();
-        if (!e->monitor)
+        if (!e->monitor || !e->monitor_buf)
                 return -ENOMEM;
         nl_socket_disable_seq_check(e->monitor);
         if (genl_connect(e->monitor) < 0)
@@ -306,6 +309,7 @@ LinkEthtool *link_ethtool_free(LinkEthtool *e) {
         sd_event_source_disable_unref(e->monitor_io);
         if (e->monitor)
                 nl_socket_free(e->monitor);
+        free(e->monitor_buf);
         e->loop_fd = safe_close(e->loop_fd);
         if (e->worker_started)
                 (void) pthread_join(e->worker, NULL);
