@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A link's side of ethtool's netlink family (link-ethtool.c asks, off the loop): which links are asked,
+ * when (every link event of theirs, link_prepare(); every notification of the monitor group), and what
+ * their answers record in the link's state. A changed answer queues the link: the derivation pass turns it
+ * into SpeedMbps, both ends' speeds and the structural fact the health judge qualifies (derive-link.c).
+ */
+#include "link-ethtool.h"
+#include "link.h"
+
+bool link_asks_ethtool(const Link *l) {
+        /* veth answers too (no link modes, a fixed speed): asked, so the Link says so instead of nothing. */
+        return IN_SET(l->kind, LINK_KIND_ETHERNET, LINK_KIND_VETH);
+}
+
+void link_request_ethtool(Link *l) {
+        Links *links = l->links;
+        int r;
+
+        if (!links->ethtool || !link_asks_ethtool(l) || !l->name)
+                return;
+        r = link_ethtool_request(links->ethtool, l->ifindex, l->name, &l->ethtool.request);
+        l->ethtool.waiting = r == -EAGAIN;
+        if (r == -EAGAIN)
+                links->ethtool_backlog = true;
+        else if (r < 0)
+                log_link_debug_errno(l, r, "Failed to ask for the link modes: %m");
+}
+
+/* Links whose request found the queue full are asked as answers make room, a start-up burst in turns. */
+static void links_retry_ethtool(Links *links) {
+        Link *l;
+
+        links->ethtool_backlog = false;
+        TABLE_FOREACH(l, &links->table) {
+                if (!l->ethtool.waiting)
+                        continue;
+                link_request_ethtool(l);
+                if (l->ethtool.waiting)
+                        return; /* still full: the next answer tries again */
+        }
+}
+
+static bool link_modes_equal(const EthtoolLinkModes *a, const EthtoolLinkModes *b) {
+        return a->have_ours == b->have_ours && a->have_peer == b->have_peer &&
+               memcmp(&a->supported, &b->supported, sizeof(a->supported)) == 0 &&
+               memcmp(&a->advertised, &b->advertised, sizeof(a->advertised)) == 0 &&
+               memcmp(&a->partner, &b->partner, sizeof(a->partner)) == 0 && a->speed_mbps == b->speed_mbps &&
+               a->lanes == b->lanes && a->duplex == b->duplex && a->autoneg == b->autoneg;
+}
+
+static void on_ethtool_answer(void *userdata, const LinkEthtoolAnswer *a) {
+        Links *links = userdata;
+        Link *l = link_get(links, a->ifindex);
+
+        if (l && l->ethtool.request == a->seq) {
+                l->ethtool.request = 0;
+                if (a->modes_error < 0 && a->modes_error != -EOPNOTSUPP)
+                        log_link_debug_errno(l, a->modes_error, "ethtool gave no link modes: %m");
+                if (!l->ethtool.answered || l->ethtool.modes_error != a->modes_error ||
+                    l->ethtool.state_error != a->state_error || !link_modes_equal(&l->ethtool.modes, &a->modes) ||
+                    memcmp(&l->ethtool.state, &a->state, sizeof(a->state)) != 0) {
+                        l->ethtool.answered = true;
+                        l->ethtool.modes_error = a->modes_error;
+                        l->ethtool.state_error = a->state_error;
+                        l->ethtool.modes = a->modes;
+                        l->ethtool.state = a->state;
+                        /* The pass derives what follows (SpeedMbps, the capability, Health). */
+                        bus_object_queue(&l->bus);
+                }
+        }
+        if (links->ethtool_backlog)
+                links_retry_ethtool(links);
+}
+
+static void on_ethtool_changed(void *userdata, int ifindex) {
+        Links *links = userdata;
+        Link *l;
+
+        if (ifindex > 0) {
+                l = link_get(links, ifindex);
+                if (l) {
+                        log_link_debug(l, "ethtool's monitor group says the link modes or settings changed.");
+                        link_request_ethtool(l);
+                }
+                return;
+        }
+        TABLE_FOREACH(l, &links->table)
+                link_request_ethtool(l);
+}
+
+int links_start_ethtool(Links *links, sd_event *event) {
+        return link_ethtool_new(event, on_ethtool_answer, on_ethtool_changed, links, &links->ethtool);
+}
