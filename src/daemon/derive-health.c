@@ -48,9 +48,6 @@ typedef struct Subject {
          * publishes its structural fact as it is (Thunderbolt: no power saving qualifies it). */
         bool *degraded;
         char **degraded_reason;
-        /* What DegradedReason says when the verdict holds no degraded reason; NULL: "". A Link says why
-         * nothing could be judged ("unknown: the driver reports no link modes"). */
-        const char *degraded_note;
 } Subject;
 
 /* A new object's first verdict of ok, and anything while the watch is off, is not news: everything
@@ -95,11 +92,9 @@ static void publish(const Subject *s, HealthVerdict *v, bool watched) {
         /* Most objects have nothing to say, every sample: no string is made for them. */
         bool any = v->n > 0, oom = v->oom, degraded = health_verdict_degraded(v);
         reason = any ? health_verdict_reason(v) : NULL;
-        degraded_reason = degraded && s->degraded ? health_verdict_degraded_reason(v)
-                          : !degraded && s->degraded && !isempty(s->degraded_note) ? strdup(s->degraded_note)
-                                                                                  : NULL;
+        degraded_reason = degraded && s->degraded ? health_verdict_degraded_reason(v) : NULL;
         health_verdict_done(v);
-        if (oom || (any && !reason) || (s->degraded && !degraded_reason && (degraded || !isempty(s->degraded_note)))) {
+        if (oom || (any && !reason) || (degraded && s->degraded && !degraded_reason)) {
                 log_oom();
                 return;
         }
@@ -120,7 +115,7 @@ static void publish(const Subject *s, HealthVerdict *v, bool watched) {
 static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
         LinkHealthFacts f = {
                 .trained_low = l->derived.capability.trained_low,
-                .trained_low_reason = l->derived.capability.reason,
+                .trained_low_reason = l->derived.capability.trained_low_reason,
                 .sampled = l->watch.sampled,
                 .crc_errors = l->watch.now.rx_crc_errors == COUNTER_UNKNOWN
                                       ? COUNTER_UNKNOWN
@@ -131,8 +126,7 @@ static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
 
         health_judge_link(&f, &v);
         publish(&(Subject) { "link", "INTERFACE", l->name_utf8, &l->bus, &l->derived.health, &l->derived.health_reason,
-                             &l->derived.degraded, &l->derived.degraded_reason,
-                             l->derived.capability.trained_low ? NULL : l->derived.capability.reason },
+                             &l->derived.degraded, &l->derived.degraded_reason },
                 &v, h->interval_usec > 0);
 }
 

@@ -190,9 +190,8 @@ static void relink_rdma(Links *links, Rdma *rdma) {
  * carrier, else through sysfs: the same ksettings, asked on the same events), else the negotiated rate of
  * the Thunderbolt path a thunderbolt-net interface runs over (it reports no speed of its own). */
 static uint32_t link_effective_speed(const Link *l) {
-        if (l->ethtool.answered && l->ethtool.modes_error >= 0 && l->ethtool.modes.speed_mbps > 0 &&
-            link_has_carrier(l))
-                return l->ethtool.modes.speed_mbps;
+        if (l->ethtool.speed_mbps > 0 && link_has_carrier(l))
+                return l->ethtool.speed_mbps;
         return l->driver_speed_mbps > 0 ? l->driver_speed_mbps : l->derived.thunderbolt_speed_mbps;
 }
 
@@ -261,7 +260,7 @@ void derive_link_capability(Link *l) {
                 .answered = l->ethtool.answered,
                 .modes_error = l->ethtool.modes_error,
                 .state_error = l->ethtool.state_error,
-                .modes = &l->ethtool.modes,
+                .modes = l->ethtool.modes,
                 .state = &l->ethtool.state,
                 .carrier = link_has_carrier(l),
                 .active_speed_mbps = l->derived.speed_mbps,
@@ -279,9 +278,12 @@ void derive_link_capability(Link *l) {
         if (old->best_common_mbps != c.best_common_mbps)
                 bus_object_changed(&l->bus, "BestCommonSpeedMbps");
         /* Degraded and DegradedReason are the health judge's to publish (derive-health.c), from this fact:
-         * the link is judged again in this pass, or the next one when it was not marked yet. */
-        if (old->trained_low != c.trained_low || !streq(strempty(old->reason), strempty(c.reason)))
+         * the link is judged again in this pass, or the next one when it was not marked yet. The note (why
+         * nothing was judged) is what DegradedReason says of a link that is not Degraded. */
+        if (old->trained_low != c.trained_low || !streq_ptr(old->trained_low_reason, c.trained_low_reason))
                 bus_object_queue(&l->bus);
+        if (old->note != c.note)
+                bus_object_changed(&l->bus, "DegradedReason");
         if (!streq(strempty(old->link_down_reason), strempty(c.link_down_reason)))
                 bus_object_changed(&l->bus, "LinkDownReason");
         link_capability_done(old);

@@ -75,6 +75,15 @@ static int property_get_addresses(sd_bus *bus, const char *path, const char *int
 
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_health, Health, health_to_string)
 
+/* The verdict's degraded reason (derive-health.c), else why nothing could be judged (the capability's note,
+ * "unknown: the driver reports no link modes"): two recorded fields, one of which stands. */
+static int property_get_degraded_reason(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const Link *l = userdata;
+        return bus_message_append_valid_string(reply, l->derived.degraded ? strempty(l->derived.degraded_reason)
+                                                                          : strempty(l->derived.capability.note));
+}
+
 /* Both ends' speeds (derive-link.c, link-capability.c), ascending, in Mb/s as SpeedMbps. */
 static int property_get_supported_speeds(sd_bus *bus, const char *path, const char *interface,
                                          const char *property, sd_bus_message *reply, void *userdata,
@@ -134,8 +143,7 @@ static const sd_bus_vtable link_vtable[] = {
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Degraded", "b", bus_property_get_bool, offsetof(Link, derived.degraded),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("DegradedReason", "s", bus_property_get_valid_string,
-                        offsetof(Link, derived.degraded_reason),
+        SD_BUS_PROPERTY("DegradedReason", "s", property_get_degraded_reason, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("LinkDownReason", "s", bus_property_get_valid_string,
                         offsetof(Link, derived.capability.link_down_reason), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

@@ -14,9 +14,25 @@
 #define UNKNOWN_PREFIX "unknown: "
 
 void link_capability_done(LinkCapability *c) {
-        free(c->reason);
+        free(c->supported_speeds);
+        free(c->partner_speeds);
+        free(c->trained_low_reason);
         free(c->link_down_reason);
         *c = (LinkCapability) {};
+}
+
+const char *link_capability_reason(const LinkCapability *c) {
+        return c->trained_low ? strempty(c->trained_low_reason) : strempty(c->note);
+}
+
+static int speeds_dup(const uint32_t *speeds, size_t n, uint32_t **ret) {
+        if (n == 0)
+                return 0;
+        *ret = reallocarray(NULL, n, sizeof(uint32_t));
+        if (!*ret)
+                return -ENOMEM;
+        memcpy(*ret, speeds, n * sizeof(uint32_t));
+        return 0;
 }
 
 static int set_reason(char **s, const char *format, ...) _printf_(2, 3);
@@ -64,51 +80,55 @@ static int judge_link_down(const LinkCapabilityFacts *f, LinkCapability *c) {
 
 int link_capability_judge(const LinkCapabilityFacts *f, LinkCapability *ret) {
         _cleanup_(link_capability_done) LinkCapability c = {};
+        uint32_t supported[LINK_SPEEDS_MAX], partner_speeds[LINK_SPEEDS_MAX];
         const LinkModeSet *partner = NULL;
         LinkPartnerSource source = LINK_PARTNER_NONE;
         int r;
 
         if (f->asked && f->answered && f->modes_error >= 0 && f->modes && f->modes->have_ours)
-                c.n_supported = link_mode_set_speeds(&f->modes->supported, c.supported_speeds, LINK_SPEEDS_MAX);
+                c.n_supported = link_mode_set_speeds(&f->modes->supported, supported, LINK_SPEEDS_MAX);
         if (f->asked && f->answered)
                 partner = partner_modes(f, &source);
         if (partner)
-                c.n_partner = link_mode_set_speeds(partner, c.partner_speeds, LINK_SPEEDS_MAX);
+                c.n_partner = link_mode_set_speeds(partner, partner_speeds, LINK_SPEEDS_MAX);
         if (c.n_supported > 0 && partner)
                 c.best_common_mbps = link_mode_sets_best_common_speed(&f->modes->supported, partner);
-
-        r = judge_link_down(f, &c);
+        r = speeds_dup(supported, c.n_supported, &c.supported_speeds);
+        if (r >= 0)
+                r = speeds_dup(partner_speeds, c.n_partner, &c.partner_speeds);
+        if (r >= 0)
+                r = judge_link_down(f, &c);
         if (r < 0)
                 return r;
 
         /* Nothing is judged without both ends' word and a link that trained: each "unknown" says which. */
         if (!f->asked)
-                r = set_reason(&c.reason, UNKNOWN_PREFIX "not an Ethernet link");
+                c.note = UNKNOWN_PREFIX "not an Ethernet link";
         else if (!f->answered)
-                r = set_reason(&c.reason, UNKNOWN_PREFIX "link modes not asked yet");
+                c.note = UNKNOWN_PREFIX "link modes not asked yet";
         else if (c.n_supported == 0)
-                r = set_reason(&c.reason, UNKNOWN_PREFIX "the driver reports no link modes");
+                c.note = UNKNOWN_PREFIX "the driver reports no link modes";
         else if (!f->carrier)
-                r = set_reason(&c.reason, UNKNOWN_PREFIX "the link is down");
+                c.note = UNKNOWN_PREFIX "the link is down";
         else if (!partner)
-                r = set_reason(&c.reason, UNKNOWN_PREFIX "the link partner advertises no link modes%s",
-                               f->modes->autoneg == 0 ? " (autonegotiation is off)" : "");
+                c.note = f->modes->autoneg == 0
+                                 ? UNKNOWN_PREFIX "the link partner advertises no link modes (autonegotiation is off)"
+                                 : UNKNOWN_PREFIX "the link partner advertises no link modes";
         else if (c.best_common_mbps == 0)
-                r = set_reason(&c.reason, UNKNOWN_PREFIX "no speed that both ends support");
+                c.note = UNKNOWN_PREFIX "no speed that both ends support";
         else if (f->active_speed_mbps == 0)
-                r = set_reason(&c.reason, UNKNOWN_PREFIX "the driver reports no speed");
+                c.note = UNKNOWN_PREFIX "the driver reports no speed";
         else if (f->active_speed_mbps < c.best_common_mbps) {
                 c.trained_low = true;
                 /* This end may hold itself back (`ethtool -s ... advertise`): say so, it is the fix. */
                 bool advertised = link_mode_set_has_speed(&f->modes->advertised, c.best_common_mbps);
-                r = set_reason(&c.reason, "%" PRIu32 " Mb/s while both ends support %" PRIu32 " Mb/s%s%s",
+                r = set_reason(&c.trained_low_reason, "%" PRIu32 " Mb/s while both ends support %" PRIu32 " Mb/s%s%s",
                                f->active_speed_mbps, c.best_common_mbps,
                                source == LINK_PARTNER_LLDP ? " (the switch port's, from LLDP)" : "",
                                advertised ? "" : " (this end does not advertise it)");
-        } else
-                r = set_reason(&c.reason, "%s", "");
-        if (r < 0)
-                return r;
+                if (r < 0)
+                        return r;
+        }
 
         *ret = c;
         c = (LinkCapability) {};

@@ -14,18 +14,20 @@
 /* The structural fact about one link, computed once per change in the derivation pass: the bus, the
  * metrics, the CLI and the health judge read it, none recomputes it. */
 typedef struct LinkCapability {
-        uint32_t supported_speeds[LINK_SPEEDS_MAX]; /* SupportedSpeedsMbps, ascending */
+        /* Allocated only when there is something in them: a node of 2000 veths pays nothing. */
+        uint32_t *supported_speeds; /* SupportedSpeedsMbps, ascending */
         size_t n_supported;
-        uint32_t partner_speeds[LINK_SPEEDS_MAX]; /* PartnerSpeedsMbps */
+        uint32_t *partner_speeds; /* PartnerSpeedsMbps */
         size_t n_partner;
         uint32_t best_common_mbps; /* BestCommonSpeedMbps; 0 unknown */
-        /* The structural fact: the link trained below best_common_mbps. The health judge makes it the
-         * verdict's degraded reason, and derive-health.c publishes Degraded and DegradedReason from the
-         * verdict, so Degraded and Health cannot disagree. */
+        /* The structural fact: the link trained below best_common_mbps, and how ("10000 Mb/s while both ends
+         * support 25000 Mb/s"). The health judge makes it the verdict's degraded reason, and derive-health.c
+         * publishes Degraded and DegradedReason from the verdict, so Degraded and Health cannot disagree. */
         bool trained_low;
-        /* trained_low: "10000 Mb/s while both ends support 25000 Mb/s"; otherwise why nothing could be
-         * judged ("unknown: the driver reports no link modes"), or "" for a link at its best. */
-        char *reason;
+        char *trained_low_reason;
+        /* Otherwise why nothing could be judged: a static "unknown: ..." text, or NULL for a link at its best
+         * (DegradedReason of a Link that is not Degraded). */
+        const char *note;
         char *link_down_reason; /* LinkDownReason: the driver's extended state while down; NULL "" */
 } LinkCapability;
 
@@ -50,6 +52,9 @@ typedef struct LinkCapabilityFacts {
          * item 1 records it in the link's state). Used only when ethtool's partner advertisement is empty. */
         const LinkModeSet *lldp_partner;
 } LinkCapabilityFacts;
+
+/* The text of the verdict: trained_low_reason, else the note, else "". */
+const char *link_capability_reason(const LinkCapability *c) _pure_;
 
 /* The judgement, pure (derive-link.c gathers the facts and publishes): facts in, the capability out
  * (its strings allocated). -ENOMEM. */

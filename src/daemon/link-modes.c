@@ -41,7 +41,16 @@ static void links_retry_ethtool(Links *links) {
         }
 }
 
+/* Whether an answer says anything about link modes: a veth's (empty sets, a speed) does not, and is not
+ * kept. */
+static bool link_modes_any(const EthtoolLinkModes *m) {
+        return !link_mode_set_is_empty(&m->supported) || !link_mode_set_is_empty(&m->advertised) ||
+               !link_mode_set_is_empty(&m->partner);
+}
+
 static bool link_modes_equal(const EthtoolLinkModes *a, const EthtoolLinkModes *b) {
+        if (!a || !b)
+                return a == b;
         return a->have_ours == b->have_ours && a->have_peer == b->have_peer &&
                memcmp(&a->supported, &b->supported, sizeof(a->supported)) == 0 &&
                memcmp(&a->advertised, &b->advertised, sizeof(a->advertised)) == 0 &&
@@ -54,16 +63,31 @@ static void on_ethtool_answer(void *userdata, const LinkEthtoolAnswer *a) {
         Link *l = link_get(links, a->ifindex);
 
         if (l && l->ethtool.request == a->seq) {
+                const EthtoolLinkModes *modes = a->modes_error >= 0 && link_modes_any(&a->modes) ? &a->modes : NULL;
+                uint32_t speed = a->modes_error >= 0 ? a->modes.speed_mbps : 0;
+
                 l->ethtool.request = 0;
                 if (a->modes_error < 0 && a->modes_error != -EOPNOTSUPP)
                         log_link_debug_errno(l, a->modes_error, "ethtool gave no link modes: %m");
                 if (!l->ethtool.answered || l->ethtool.modes_error != a->modes_error ||
-                    l->ethtool.state_error != a->state_error || !link_modes_equal(&l->ethtool.modes, &a->modes) ||
+                    l->ethtool.state_error != a->state_error || l->ethtool.speed_mbps != speed ||
+                    !link_modes_equal(l->ethtool.modes, modes) ||
                     memcmp(&l->ethtool.state, &a->state, sizeof(a->state)) != 0) {
+                        if (modes && !l->ethtool.modes) {
+                                l->ethtool.modes = new0(EthtoolLinkModes, 1);
+                                if (!l->ethtool.modes) {
+                                        log_oom();
+                                        return;
+                                }
+                        }
+                        if (modes)
+                                *l->ethtool.modes = *modes;
+                        else
+                                l->ethtool.modes = mfree(l->ethtool.modes);
                         l->ethtool.answered = true;
                         l->ethtool.modes_error = a->modes_error;
                         l->ethtool.state_error = a->state_error;
-                        l->ethtool.modes = a->modes;
+                        l->ethtool.speed_mbps = speed;
                         l->ethtool.state = a->state;
                         /* The pass derives what follows (SpeedMbps, the capability, Health). */
                         bus_object_queue(&l->bus);

@@ -76,6 +76,7 @@ static Link *link_free(Link *l) {
         free(l->derived.pci_device_path);
         free(l->derived.health_reason);
         free(l->derived.degraded_reason);
+        free(l->ethtool.modes);
         link_capability_done(&l->derived.capability);
         return mfree(l);
 }

@@ -98,7 +98,10 @@ typedef struct Link {
                 bool waiting;     /* to be asked once the worker's queue has room */
                 bool answered;
                 int modes_error, state_error; /* negative errno of each request; 0 answered */
-                EthtoolLinkModes modes;
+                uint32_t speed_mbps;          /* the answer's speed; 0 unknown */
+                /* The answer's link modes; NULL when it had none at all (a veth): 2000 of those cost no
+                 * bitsets. */
+                EthtoolLinkModes *modes;
                 EthtoolLinkState state;
         } ethtool;
 

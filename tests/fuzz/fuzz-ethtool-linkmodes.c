@@ -28,7 +28,8 @@ static void check_modes(const EthtoolMessage *m) {
                 };
                 if (link_capability_judge(&f, &c) < 0)
                         continue; /* out of memory is the only failure */
-                if (!c.reason || (c.trained_low && c.best_common_mbps <= m->modes.speed_mbps))
+                if ((c.trained_low && (!c.trained_low_reason || c.best_common_mbps <= m->modes.speed_mbps)) ||
+                    (!c.trained_low && c.trained_low_reason) || !link_capability_reason(&c))
                         abort();
                 if (c.best_common_mbps > 0 && (c.n_supported == 0 || c.n_partner == 0))
                         abort();
