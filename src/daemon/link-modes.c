@@ -13,12 +13,11 @@ bool link_asks_ethtool(const Link *l) {
         return IN_SET(l->kind, LINK_KIND_ETHERNET, LINK_KIND_VETH);
 }
 
-void link_request_ethtool(Link *l) {
+/* Sends the request now; on a full queue the link keeps waiting, and the next answer tries again. */
+static void link_send_ethtool(Link *l) {
         Links *links = l->links;
         int r;
 
-        if (!links->ethtool || !link_asks_ethtool(l) || !l->name)
-                return;
         r = link_ethtool_request(links->ethtool, l->ifindex, l->name, &l->ethtool.request);
         l->ethtool.waiting = r == -EAGAIN;
         if (r == -EAGAIN)
@@ -27,18 +26,35 @@ void link_request_ethtool(Link *l) {
                 log_link_debug_errno(l, r, "Failed to ask for the link modes: %m");
 }
 
-/* Links whose request found the queue full are asked as answers make room, a start-up burst in turns. */
-static void links_retry_ethtool(Links *links) {
+/* Every link waiting to be asked, until the worker's queue is full (a start-up burst goes in turns). */
+static void links_send_waiting(Links *links) {
         Link *l;
 
         links->ethtool_backlog = false;
         TABLE_FOREACH(l, &links->table) {
                 if (!l->ethtool.waiting)
                         continue;
-                link_request_ethtool(l);
+                link_send_ethtool(l);
                 if (l->ethtool.waiting)
                         return; /* still full: the next answer tries again */
         }
+}
+
+static int on_ethtool_defer(sd_event_source *s, void *userdata) {
+        links_send_waiting(userdata);
+        return 0;
+}
+
+void link_request_ethtool(Link *l) {
+        Links *links = l->links;
+
+        if (!links->ethtool || !link_asks_ethtool(l) || !l->name)
+                return;
+        /* Asked once the loop is idle, after this iteration's PropertiesChanged went out: the worker then
+         * takes the RTNL lock while the link's event is already published, not before. */
+        l->ethtool.waiting = true;
+        links->ethtool_backlog = true;
+        (void) sd_event_source_set_enabled(links->ethtool_defer, SD_EVENT_ONESHOT);
 }
 
 /* Whether an answer says anything about link modes: a veth's (empty sets, a speed) does not, and is not
@@ -94,7 +110,7 @@ static void on_ethtool_answer(void *userdata, const LinkEthtoolAnswer *a) {
                 }
         }
         if (links->ethtool_backlog)
-                links_retry_ethtool(links);
+                links_send_waiting(links);
 }
 
 static void on_ethtool_changed(void *userdata, int ifindex) {
@@ -114,5 +130,21 @@ static void on_ethtool_changed(void *userdata, int ifindex) {
 }
 
 int links_start_ethtool(Links *links, sd_event *event) {
-        return link_ethtool_new(event, on_ethtool_answer, on_ethtool_changed, links, &links->ethtool);
+        int r;
+
+        r = sd_event_add_defer(event, &links->ethtool_defer, on_ethtool_defer, links);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(links->ethtool_defer, SD_EVENT_OFF);
+        (void) sd_event_source_set_priority(links->ethtool_defer, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_description(links->ethtool_defer, "link-ethtool-requests");
+        r = link_ethtool_new(event, on_ethtool_answer, on_ethtool_changed, links, &links->ethtool);
+        if (r < 0)
+                links->ethtool_defer = sd_event_source_disable_unref(links->ethtool_defer);
+        return r;
+}
+
+void links_stop_ethtool(Links *links) {
+        links->ethtool_defer = sd_event_source_disable_unref(links->ethtool_defer);
+        links->ethtool = link_ethtool_free(links->ethtool);
 }

@@ -8,7 +8,6 @@
 #include <netlink/route/link.h>
 #include <systemd/sd-bus.h>
 
-#include "link-ethtool.h"
 #include "link-speed.h"
 #include "link.h"
 #include "shared/bus-names.h"
@@ -158,7 +157,7 @@ void links_done(Links *links) {
 
         /* Before the links and the sysfs root: the worker reads through the latter. */
         links->speed_reader = link_speed_reader_free(links->speed_reader);
-        links->ethtool = link_ethtool_free(links->ethtool);
+        links_stop_ethtool(links);
         TABLE_FOREACH(l, &links->table)
                 link_free(l);
         table_done(&links->table);

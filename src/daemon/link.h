@@ -49,7 +49,8 @@ typedef struct Links {
         int sysfs_fd;
         LinkSpeedReader *speed_reader; /* NULL: speeds are read in place */
         LinkEthtool *ethtool;          /* NULL: link modes are not asked (the worker did not start) */
-        bool ethtool_backlog;          /* a request found the worker's queue full: some links wait */
+        sd_event_source *ethtool_defer; /* sends the waiting requests once the loop is idle */
+        bool ethtool_backlog;          /* some links wait to be asked */
         /* Links came or went, or one changed what others derive from it (kind, lower devices, its
          * backing device): the derivation pass redoes the cross-links and inherited types. */
         bool topology_changed;
@@ -95,7 +96,7 @@ typedef struct Link {
          * link and on the monitor group's notifications: both ends' link modes, the link-down reason. */
         struct {
                 uint64_t request; /* the answer we wait for; 0: none */
-                bool waiting;     /* to be asked once the worker's queue has room */
+                bool waiting;     /* to be asked when the loop is idle, or once the worker's queue has room */
                 bool answered;
                 int modes_error, state_error; /* negative errno of each request; 0 answered */
                 uint32_t speed_mbps;          /* the answer's speed; 0 unknown */
@@ -152,6 +153,7 @@ int links_start_speed_reader(Links *links, sd_event *event);
 /* From now on Ethernet and veth links' link modes are asked of ethtool's netlink family, on every link event
  * and every notification of its monitor group. A failure leaves them unknown. */
 int links_start_ethtool(Links *links, sd_event *event);
+void links_stop_ethtool(Links *links);
 /* Whether the link's kind is asked for link modes (Ethernet, veth): the one predicate for link.c, which
  * asks, and the derivation pass, which says "not an Ethernet link" for the others. */
 bool link_asks_ethtool(const Link *l) _pure_;
