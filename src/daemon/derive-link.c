@@ -186,11 +186,12 @@ static void relink_rdma(Links *links, Rdma *rdma) {
 
 /* ---- what a link is ---- */
 
-/* SpeedMbps: what the driver reports (through ethtool's netlink family when it answered for a link with a
- * carrier, else through sysfs: the same ksettings, asked on the same events), else the negotiated rate of
- * the Thunderbolt path a thunderbolt-net interface runs over (it reports no speed of its own). */
+/* SpeedMbps: what the driver reports (through ethtool's netlink family for a link with link modes and a
+ * carrier, the speed its link modes are judged against; else through sysfs: the same ksettings, asked on
+ * the same events), else the negotiated rate of the Thunderbolt path a thunderbolt-net interface runs over
+ * (it reports no speed of its own). */
 static uint32_t link_effective_speed(const Link *l) {
-        if (l->ethtool.speed_mbps > 0 && link_has_carrier(l))
+        if (l->ethtool.modes && l->ethtool.speed_mbps > 0 && link_has_carrier(l))
                 return l->ethtool.speed_mbps;
         return l->driver_speed_mbps > 0 ? l->driver_speed_mbps : l->derived.thunderbolt_speed_mbps;
 }

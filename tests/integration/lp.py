@@ -491,13 +491,19 @@ class Client:
                 return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
             return a == b
 
-        wrong = []
-        for path, interfaces in self.objects().items():
+        # A fact that arrives between the two calls (a link's link modes, asked of ethtool once the daemon
+        # runs) is not a difference of serialization: an object is wrong only when GetAll matches neither
+        # the GetManagedObjects before it nor the one after it.
+        before = self.objects()
+        differing = []
+        for path, interfaces in before.items():
             for interface, props in interfaces.items():
                 (getall,) = self.call(path, "org.freedesktop.DBus.Properties", "GetAll", "(s)", (interface,))
                 if not same(getall, props):
-                    wrong.append((path, interface))
-        return wrong
+                    differing.append((path, interface, getall))
+        after = self.objects() if differing else {}
+        return [(path, interface) for path, interface, getall in differing
+                if not same(getall, after.get(path, {}).get(interface))]
 
     def get_all(self, interface, path=ROOT):
         (props,) = self.call(path, "org.freedesktop.DBus.Properties", "GetAll", "(s)", (IFACE + interface,))
