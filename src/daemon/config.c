@@ -130,6 +130,22 @@ static const ConfigItem config_items[] = {
         { "Metrics", "TextfileIntervalSec", parse_duration_field, offsetof(Config, metrics_textfile_interval_usec) },
         { "Metrics", "ListenAddress", parse_listen_field, offsetof(Config, metrics_listen) },
         { "Watch", "IntervalSec", parse_watch_interval, offsetof(Config, watch_interval_usec) },
+        { "Health", "ErrorsWindowSec", config_parse_health_window, offsetof(Config, health.errors_window_usec) },
+        { "Health", "FlapWindowSec", config_parse_health_window, offsetof(Config, health.flap_window_usec) },
+        { "Health", "FlapChanges", config_parse_count, offsetof(Config, health.flap_changes) },
+        { "Health", "PcieCorrectableErrorsPerMinute", config_parse_per_minute,
+          offsetof(Config, health.pcie_correctable_per_minute) },
+        { "Health", "LinkCrcErrorsPerMinute", config_parse_per_minute, offsetof(Config, health.crc_errors_per_minute) },
+        { "Health", "SymbolErrorRate", config_parse_bit_error_rate, offsetof(Config, health.symbol_error_rate) },
+        { "Health", "RcvErrorsPerMinute", config_parse_per_minute, offsetof(Config, health.rcv_errors_per_minute) },
+        { "Health", "LinkDowns", config_parse_count, offsetof(Config, health.link_downs) },
+        { "Health", "LinkErrorRecoveriesPerMinute", config_parse_per_minute,
+          offsetof(Config, health.link_recoveries_per_minute) },
+        { "Health", "BusyPercent", config_parse_share_percent, offsetof(Config, health.busy_share) },
+        { "Health", "GpuBusyPercent", parse_percent_field, offsetof(Config, health.gpu_busy_percent) },
+        { "Health", "FallbackIpGbps", config_parse_gbps, offsetof(Config, health.fallback_ip_gbps) },
+        { "Health", "FallbackRdmaPercent", config_parse_share_percent, offsetof(Config, health.fallback_rdma_share) },
+        { "Health", "FallbackSamples", config_parse_count, offsetof(Config, health.fallback_samples) },
         { "Memory", "PollIntervalSec", parse_duration_field, offsetof(Config, memory_poll_usec) },
         { "Memory", "ChangeThresholdPercent", parse_percent_field, offsetof(Config, memory_change_percent) },
         { "Peers", "Address", config_parse_peer_addresses, offsetof(Config, peers.addresses) },
@@ -179,6 +195,7 @@ void config_init(Config *c) {
                 .gpu_ttl_usec = 3600 * USEC_PER_SEC,
                 .gpu_randomized_delay_usec = 300 * USEC_PER_SEC,
                 .gpu_deadline_usec = 120 * USEC_PER_SEC,
+                .health = health_limits_default,
         };
         peers_config_init(&c->peers);
         inhibit_config_init(&c->inhibit);
@@ -280,6 +297,11 @@ int config_load(Config *c, const char *path, bool must_exist) {
                 return log_error_errno(errno ?: EIO, "Cannot read configuration %s: %m", path);
         if (r > 0) {
                 log_error("%s:%d: syntax error (expected [Section] or Key=Value).", path, r);
+                return -EINVAL;
+        }
+        char why[160];
+        if (health_limits_check(&c->health, why, sizeof(why)) < 0) {
+                log_error("%s: [Health]: %s.", path, why);
                 return -EINVAL;
         }
         return 0;

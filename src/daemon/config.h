@@ -2,8 +2,10 @@
 /* config.h — linkprobed.conf: an INI file read with inih, one table of known keys */
 #pragma once
 
+#include "config-health.h"
 #include "config-inhibit.h"
 #include "config-peers.h"
+#include "health.h"
 #include "shared/macros.h"
 
 typedef struct Config {
@@ -20,6 +22,8 @@ typedef struct Config {
         char *metrics_listen;                    /* ListenAddress=, NULL = off */
         /* [Watch] */
         uint64_t watch_interval_usec;   /* IntervalSec=, 0 = off */
+        /* [Health]: re-read on SIGHUP (manager.c) */
+        HealthLimits health;
         /* [Memory] */
         uint64_t memory_poll_usec;      /* PollIntervalSec=, 0 = off */
         unsigned memory_change_percent; /* ChangeThresholdPercent= of TotalBytes */

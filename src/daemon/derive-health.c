@@ -112,15 +112,21 @@ static void publish(const Subject *s, HealthVerdict *v, bool watched) {
 
 /* ---- network links ---- */
 
+static const HealthLimits *limits_of(const DeriveHealth *h) {
+        return h->limits ?: &health_limits_default;
+}
+
 static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
+        const HealthLimits *limits = limits_of(h);
         LinkHealthFacts f = {
+                .limits = limits,
                 .trained_low = l->derived.capability.trained_low,
                 .trained_low_reason = l->derived.capability.trained_low_reason,
                 .sampled = l->watch.sampled,
                 .crc_errors = l->watch.now.rx_crc_errors == COUNTER_UNKNOWN
                                       ? COUNTER_UNKNOWN
-                                      : window_sum(&l->watch.crc_errors, now, HEALTH_ERRORS_WINDOW_USEC),
-                .carrier_changes = window_sum(&l->watch.carrier_changes, now, HEALTH_FLAP_WINDOW_USEC),
+                                      : window_sum(&l->watch.crc_errors, now, limits->errors_window_usec),
+                .carrier_changes = window_sum(&l->watch.carrier_changes, now, limits->flap_window_usec),
         };
         HealthVerdict v = {};
 
@@ -150,18 +156,21 @@ static RdmaTraffic rdma_traffic(DeriveHealth *h, RdmaPort *p) {
 }
 
 static void judge_rdma(DeriveHealth *h, RdmaPort *p, uint64_t now) {
+        const HealthLimits *limits = limits_of(h);
         uint64_t *v = p->watch.value;
         RdmaHealthFacts f = {
+                .limits = limits,
+                .rate_gbps = (double) p->status.rate.mgbps / 1000.0,
                 .sampled = p->watch.sampled,
                 .any_counter = p->watch.any,
                 .symbol_errors = v[INFINIBAND_SYMBOL_ERROR] == COUNTER_UNKNOWN
                                          ? COUNTER_UNKNOWN
-                                         : window_sum(&p->watch.symbol_errors, now, HEALTH_ERRORS_WINDOW_USEC),
+                                         : window_sum(&p->watch.symbol_errors, now, limits->errors_window_usec),
                 .rcv_errors = v[INFINIBAND_PORT_RCV_ERRORS] == COUNTER_UNKNOWN
                                       ? COUNTER_UNKNOWN
-                                      : window_sum(&p->watch.rcv_errors, now, HEALTH_ERRORS_WINDOW_USEC),
-                .link_downed = window_sum(&p->watch.link_downed, now, HEALTH_FLAP_WINDOW_USEC),
-                .link_recoveries = window_sum(&p->watch.link_recoveries, now, HEALTH_FLAP_WINDOW_USEC),
+                                      : window_sum(&p->watch.rcv_errors, now, limits->errors_window_usec),
+                .link_downed = window_sum(&p->watch.link_downed, now, limits->flap_window_usec),
+                .link_recoveries = window_sum(&p->watch.link_recoveries, now, limits->flap_window_usec),
                 .device = p->device,
                 .port = p->number,
         };
@@ -170,7 +179,7 @@ static void judge_rdma(DeriveHealth *h, RdmaPort *p, uint64_t now) {
         RdmaTraffic traffic = rdma_traffic(h, p);
         /* Sustained means sample after sample: only samples move it. */
         if (h->sampled)
-                health_rdma_fallback(&p->derived.fallback, &traffic, now, h->interval_usec);
+                health_rdma_fallback(&p->derived.fallback, &traffic, limits, now, h->interval_usec);
         f.fallback = p->derived.fallback.suspected;
         f.ip_gbps = health_rdma_ip_gbps(&traffic);
         health_judge_rdma(&f, &v_);
@@ -236,9 +245,11 @@ static void pci_loads(DeriveHealth *h) {
 }
 
 static void judge_pci(DeriveHealth *h, PciObject *o, uint64_t now) {
+        const HealthLimits *limits = limits_of(h);
         uint64_t *aer = o->watch.aer;
         PciObject *below = o->derived.trained_low_below ? pci_object_get(h->pci, o->derived.trained_low_below) : NULL;
         PciHealthFacts f = {
+                .limits = limits,
                 .sampled = o->watch.sampled,
                 .watched = h->interval_usec > 0,
                 .has_link = o->derived.has_link,
@@ -248,8 +259,8 @@ static void judge_pci(DeriveHealth *h, PciObject *o, uint64_t now) {
                 .capable = o->derived.capable,
                 .link_gbps = o->derived.link_gbps,
                 .load = o->derived.load,
-                .speed_changes = window_sum(&o->watch.speed_changes, now, HEALTH_FLAP_WINDOW_USEC),
-                .width_changes = window_sum(&o->watch.width_changes, now, HEALTH_FLAP_WINDOW_USEC),
+                .speed_changes = window_sum(&o->watch.speed_changes, now, limits->flap_window_usec),
+                .width_changes = window_sum(&o->watch.width_changes, now, limits->flap_window_usec),
                 .correctable_kinds = o->watch.correctable_kinds,
         };
         uint64_t *window[] = { &f.correctable, &f.nonfatal, &f.fatal };
@@ -257,7 +268,7 @@ static void judge_pci(DeriveHealth *h, PciObject *o, uint64_t now) {
 
         for (PciAerSeverity s = 0; s < _PCI_AER_SEVERITY_MAX; s++)
                 *window[s] = aer[s] == COUNTER_UNKNOWN ? COUNTER_UNKNOWN
-                                                       : window_sum(&o->watch.aer_window[s], now, HEALTH_ERRORS_WINDOW_USEC);
+                                                       : window_sum(&o->watch.aer_window[s], now, limits->errors_window_usec);
         if (below) {
                 f.below_address = below->address;
                 f.below = (PciLinkFacts) { below->derived.link, below->derived.capable, below->derived.link_gbps,
@@ -272,11 +283,13 @@ static void judge_pci(DeriveHealth *h, PciObject *o, uint64_t now) {
 /* ---- Thunderbolt ---- */
 
 static void judge_thunderbolt(DeriveHealth *h, TbtObject *t, uint64_t now) {
+        const HealthLimits *limits = limits_of(h);
         TbtHealthFacts f = {
+                .limits = limits,
                 .has_link = t->has_link,
                 .degraded = t->degraded,
                 .degraded_reason = t->degraded_reason,
-                .changes = window_sum(&t->link_changes.window, now, HEALTH_FLAP_WINDOW_USEC),
+                .changes = window_sum(&t->link_changes.window, now, limits->flap_window_usec),
         };
         HealthVerdict v = {};
 

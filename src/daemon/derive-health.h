@@ -21,6 +21,7 @@ typedef struct DeriveHealth {
         Pci *pci; /* NULL: no PCIe part */
         Thunderbolt *thunderbolt;
         uint64_t interval_usec; /* the watch's; 0: off, every Health is unknown */
+        const HealthLimits *limits; /* [Health]; NULL: health_limits_default */
         /* The watch sampled: every object is judged again (windows move with time, not only with
          * events). Otherwise only the objects the sources queued are. */
         bool sampled;

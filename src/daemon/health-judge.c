@@ -38,8 +38,71 @@ int health_severity(Health h) {
         return 0;
 }
 
-#define ERRORS_WINDOW_TEXT "in the last minute"
-#define FLAP_WINDOW_TEXT "in the last 2 min"
+/* The defaults, and where each comes from (linkprobed.conf(5), [Health]). */
+const HealthLimits health_limits_default = {
+        .errors_window_usec = 60 * USEC_PER_SEC,
+        .flap_window_usec = 120 * USEC_PER_SEC,
+        .flap_changes = 5,
+        /* DCGM's PCIe replay-rate check: more than 8 replays a minute (replays are correctable errors). */
+        .pcie_correctable_per_minute = 8,
+        /* No published figure: ten frames a minute lost to a bad cable or optic. */
+        .crc_errors_per_minute = 10,
+        /* IBTA: a link's bit error rate at most 1e-12 (about 120 symbol errors an hour at 4X QDR). */
+        .symbol_error_rate = 1e-12,
+        .rcv_errors_per_minute = 10,
+        /* NVIDIA's NIC health monitor: any link_downed increment is fatal; link_error_recovery above 5 a
+         * minute is degradation. */
+        .link_downs = 1,
+        .link_recoveries_per_minute = 5,
+        .busy_share = 0.10,
+        .gpu_busy_percent = 25,
+        .fallback_ip_gbps = 1.0,
+        .fallback_rdma_share = 0.05,
+        .fallback_samples = 5,
+};
+
+int health_limits_check(const HealthLimits *l, char *why, size_t size) {
+        if (l->errors_window_usec < HEALTH_WINDOW_MIN_USEC || l->errors_window_usec > HEALTH_WINDOW_MAX_USEC ||
+            l->flap_window_usec < HEALTH_WINDOW_MIN_USEC || l->flap_window_usec > HEALTH_WINDOW_MAX_USEC) {
+                snprintf(why, size, "ErrorsWindowSec= and FlapWindowSec= must be between %us and %us",
+                         (unsigned) (HEALTH_WINDOW_MIN_USEC / USEC_PER_SEC), (unsigned) (HEALTH_WINDOW_MAX_USEC / USEC_PER_SEC));
+                return -EINVAL;
+        }
+        if (l->flap_changes == 0 || l->link_downs == 0 || l->fallback_samples == 0) {
+                snprintf(why, size, "FlapChanges=, LinkDowns= and FallbackSamples= must be at least 1");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static uint64_t whole(double n) {
+        n = floor(n);
+        return n <= 0 ? 0 : n > 1e18 ? UINT64_MAX : (uint64_t) n;
+}
+
+uint64_t health_limit_count(double rate_per_minute, uint64_t window_usec) {
+        return whole(rate_per_minute * (double) window_usec / (double) (60 * USEC_PER_SEC));
+}
+
+uint64_t health_symbol_error_count(double ber, double rate_gbps, uint64_t window_usec) {
+        return whole(ber * (rate_gbps > 0 ? rate_gbps : 40) * 1e9 * (double) window_usec / (double) USEC_PER_SEC);
+}
+
+char *health_format_window(uint64_t usec, char *buf, size_t size) {
+        uint64_t sec = usec / USEC_PER_SEC;
+
+        if (sec == 60)
+                snprintf(buf, size, "in the last minute");
+        else if (sec % 60 == 0)
+                snprintf(buf, size, "in the last %" PRIu64 " min", sec / 60);
+        else
+                snprintf(buf, size, "in the last %" PRIu64 " s", sec);
+        return buf;
+}
+
+static const HealthLimits *limits_of(const HealthLimits *l) {
+        return l ?: &health_limits_default;
+}
 
 void health_verdict_done(HealthVerdict *v) {
         for (size_t i = 0; i < v->n; i++)
@@ -198,14 +261,14 @@ typedef enum Busy {
         BUSY_UNKNOWN,
 } Busy;
 
-static Busy load_busy(const HealthLoad *l, double link_gbps, char *what, size_t size) {
+static Busy load_busy(const HealthLoad *l, double link_gbps, const HealthLimits *limits, char *what, size_t size) {
         char rate[32];
 
-        if (l->gpu_busy_percent >= HEALTH_GPU_BUSY_PERCENT) {
+        if (l->gpu_busy_percent >= 0 && (unsigned) l->gpu_busy_percent >= limits->gpu_busy_percent) {
                 snprintf(what, size, "the GPU is %d %% busy", l->gpu_busy_percent);
                 return BUSY_YES;
         }
-        if (isfinite(l->traffic_gbps) && link_gbps > 0 && l->traffic_gbps >= HEALTH_BUSY_SHARE * link_gbps) {
+        if (isfinite(l->traffic_gbps) && link_gbps > 0 && l->traffic_gbps >= limits->busy_share * link_gbps) {
                 snprintf(what, size, "moving %s", health_format_gbps(l->traffic_gbps, rate, sizeof(rate)));
                 return BUSY_YES;
         }
@@ -224,7 +287,8 @@ static Busy load_busy(const HealthLoad *l, double link_gbps, char *what, size_t 
  * link at, degraded otherwise (a NIC or an HCA does not slow its link to save power). speed_pending: the
  * first sample, which tells how busy it is, is still to come; the speed is judged then. `where` names
  * the link when it is not the function's own ("the link below, to 0000:41:00.0: "). */
-static void judge_pci_link(const PciLinkFacts *l, const char *where, bool speed_pending, HealthVerdict *v) {
+static void judge_pci_link(const PciLinkFacts *l, const char *where, bool speed_pending, const HealthLimits *limits,
+                           HealthVerdict *v) {
         char now[48], both[48], what[64];
 
         pci_link_format(&l->link, now, sizeof(now));
@@ -236,7 +300,7 @@ static void judge_pci_link(const PciLinkFacts *l, const char *where, bool speed_
         }
         if (l->capable.gts <= 0 || l->link.gts >= l->capable.gts || speed_pending)
                 return;
-        switch (load_busy(&l->load, l->link_gbps, what, sizeof(what))) {
+        switch (load_busy(&l->load, l->link_gbps, limits, what, sizeof(what))) {
         case BUSY_YES:
                 health_verdict_add(v, HEALTH_DEGRADED, "%s%s while %s; both ends support %s", where, now, what, both);
                 break;
@@ -264,18 +328,20 @@ static void judge_pci_link(const PciLinkFacts *l, const char *where, bool speed_
  * link is its physical function's): neither says anything about the link. */
 static void judge_pci_links(const PciHealthFacts *f, HealthVerdict *v) {
         bool pending = f->watched && !f->sampled;
+        const HealthLimits *limits = limits_of(f->limits);
 
         if (f->has_link && f->trained_low && !f->tunnel && f->link.gts > 0 && f->link.width > 0)
-                judge_pci_link(&(PciLinkFacts) { f->link, f->capable, f->link_gbps, f->load }, "", pending, v);
+                judge_pci_link(&(PciLinkFacts) { f->link, f->capable, f->link_gbps, f->load }, "", pending, limits, v);
         if (f->below_address && f->below.link.gts > 0 && f->below.link.width > 0) {
                 char where[64];
                 snprintf(where, sizeof(where), "the link below, to %s: ", f->below_address);
-                judge_pci_link(&f->below, where, pending, v);
+                judge_pci_link(&f->below, where, pending, limits, v);
         }
 }
 
 void health_judge_pci(const PciHealthFacts *f, HealthVerdict *v) {
-        char count[32];
+        const HealthLimits *limits = limits_of(f->limits);
+        char count[32], errors_window[32], flap_window[32];
 
         /* What both ends' capabilities say needs no counters: it is judged before the first sample, and
          * without the watch. */
@@ -284,32 +350,39 @@ void health_judge_pci(const PciHealthFacts *f, HealthVerdict *v) {
                 health_verdict_add(v, HEALTH_UNKNOWN, "not sampled yet");
                 return;
         }
+        health_format_window(limits->errors_window_usec, errors_window, sizeof(errors_window));
+        health_format_window(limits->flap_window_usec, flap_window, sizeof(flap_window));
         if (f->fatal != COUNTER_UNKNOWN && f->fatal > 0)
-                add_count(v, HEALTH_ERRORS, f->fatal, "fatal AER error", "fatal AER errors", NULL, ERRORS_WINDOW_TEXT);
+                add_count(v, HEALTH_ERRORS, f->fatal, "fatal AER error", "fatal AER errors", NULL, errors_window);
         if (f->nonfatal != COUNTER_UNKNOWN && f->nonfatal > 0)
                 add_count(v, HEALTH_ERRORS, f->nonfatal, "non-fatal uncorrectable AER error",
-                          "non-fatal uncorrectable AER errors", NULL, ERRORS_WINDOW_TEXT);
-        if (f->correctable != COUNTER_UNKNOWN && f->correctable >= HEALTH_ERRORS_PER_WINDOW) {
+                          "non-fatal uncorrectable AER errors", NULL, errors_window);
+        if (f->correctable != COUNTER_UNKNOWN &&
+            f->correctable > health_limit_count(limits->pcie_correctable_per_minute, limits->errors_window_usec)) {
                 char kinds[96] = "";
                 if (!isempty(f->correctable_kinds))
                         snprintf(kinds, sizeof(kinds), " (%s)", f->correctable_kinds);
                 add_count(v, HEALTH_ERRORS, f->correctable, "correctable AER error", "correctable AER errors", kinds,
-                          ERRORS_WINDOW_TEXT);
+                          errors_window);
         }
-        if (f->speed_changes + f->width_changes >= HEALTH_FLAP_CHANGES) {
+        if (f->speed_changes + f->width_changes >= limits->flap_changes) {
                 if (f->width_changes == 0)
                         add_count(v, HEALTH_FLAPPING, f->speed_changes, "speed change", "speed changes", NULL,
-                                  FLAP_WINDOW_TEXT);
+                                  flap_window);
                 else if (f->speed_changes == 0)
                         add_count(v, HEALTH_FLAPPING, f->width_changes, "width change", "width changes", NULL,
-                                  FLAP_WINDOW_TEXT);
+                                  flap_window);
                 else
-                        health_verdict_add(v, HEALTH_FLAPPING, "%s speed and %" PRIu64 " width changes " FLAP_WINDOW_TEXT,
-                                           health_format_count(f->speed_changes, count, sizeof(count)), f->width_changes);
+                        health_verdict_add(v, HEALTH_FLAPPING, "%s speed and %" PRIu64 " width changes %s",
+                                           health_format_count(f->speed_changes, count, sizeof(count)), f->width_changes,
+                                           flap_window);
         }
 }
 
 void health_judge_link(const LinkHealthFacts *f, HealthVerdict *v) {
+        const HealthLimits *limits = limits_of(f->limits);
+        char errors_window[32], flap_window[32];
+
         /* The judge only qualifies the structural verdict: it is the reason word for word, and a graver
          * health (errors, flapping) added below takes precedence over it. */
         if (f->trained_low)
@@ -323,30 +396,40 @@ void health_judge_link(const LinkHealthFacts *f, HealthVerdict *v) {
                                            f->sampled ? "the kernel gives no statistics" : "not sampled yet");
                 return;
         }
-        if (f->crc_errors >= HEALTH_ERRORS_PER_WINDOW)
-                add_count(v, HEALTH_ERRORS, f->crc_errors, "CRC error", "CRC errors", NULL, ERRORS_WINDOW_TEXT);
-        if (f->carrier_changes >= HEALTH_FLAP_CHANGES)
+        health_format_window(limits->errors_window_usec, errors_window, sizeof(errors_window));
+        health_format_window(limits->flap_window_usec, flap_window, sizeof(flap_window));
+        if (f->crc_errors > health_limit_count(limits->crc_errors_per_minute, limits->errors_window_usec))
+                add_count(v, HEALTH_ERRORS, f->crc_errors, "CRC error", "CRC errors", NULL, errors_window);
+        if (f->carrier_changes >= limits->flap_changes)
                 add_count(v, HEALTH_FLAPPING, f->carrier_changes, "carrier change", "carrier changes", NULL,
-                          FLAP_WINDOW_TEXT);
+                          flap_window);
 }
 
 void health_judge_rdma(const RdmaHealthFacts *f, HealthVerdict *v) {
-        char rate[32];
+        const HealthLimits *limits = limits_of(f->limits);
+        char rate[32], errors_window[32], flap_window[32];
 
         if (!f->sampled || !f->any_counter) {
                 health_verdict_add(v, HEALTH_UNKNOWN, f->sampled ? "the port has no counters" : "not sampled yet");
                 return;
         }
-        if (f->symbol_errors != COUNTER_UNKNOWN && f->symbol_errors >= HEALTH_ERRORS_PER_WINDOW)
-                add_count(v, HEALTH_ERRORS, f->symbol_errors, "symbol error", "symbol errors", NULL, ERRORS_WINDOW_TEXT);
-        if (f->rcv_errors != COUNTER_UNKNOWN && f->rcv_errors >= HEALTH_ERRORS_PER_WINDOW)
-                add_count(v, HEALTH_ERRORS, f->rcv_errors, "receive error", "receive errors", NULL, ERRORS_WINDOW_TEXT);
+        health_format_window(limits->errors_window_usec, errors_window, sizeof(errors_window));
+        health_format_window(limits->flap_window_usec, flap_window, sizeof(flap_window));
+        /* Symbol errors per bit: a 400G port moves ten times the bits of a 40G port in the window. */
+        if (f->symbol_errors != COUNTER_UNKNOWN &&
+            f->symbol_errors > health_symbol_error_count(limits->symbol_error_rate, f->rate_gbps,
+                                                          limits->errors_window_usec))
+                add_count(v, HEALTH_ERRORS, f->symbol_errors, "symbol error", "symbol errors", NULL, errors_window);
+        if (f->rcv_errors != COUNTER_UNKNOWN &&
+            f->rcv_errors > health_limit_count(limits->rcv_errors_per_minute, limits->errors_window_usec))
+                add_count(v, HEALTH_ERRORS, f->rcv_errors, "receive error", "receive errors", NULL, errors_window);
         uint64_t downs = f->link_downed == COUNTER_UNKNOWN ? 0 : f->link_downed,
                  recoveries = f->link_recoveries == COUNTER_UNKNOWN ? 0 : f->link_recoveries;
-        if (downs + recoveries >= HEALTH_FLAP_CHANGES)
-                health_verdict_add(v, HEALTH_FLAPPING, "%" PRIu64 " link %s and %" PRIu64 " link error %s " FLAP_WINDOW_TEXT,
-                                   downs, downs == 1 ? "down" : "downs", recoveries,
-                                   recoveries == 1 ? "recovery" : "recoveries");
+        if (downs >= limits->link_downs ||
+            recoveries > health_limit_count(limits->link_recoveries_per_minute, limits->flap_window_usec))
+                health_verdict_add(v, HEALTH_FLAPPING, "%" PRIu64 " link %s and %" PRIu64 " link error %s %s", downs,
+                                   downs == 1 ? "down" : "downs", recoveries, recoveries == 1 ? "recovery" : "recoveries",
+                                   flap_window);
         if (f->fallback)
                 health_verdict_add(v, HEALTH_OK,
                                    "%s over TCP/IP and none over RDMA on %s port %u: a job may have fallen back to "
@@ -362,7 +445,8 @@ double health_rdma_ip_gbps(const RdmaTraffic *t) {
         return health_busier(t->ip_rx_gbps, t->ip_tx_gbps);
 }
 
-bool health_rdma_fallback(RdmaFallback *s, const RdmaTraffic *t, uint64_t now, uint64_t interval_usec) {
+bool health_rdma_fallback(RdmaFallback *s, const RdmaTraffic *t, const HealthLimits *limits, uint64_t now,
+                          uint64_t interval_usec) {
         double ip_rx = t->infiniband ? t->ip_rx_gbps : 0, ip_tx = t->infiniband ? t->ip_tx_gbps : 0;
         double ip = health_rdma_ip_gbps(t);
         double rdma = health_busier(MAX(t->port_rx_gbps - (isnan(ip_rx) ? 0 : ip_rx), 0.0),
@@ -371,22 +455,27 @@ bool health_rdma_fallback(RdmaFallback *s, const RdmaTraffic *t, uint64_t now, u
         /* fmax() of NaN is the other operand: a port whose counters are unknown moved nothing known. */
         if (isnan(t->port_rx_gbps) && isnan(t->port_tx_gbps))
                 rdma = NAN;
-        if (isnan(ip) || isnan(rdma) || ip < HEALTH_FALLBACK_IP_GBPS || rdma >= HEALTH_FALLBACK_RDMA_SHARE * ip) {
+        limits = limits_of(limits);
+        if (isnan(ip) || isnan(rdma) || ip < limits->fallback_ip_gbps || rdma >= limits->fallback_rdma_share * ip) {
                 *s = (RdmaFallback) {};
                 return false;
         }
         if (s->since == 0 || s->since > now)
                 s->since = now;
-        s->suspected = now - s->since >= (HEALTH_FALLBACK_SAMPLES - 1) * interval_usec;
+        s->suspected = now - s->since >= (limits->fallback_samples - 1) * interval_usec;
         return s->suspected;
 }
 
 void health_judge_thunderbolt(const TbtHealthFacts *f, HealthVerdict *v) {
+        const HealthLimits *limits = limits_of(f->limits);
+        char flap_window[32];
+
         if (!f->has_link)
                 return;
-        if (f->changes >= HEALTH_FLAP_CHANGES)
+        health_format_window(limits->flap_window_usec, flap_window, sizeof(flap_window));
+        if (f->changes >= limits->flap_changes)
                 add_count(v, HEALTH_FLAPPING, f->changes, "link change (rate, lanes or a replug)",
-                          "link changes (rate, lanes or replugs)", NULL, FLAP_WINDOW_TEXT);
+                          "link changes (rate, lanes or replugs)", NULL, flap_window);
         if (f->degraded)
                 health_verdict_add(v, HEALTH_DEGRADED, "%s", isempty(f->degraded_reason) ? "trained below what both ends support"
                                                                                             : f->degraded_reason);

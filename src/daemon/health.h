@@ -24,24 +24,44 @@ typedef enum Health {
         _HEALTH_INVALID = -EINVAL,
 } Health;
 
-/* Errors are counted over the last minute, link changes over the last two. */
-#define HEALTH_ERRORS_WINDOW_USEC (60 * USEC_PER_SEC)
-#define HEALTH_FLAP_WINDOW_USEC (120 * USEC_PER_SEC)
-/* That many link changes (PCIe speed or width, carrier, InfiniBand link downs and recoveries,
- * Thunderbolt rate, lanes or replugs) in the flapping window: flapping. */
-#define HEALTH_FLAP_CHANGES 5
-/* Correctable AER errors, InfiniBand symbol and receive errors, Ethernet CRC errors: that many in the
- * errors window. Any uncorrectable AER error (fatal or not) is errors at once. */
-#define HEALTH_ERRORS_PER_WINDOW 10
-/* Busy: moving at least this share of what the PCIe link carries as trained, or a GPU at least this
- * busy. Below a speed both ends support, a busy device is degraded, an idle one saving power. */
-#define HEALTH_BUSY_SHARE 0.10
-#define HEALTH_GPU_BUSY_PERCENT 25
-/* Suspected fallback to sockets: at least this much over the IP stack of an RDMA port's interface, with
- * RDMA traffic below HEALTH_FALLBACK_RDMA_SHARE of it, for HEALTH_FALLBACK_SAMPLES samples in a row. */
-#define HEALTH_FALLBACK_IP_GBPS 1.0
-#define HEALTH_FALLBACK_RDMA_SHARE 0.05
-#define HEALTH_FALLBACK_SAMPLES 5
+/*
+ * Every window, rate and count the judge uses: linkprobed.conf's [Health] (linkprobed.conf(5) names the
+ * source of each default). Rates are per minute, or per bit for symbol errors, and scaled to the window,
+ * so a window changed keeps the judgement, and a 400G port is not held to a 40G port's count.
+ */
+typedef struct HealthLimits {
+        uint64_t errors_window_usec;           /* ErrorsWindowSec=: errors are counted over it */
+        uint64_t flap_window_usec;             /* FlapWindowSec=: link changes are counted over it */
+        unsigned flap_changes;                 /* FlapChanges=: that many in the window is flapping */
+        double pcie_correctable_per_minute;    /* PcieCorrectableErrorsPerMinute= (DCGM: replays, 8) */
+        double crc_errors_per_minute;          /* LinkCrcErrorsPerMinute= */
+        double symbol_error_rate;              /* SymbolErrorRate=: errors per bit (IBTA BER 1e-12) */
+        double rcv_errors_per_minute;          /* RcvErrorsPerMinute= */
+        unsigned link_downs;                   /* LinkDowns=: InfiniBand link downs in the flap window */
+        double link_recoveries_per_minute;     /* LinkErrorRecoveriesPerMinute= (NVIDIA: above 5) */
+        double busy_share;                     /* BusyPercent=/100: busy when moving that share */
+        unsigned gpu_busy_percent;             /* GpuBusyPercent= */
+        double fallback_ip_gbps;               /* FallbackIpGbps= */
+        double fallback_rdma_share;            /* FallbackRdmaPercent=/100 */
+        unsigned fallback_samples;             /* FallbackSamples= */
+} HealthLimits;
+
+/* The windows are kept in buckets (counter.h): at most WINDOW_SPAN_USEC, at least one bucket. */
+#define HEALTH_WINDOW_MIN_USEC WINDOW_BUCKET_USEC
+#define HEALTH_WINDOW_MAX_USEC WINDOW_SPAN_USEC
+
+extern const HealthLimits health_limits_default;
+
+/* Whether the limits make sense together; on failure why says what to change. */
+int health_limits_check(const HealthLimits *l, char *why, size_t size);
+/* How many events of rate_per_minute fit in window_usec (rounded down): more than that is judged. */
+uint64_t health_limit_count(double rate_per_minute, uint64_t window_usec) _const_;
+/* How many symbol errors a port at rate_gbps makes in window_usec at the bit error rate ber (rounded down;
+ * a port whose rate is unknown is taken for 40 Gb/s, InfiniBand's most common rate of the 2010s): more
+ * than that is judged. */
+uint64_t health_symbol_error_count(double ber, double rate_gbps, uint64_t window_usec) _const_;
+/* "in the last minute", "in the last 2 min", "in the last 45 s". */
+char *health_format_window(uint64_t usec, char *buf, size_t size);
 
 const char *health_to_string(Health h) _const_;
 Health health_from_string(const char *s) _pure_;
@@ -101,6 +121,7 @@ typedef struct PciLinkFacts {
 } PciLinkFacts;
 
 typedef struct PciHealthFacts {
+        const HealthLimits *limits; /* NULL: health_limits_default */
         bool sampled;         /* the watch read it at least once */
         bool watched;         /* the watch runs: without it, how busy a device is is never known */
         bool has_link;        /* the link above it (an endpoint or upstream port) */
@@ -120,6 +141,7 @@ typedef struct PciHealthFacts {
 } PciHealthFacts;
 
 typedef struct LinkHealthFacts {
+        const HealthLimits *limits; /* NULL: health_limits_default */
         /* The structural fact (derive-link.c, link-capability.c): trained below the fastest speed both ends'
          * link modes share, and its reason. Known without the watch, so it stands whether or not statistics
          * were sampled; the judge makes it the verdict's degraded reason. */
@@ -131,6 +153,8 @@ typedef struct LinkHealthFacts {
 } LinkHealthFacts;
 
 typedef struct RdmaHealthFacts {
+        const HealthLimits *limits; /* NULL: health_limits_default */
+        double rate_gbps;         /* the port's rate (symbol errors are judged per bit); 0 unknown */
         bool sampled;
         bool any_counter;         /* at least one counter file was readable */
         uint64_t symbol_errors;   /* in the errors window; COUNTER_UNKNOWN when the file is missing */
@@ -144,6 +168,7 @@ typedef struct RdmaHealthFacts {
 } RdmaHealthFacts;
 
 typedef struct TbtHealthFacts {
+        const HealthLimits *limits; /* NULL: health_limits_default */
         bool has_link;
         bool degraded;
         const char *degraded_reason;
@@ -168,11 +193,12 @@ double health_busier(double a, double b) _const_;
 /* The busier direction of the IP traffic (NaN unknown). */
 double health_rdma_ip_gbps(const RdmaTraffic *t) _pure_;
 /* One sample of the fallback rule: sustained traffic over the IP stack of the port's interface
- * (HEALTH_FALLBACK_IP_GBPS) with RDMA below HEALTH_FALLBACK_RDMA_SHARE of it, for HEALTH_FALLBACK_SAMPLES
- * samples of interval_usec in a row. On InfiniBand what RDMA itself moved is the port's counters less
+ * (fallback_ip_gbps) with RDMA below fallback_rdma_share of it, for fallback_samples samples of
+ * interval_usec in a row. On InfiniBand what RDMA itself moved is the port's counters less
  * IPoIB's; on RoCE the RDMA engine bypasses the interface's counters, and the port counts only it.
  * Returns the new suspicion (also in s->suspected). */
-bool health_rdma_fallback(RdmaFallback *s, const RdmaTraffic *t, uint64_t now, uint64_t interval_usec);
+bool health_rdma_fallback(RdmaFallback *s, const RdmaTraffic *t, const HealthLimits *limits, uint64_t now,
+                          uint64_t interval_usec);
 
 /* The judgements; each adds its reasons to v. */
 void health_judge_pci(const PciHealthFacts *f, HealthVerdict *v);

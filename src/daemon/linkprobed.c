@@ -177,6 +177,8 @@ int main(int argc, char *argv[]) {
         else if (config.log_level >= 0)
                 log_set_max_level(config.log_level);
 
+        args.options.config_path = args.config_path ?: CONFIG_DEFAULT_PATH;
+        args.options.config_must_exist = args.config_path != NULL;
         r = manager_new(&config, &args.options, &m);
         if (r < 0)
                 return EXIT_FAILURE;

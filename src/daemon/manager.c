@@ -184,6 +184,7 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         m->derive.pci = &m->pci;
         m->derive.gpus = &m->gpus;
         m->derive.health.interval_usec = m->config.watch_interval_usec;
+        m->derive.health.limits = &m->config.health;
         m->derive.summary.pci = &m->pci;
         m->derive.neighbors = (DeriveNeighbors) {
                 .neighbors = &m->neighbors,
@@ -248,9 +249,31 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
         return sd_event_exit(m->event, 0);
 }
 
+/* [Health] takes effect at once: a reload judges everything again with the new limits. The rest of the
+ * file is read at start only (it sizes sockets, binds addresses, starts probes). A file that does not
+ * load is refused whole, each error logged with its line, and the limits in use are kept. */
+static void manager_reload_health(Manager *m) {
+        _cleanup_(config_done) Config fresh;
+
+        config_init(&fresh);
+        if (config_load(&fresh, m->options.config_path, m->options.config_must_exist) < 0) {
+                log_warning("Keeping the [Health] limits in use: %s has errors (above).", m->options.config_path);
+                return;
+        }
+        if (memcmp(&fresh.health, &m->config.health, sizeof(HealthLimits)) == 0)
+                return;
+        m->config.health = fresh.health;
+        m->derive.health.sampled = true; /* every object judged again at the next pass */
+        log_info("Read [Health] from %s again; every object is judged with the new limits.", m->options.config_path);
+}
+
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        log_info("Received SIGHUP, refreshing.");
-        (void) manager_refresh(userdata);
+        Manager *m = userdata;
+
+        log_info("Received SIGHUP, reloading [Health] and refreshing.");
+        if (m->options.config_path)
+                manager_reload_health(m);
+        (void) manager_refresh(m);
         return 0;
 }
 

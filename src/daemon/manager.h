@@ -46,6 +46,8 @@ typedef struct ManagerOptions {
         const char *sysfs_root;
         uint64_t netlink_rcvbuf; /* --netlink-rcvbuf=, overrides the config, 0 = not set */
         const char *state_directory; /* --state-directory=, else $STATE_DIRECTORY, else /var/lib/linkprobe */
+        const char *config_path;     /* the configuration read at start, read again on SIGHUP */
+        bool config_must_exist;      /* --config= named it */
 } ManagerOptions;
 
 typedef struct Manager {

@@ -9,8 +9,9 @@ fuzz-tbt-parse_LIBS := sysfs shared
 fuzz-tbt-topology_LIBS := daemon sysfs shared
 
 FUZZ_TARGETS += config probe-output metrics-request parse-util sysfs-uevent
-fuzz-config_LIBS := daemon shared
-# [Inhibit] What= is read by the parser Inhibit() uses, which lives beside the sd-bus inhibitors.
+fuzz-config_LIBS := daemon sysfs shared
+# [Inhibit] What= is read by the parser Inhibit() uses, which lives beside the sd-bus inhibitors; [Health]
+# is checked by the health judge, which formats PCIe links with the tables of sysfs/.
 fuzz-config_PKGS := inih libsystemd
 fuzz-probe-output_LIBS := daemon shared
 fuzz-probe-output_PKGS := json-c libsystemd

@@ -357,8 +357,9 @@ class Daemon:
             # not look at them run without, the way they ran before there was one. First, so that a
             # [Watch] section in the test's own configuration wins.
             config = "[Watch]\nIntervalSec=0\n" + (config or "")
+        self.config_path = None  # the file the test's configuration was written to, if it gave one
         if config is not None:
-            path = os.path.join(self.dir, "linkprobed.conf")
+            path = self.config_path = os.path.join(self.dir, "linkprobed.conf")
             with open(path, "w") as f:
                 f.write(config)
             cmd.append(f"--config={path}")

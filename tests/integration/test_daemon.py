@@ -33,7 +33,7 @@ def test_sigint_exits_cleanly(netns, daemon_factory):
 def test_sighup_refreshes(netns, client, daemon_factory):
     daemon = daemon_factory(netns, args=["--log-level=info"])
     daemon.signal(signal.SIGHUP)
-    assert daemon.wait_log("Received SIGHUP, refreshing."), daemon.log()
+    assert daemon.wait_log("Received SIGHUP, reloading [Health] and refreshing."), daemon.log()
     assert daemon.proc.poll() is None
     assert client.get_all("Manager")["State"] == "running"
 

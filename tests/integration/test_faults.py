@@ -418,6 +418,11 @@ BAD_VALUES = {
     "config_parse_tcp_streams": "9",
     "config_parse_max_streams": "auto",
     "config_parse_inhibit_what": "tpu",
+    "config_parse_health_window": "10s",
+    "config_parse_per_minute": "-1",
+    "config_parse_bit_error_rate": "1",
+    "config_parse_share_percent": "150",
+    "config_parse_gbps": "fast",
 }
 
 

@@ -198,9 +198,9 @@ def test_aer_errors_and_bad_input(netns, client, daemon_factory, testbed):
     p = wait_props(client, PCI, nic, lambda p: p["Health"] == "ok", "the NIC ok")
     assert (p["AerCorrectable"], p["AerNonFatal"], p["AerFatal"]) == (0, 0, 0)
 
-    # Below the threshold (10 a minute): counted, not judged.
-    testbed.set_attribute(FLAP_NIC, "aer_dev_correctable", aer(9))
-    p = wait_props(client, PCI, nic, lambda p: p["AerCorrectable"] == 9, "9 correctable errors")
+    # At the threshold (DCGM: more than 8 a minute): counted, not judged.
+    testbed.set_attribute(FLAP_NIC, "aer_dev_correctable", aer(8))
+    p = wait_props(client, PCI, nic, lambda p: p["AerCorrectable"] == 8, "8 correctable errors")
     assert p["Health"] == "ok"
     testbed.set_attribute(FLAP_NIC, "aer_dev_correctable", aer(37, receiver=30))
     p = wait_props(client, PCI, nic, lambda p: p["Health"] == "errors", "errors")
@@ -302,6 +302,40 @@ def test_usb4_tunnel_and_vf(netns, client, daemon_factory, testbed):
     testbed.set_attribute(FLAP_NIC, "current_link_speed", "8.0 GT/s PCIe\n")
     wait_props(client, PCI, pci_path("0000:41:00.0"), lambda p: p["LinkChanges"] == 1, "the PF's change")
     assert props(client, PCI, vf)["LinkChanges"] == 0
+
+
+# ---- [Health] ----
+
+def test_health_limits_reload(netns, client, daemon_factory, testbed):
+    """[Health] (linkprobed.conf(5)): symbol errors judged per bit at the port's rate, limits read again
+    on SIGHUP and applied at once, a bad file refused whole with its line, the limits in use kept."""
+    import signal
+    testbed.add_from_file(os.path.join(FIXTURES, "health.umockdev"))
+    add_links(netns, HEALTH_LINKS)
+    daemon = start(daemon_factory, netns, testbed)
+    port = rdma_path("mlx5_0_1")
+    wait_props(client, "RdmaPort", port, lambda p: p["Health"] == "ok", "the port ok")
+    # 20 symbol errors in a minute on a 4X HDR port: above IBTA's 1e-12 (12 a minute at 200 Gb/s).
+    testbed.set_attribute(HCA_PORT + "/ports/1/counters", "symbol_error", "20\n")
+    p = wait_props(client, "RdmaPort", port, lambda p: p["Health"] == "errors", "symbol errors")
+    assert p["HealthReason"] == "20 symbol errors in the last minute", p
+
+    config = daemon.config_path
+    with open(config, "a") as f:
+        f.write("[Health]\nSymbolErrorRate=1e-10\nErrorsWindowSec=30\n")
+    daemon.signal(signal.SIGHUP)
+    wait_props(client, "RdmaPort", port, lambda p: p["Health"] == "ok", "the port ok by the looser limit")
+    daemon.wait_log("judged with the new limits")
+
+    with open(config, "a") as f:
+        f.write("FlapChanges=0\n")
+    lines = open(config).read().count("\n")
+    daemon.signal(signal.SIGHUP)
+    daemon.wait_log(f"linkprobed.conf:{lines}: ")
+    assert "FlapChanges=" in daemon.log() and "Keeping the [Health] limits in use" in daemon.log()
+    # Still the limits read last: ok, and the daemon goes on.
+    time.sleep(0.3)
+    assert props(client, "RdmaPort", port)["Health"] == "ok" and daemon.proc.poll() is None
 
 
 # ---- RDMA ----

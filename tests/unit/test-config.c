@@ -79,6 +79,19 @@ static void test_bad_values(void **state) {
                 "[Daemon]\nPrivilegedGroup=\n",
                 "[Daemon]\nPrivilegedGroup=a b\n",
                 "[Daemon]\nPrivilegedGroup=1000\n",
+                "[Health]\nErrorsWindowSec=10s\n",
+                "[Health]\nFlapWindowSec=3min\n",
+                "[Health]\nFlapWindowSec=90.5\n",
+                "[Health]\nFlapChanges=0\n",
+                "[Health]\nSymbolErrorRate=0\n",
+                "[Health]\nSymbolErrorRate=1\n",
+                "[Health]\nSymbolErrorRate=1e-12x\n",
+                "[Health]\nPcieCorrectableErrorsPerMinute=-1\n",
+                "[Health]\nPcieCorrectableErrorsPerMinute=nan\n",
+                "[Health]\nLinkCrcErrorsPerMinute=inf\n",
+                "[Health]\nBusyPercent=101\n",
+                "[Health]\nFallbackIpGbps=\n",
+                "[Health]\nLinkDowns=none\n",
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 Config c;
@@ -88,6 +101,28 @@ static void test_bad_values(void **state) {
                         fail_msg("accepted: %s", bad[i]);
                 config_done(&c);
         }
+}
+
+/* [Health]: every key, and the defaults of health_limits_default when the section is not there. */
+static void test_health(void **state) {
+        Config c;
+
+        config_init(&c);
+        assert_memory_equal(&c.health, &health_limits_default, sizeof(HealthLimits));
+        write_config("[Health]\nErrorsWindowSec=30\nFlapWindowSec=1min\nFlapChanges=3\n"
+                     "PcieCorrectableErrorsPerMinute=2.5\nLinkCrcErrorsPerMinute=0\nSymbolErrorRate=1e-15\n"
+                     "RcvErrorsPerMinute=20\nLinkDowns=2\nLinkErrorRecoveriesPerMinute=10\nBusyPercent=2.5\n"
+                     "GpuBusyPercent=50\nFallbackIpGbps=0.5\nFallbackRdmaPercent=10\nFallbackSamples=3\n");
+        assert_int_equal(config_load(&c, path, true), 0);
+        assert_true(c.health.errors_window_usec == 30 * USEC_PER_SEC && c.health.flap_window_usec == 60 * USEC_PER_SEC);
+        assert_int_equal(c.health.flap_changes, 3);
+        assert_true(c.health.pcie_correctable_per_minute == 2.5 && c.health.crc_errors_per_minute == 0);
+        assert_true(c.health.symbol_error_rate == 1e-15 && c.health.rcv_errors_per_minute == 20);
+        assert_true(c.health.link_downs == 2 && c.health.link_recoveries_per_minute == 10);
+        assert_true(c.health.busy_share == 0.025 && c.health.gpu_busy_percent == 50);
+        assert_true(c.health.fallback_ip_gbps == 0.5 && c.health.fallback_rdma_share == 0.10);
+        assert_int_equal(c.health.fallback_samples, 3);
+        config_done(&c);
 }
 
 static void test_unknown_names_are_ignored(void **state) {
@@ -178,6 +213,7 @@ static void test_not_a_file(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_defaults),    cmocka_unit_test(test_every_key),
+                cmocka_unit_test(test_health),
                 cmocka_unit_test(test_bad_values),  cmocka_unit_test(test_unknown_names_are_ignored),
                 cmocka_unit_test(test_not_a_file),  cmocka_unit_test(test_inhibit_units),
                 cmocka_unit_test(test_unit_names_and_states),

@@ -169,33 +169,33 @@ static void test_rdma_fallback(void **state) {
         RdmaTraffic roce = { .port_rx_gbps = 0.01, .port_tx_gbps = 0, .ip_rx_gbps = 20, .ip_tx_gbps = 3 };
 
         assert_true(health_rdma_ip_gbps(&roce) == 20);
-        for (unsigned i = 0; i < HEALTH_FALLBACK_SAMPLES - 1; i++)
-                assert_false(health_rdma_fallback(&state_, &roce, (100 + 2 * i) * s, interval));
-        assert_true(health_rdma_fallback(&state_, &roce, (100 + 2 * (HEALTH_FALLBACK_SAMPLES - 1)) * s, interval));
+        for (unsigned i = 0; i < health_limits_default.fallback_samples - 1; i++)
+                assert_false(health_rdma_fallback(&state_, &roce, NULL, (100 + 2 * i) * s, interval));
+        assert_true(health_rdma_fallback(&state_, &roce, NULL, (100 + 2 * (health_limits_default.fallback_samples - 1)) * s, interval));
         assert_true(state_.suspected);
         /* RDMA moves again (5 % of the IP traffic): the suspicion ends at once, and starts over. */
         roce.port_rx_gbps = 1.0;
-        assert_false(health_rdma_fallback(&state_, &roce, 200 * s, interval));
+        assert_false(health_rdma_fallback(&state_, &roce, NULL, 200 * s, interval));
         assert_int_equal(state_.since, 0);
         /* Below 1 Gb/s over IP: nothing to suspect. */
         roce = (RdmaTraffic) { .port_rx_gbps = 0, .port_tx_gbps = 0, .ip_rx_gbps = 0.9, .ip_tx_gbps = 0.9 };
         for (unsigned i = 0; i < 10; i++)
-                assert_false(health_rdma_fallback(&state_, &roce, (300 + 2 * i) * s, interval));
+                assert_false(health_rdma_fallback(&state_, &roce, NULL, (300 + 2 * i) * s, interval));
         /* InfiniBand: the port's counters include IPoIB's 20 Gb/s, so RDMA itself moved nothing. */
         RdmaTraffic ib = { .port_rx_gbps = 20.05, .port_tx_gbps = 3, .ip_rx_gbps = 20, .ip_tx_gbps = 3,
                            .infiniband = true };
-        for (unsigned i = 0; i < HEALTH_FALLBACK_SAMPLES; i++)
-                health_rdma_fallback(&state_, &ib, (400 + 2 * i) * s, interval);
+        for (unsigned i = 0; i < health_limits_default.fallback_samples; i++)
+                health_rdma_fallback(&state_, &ib, NULL, (400 + 2 * i) * s, interval);
         assert_true(state_.suspected);
         /* The same counters on RoCE: the port moved 20 Gb/s of its own, no fallback. */
         ib.infiniband = false;
-        assert_false(health_rdma_fallback(&state_, &ib, 500 * s, interval));
+        assert_false(health_rdma_fallback(&state_, &ib, NULL, 500 * s, interval));
         /* Unknown port counters or unknown IP traffic: no suspicion. */
         RdmaTraffic unknown = { .port_rx_gbps = NAN, .port_tx_gbps = NAN, .ip_rx_gbps = 30, .ip_tx_gbps = 30 };
         for (unsigned i = 0; i < 10; i++)
-                assert_false(health_rdma_fallback(&state_, &unknown, (600 + 2 * i) * s, interval));
+                assert_false(health_rdma_fallback(&state_, &unknown, NULL, (600 + 2 * i) * s, interval));
         unknown = (RdmaTraffic) { .port_rx_gbps = 0, .port_tx_gbps = 0, .ip_rx_gbps = NAN, .ip_tx_gbps = NAN };
-        assert_false(health_rdma_fallback(&state_, &unknown, 700 * s, interval));
+        assert_false(health_rdma_fallback(&state_, &unknown, NULL, 700 * s, interval));
         assert_true(isnan(health_rdma_ip_gbps(&unknown)));
 }
 
@@ -222,7 +222,7 @@ static void test_pci_never_judged(void **state) {
 static void test_pci_flapping(void **state) {
         PciHealthFacts f = nic(32, 16);
 
-        f.speed_changes = HEALTH_FLAP_CHANGES - 1;
+        f.speed_changes = health_limits_default.flap_changes - 1;
         JUDGE(health_judge_pci, &f, HEALTH_OK, "");
         f.speed_changes = 1415;
         JUDGE(health_judge_pci, &f, HEALTH_FLAPPING, "1,415 speed changes in the last 2 min");
@@ -236,7 +236,7 @@ static void test_pci_flapping(void **state) {
 static void test_pci_errors(void **state) {
         PciHealthFacts f = nic(32, 16);
 
-        f.correctable = HEALTH_ERRORS_PER_WINDOW - 1;
+        f.correctable = 8; /* DCGM: more than 8 a minute */
         JUDGE(health_judge_pci, &f, HEALTH_OK, "");
         f.correctable = 37;
         f.correctable_kinds = "Receiver Error";
@@ -338,6 +338,73 @@ static void test_thunderbolt(void **state) {
         JUDGE(health_judge_thunderbolt, &f, HEALTH_OK, "");
 }
 
+/* [Health] (linkprobed.conf(5)): every limit moves its judgement, windows say so in the reason, and
+ * symbol errors are judged per bit at the port's rate. */
+static void test_limits(void **state) {
+        HealthLimits l = health_limits_default;
+        char buf[32], why[128];
+
+        assert_int_equal(health_limits_check(&l, why, sizeof(why)), 0);
+        /* IBTA's 1e-12: 12 errors a minute at 4X HDR (200 Gb/s), 24 at NDR, 2.4 at 4X QDR (40 Gb/s, about 144
+         * an hour), and a port whose rate is unknown taken for 40 Gb/s; more than that is judged. */
+        assert_int_equal(health_symbol_error_count(1e-12, 200, 60 * USEC_PER_SEC), 12);
+        assert_int_equal(health_symbol_error_count(1e-12, 400, 60 * USEC_PER_SEC), 24);
+        assert_int_equal(health_symbol_error_count(1e-12, 40, 60 * USEC_PER_SEC), 2);
+        assert_int_equal(health_symbol_error_count(1e-12, 0, 60 * USEC_PER_SEC), 2);
+        assert_int_equal(health_symbol_error_count(1e-15, 40, 60 * USEC_PER_SEC), 0);
+        assert_int_equal(health_limit_count(8, 60 * USEC_PER_SEC), 8);
+        assert_int_equal(health_limit_count(8, 15 * USEC_PER_SEC), 2);
+        assert_int_equal(health_limit_count(0, 60 * USEC_PER_SEC), 0);
+        assert_int_equal(health_limit_count(5, 120 * USEC_PER_SEC), 10);
+        assert_string_equal(health_format_window(60 * USEC_PER_SEC, buf, sizeof(buf)), "in the last minute");
+        assert_string_equal(health_format_window(120 * USEC_PER_SEC, buf, sizeof(buf)), "in the last 2 min");
+        assert_string_equal(health_format_window(45 * USEC_PER_SEC, buf, sizeof(buf)), "in the last 45 s");
+
+        /* The same 20 symbol errors: errors on a 40G port, nothing on a 400G one. */
+        RdmaHealthFacts f = { .sampled = true, .any_counter = true, .device = "mlx5_0", .port = 1,
+                              .symbol_errors = 20, .rcv_errors = 0, .rate_gbps = 40 };
+        JUDGE(health_judge_rdma, &f, HEALTH_ERRORS, "20 symbol errors in the last minute");
+        f.rate_gbps = 400;
+        JUDGE(health_judge_rdma, &f, HEALTH_OK, "");
+        /* NVIDIA's monitor: any link down is fatal; recoveries above 5 a minute. */
+        f.link_downed = 1;
+        JUDGE(health_judge_rdma, &f, HEALTH_FLAPPING, "1 link down and 0 link error recoveries in the last 2 min");
+        f.link_downed = 0;
+        f.link_recoveries = 10;
+        JUDGE(health_judge_rdma, &f, HEALTH_OK, "");
+        f.link_recoveries = 11;
+        JUDGE(health_judge_rdma, &f, HEALTH_FLAPPING, "0 link downs and 11 link error recoveries in the last 2 min");
+
+        /* Stricter limits, shorter windows: said in the reason. */
+        l.errors_window_usec = 30 * USEC_PER_SEC;
+        l.crc_errors_per_minute = 2;
+        LinkHealthFacts link = { .limits = &l, .sampled = true, .crc_errors = 1 };
+        JUDGE(health_judge_link, &link, HEALTH_OK, "");
+        link.crc_errors = 2; /* more than 2 a minute over 30 s */
+        JUDGE(health_judge_link, &link, HEALTH_ERRORS, "2 CRC errors in the last 30 s");
+        l.flap_changes = 2;
+        l.flap_window_usec = 45 * USEC_PER_SEC;
+        link.crc_errors = 0;
+        link.carrier_changes = 2;
+        JUDGE(health_judge_link, &link, HEALTH_FLAPPING, "2 carrier changes in the last 45 s");
+        /* Busy from 50 %: a link at a tenth of its rate is idle then. */
+        l.busy_share = 0.5;
+        PciHealthFacts pci = nic(16, 16);
+        pci.limits = &l;
+        pci.load.traffic_gbps = 90;
+        JUDGE(health_judge_pci, &pci, HEALTH_OK,
+              "16.0 GT/s x16 while idle, below the 32.0 GT/s both ends support: power saving");
+
+        /* What does not go together is refused, with what to change. */
+        l = health_limits_default;
+        l.errors_window_usec = 10 * USEC_PER_SEC;
+        assert_int_equal(health_limits_check(&l, why, sizeof(why)), -EINVAL);
+        assert_non_null(strstr(why, "ErrorsWindowSec="));
+        l = health_limits_default;
+        l.fallback_samples = 0;
+        assert_int_equal(health_limits_check(&l, why, sizeof(why)), -EINVAL);
+}
+
 static void test_format(void **state) {
         char buf[32];
 
@@ -366,6 +433,7 @@ int main(void) {
                 cmocka_unit_test(test_thunderbolt),       cmocka_unit_test(test_format),
                 cmocka_unit_test(test_pci_hca_and_its_port), cmocka_unit_test(test_pci_before_the_first_sample),
                 cmocka_unit_test(test_verdict_degraded),  cmocka_unit_test(test_rdma_fallback),
+                cmocka_unit_test(test_limits),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
