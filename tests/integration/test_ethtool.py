@@ -13,9 +13,13 @@ LinkDownReason. Each step is a real link event (RTM_NEWLINK) that makes the daem
 import os
 import re
 
+import pytest
+
 import ethtool_messages as em
+import fabric_queries
 import lp
 from lp import wait_for
+from test_alerts_fire import METRICS_PORT, PROMETHEUS_PORT, Held, start_prometheus
 
 LINK = lp.IFACE + "Link"
 REPLAY = os.path.join(lp.BUILD, "linkprobed-ethtool-replay")
@@ -179,3 +183,27 @@ def test_degraded_with_the_watch_on_is_one_verdict(netns, client, tmp_path, daem
     assert lk["Health"] == "degraded" and lk["Degraded"] is True and lk["DegradedReason"] == want
     assert lk["RxErrors"] != 2 ** 64 - 1  # sampled
     assert lp.one_verdict_violations(client.objects()) == []
+
+
+def test_link_degraded_alert_is_held(netns, client, tmp_path, daemon_factory):
+    """LinkprobeLinkDegraded (contrib/prometheus/linkprobe-rules.yml) on the real Prometheus, scraping the test
+    build's daemon whose replayed 25G NIC trained at 10G: the series the rule reads is one the exporter sets."""
+    if not os.access("/usr/bin/prometheus", os.X_OK):
+        pytest.skip("no Prometheus server installed (Debian package prometheus)")
+    replies = str(tmp_path / "ethtool-replies")
+    nic = em.CONNECTX4_LX_25G
+    em.write_replies(replies, em.linkmodes(name="enal0", supported=nic, advertised=nic, partner=em.SWITCH_PORT_25G,
+                                           speed=10000, lanes=1))
+    netns.ip("link", "add", "enal0", "type", "veth", "peer", "name", "enal1")
+    netns.ip("link", "set", "enal1", "up")
+    netns.ip("link", "set", "enal0", "up")
+    daemon_factory(netns, program=REPLAY, env={"LINKPROBE_ETHTOOL_REPLAY": replies},
+                   config=f"[Watch]\nIntervalSec=100ms\n[Metrics]\nListenAddress=127.0.0.1:{METRICS_PORT}\n")
+    wait_for(lambda: link(client, "enal0")["Degraded"], what="the link judged degraded")
+    prom = start_prometheus(netns, str(tmp_path))
+    try:
+        held = Held(fabric_queries.Prometheus(netns.name, f"http://127.0.0.1:{PROMETHEUS_PORT}"))
+        held.wait("LinkprobeLinkDegraded", timeout=60)
+        assert "LinkprobeLinkFlapping" not in held.names
+    finally:
+        lp.stop_process(prom)
