@@ -81,6 +81,9 @@ def test_replayed_nic_degraded_recovers_and_goes_down(netns, client, bus, tmp_pa
     assert lk["Health"] == "degraded"
     assert lk["HealthReason"].startswith(lk["DegradedReason"]), lk["HealthReason"]
     assert lp.one_verdict_violations(client.objects()) == []
+    # The Summary's DegradedLinks names it, with the same reason.
+    summary = client.get_all("Summary")
+    assert (lk["Path"], "enp0", lk["DegradedReason"]) in [tuple(d) for d in summary["DegradedLinks"]], summary
     assert lk["LinkDownReason"] == ""
     # The veth's peer is asked of the real kernel (the file does not name it).
     assert link(client, "enp0p")["DegradedReason"] == "unknown: the driver reports no link modes"
@@ -106,6 +109,7 @@ def test_replayed_nic_degraded_recovers_and_goes_down(netns, client, bus, tmp_pa
                   what="the NIC at 25G")
     assert lk["Degraded"] is False and lk["DegradedReason"] == ""
     assert lk["Health"] != "degraded"
+    assert client.get_all("Summary")["DegradedLinks"] == []
     metrics = lp.ctl(bus, "metrics", netns=netns, check=True).stdout
     assert metric(metrics, "linkprobe_link_degraded", "enp0") == 0
 
