@@ -29,6 +29,20 @@ static char *format_address_list(json_object *row, const char *key, json_object 
         return s;
 }
 
+/* "10 Gb/s", or for a link trained below what both ends support "10 Gb/s (of 25 Gb/s)": the commonest
+ * slow link there is, seen in the list without asking for it. */
+static char *format_list_speed(json_object *row, const char *key, json_object *v) {
+        _cleanup_(freep) char *speed = ctl_format_speed_mbps(row, key, v);
+        if (!speed || !json_bool_or(row, "Degraded", false))
+                return TAKE_PTR(speed);
+        _cleanup_(freep) char *best = ctl_format_speed_mbps(row, "BestCommonSpeedMbps", ctl_member(row, "BestCommonSpeedMbps"));
+        return best ? ctl_strdupf("%s (of %s)", speed, best) : TAKE_PTR(speed);
+}
+
+static const char *colour_list_speed(json_object *row, const char *key, json_object *v) {
+        return json_bool_or(row, "Degraded", false) ? ANSI_YELLOW : NULL;
+}
+
 /* The name, its state and speed stay; the addresses (the first two and a count) shrink first. Names
  * (at most 15 characters) and words from a short list (kind, type) are never cut: "Thunder…" would
  * not say which. */
@@ -39,7 +53,7 @@ static const CtlColumn link_columns[] = {
         { "TYPE", "ConnectionType", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } },
         { "STATE", "OperState", NULL, ctl_colour_state, { .min_width = 7 } },
         { "CARRIER", "Carrier", ctl_format_yes_no, NULL, { .optional = 2 } },
-        { ">SPEED", "SpeedMbps", NULL, NULL },
+        { ">SPEED", "SpeedMbps", format_list_speed, colour_list_speed },
         { ">MTU", "Mtu", NULL, NULL, { .optional = 4 } },
         { "ADDRESSES", "Addresses", format_address_list, NULL, { .weight = 300, .min_width = 12 } },
 };
@@ -210,20 +224,24 @@ static const char *colour_health(json_object *l, const char *key, json_object *v
              : streq_ptr(h, "errors") || streq_ptr(h, "flapping") ? ANSI_RED : NULL;
 }
 
-/* "10000 Mb/s" or "100, 1000 Mb/s": what the switch port says it can do. */
-static char *format_partner_speeds(json_object *l, const char *key, json_object *v) {
+/* "1 Gb/s, 10 Gb/s, 25 Gb/s": SupportedSpeedsMbps, PartnerSpeedsMbps or what the switch port says it can
+ * do (LldpPartnerSpeedsMbps); nothing when empty. */
+static char *format_speed_list(json_object *l, const char *key, json_object *speeds) {
+        size_t n = speeds && json_object_is_type(speeds, json_type_array) ? json_object_array_length(speeds) : 0;
         char *s = NULL;
         size_t len = 0;
         FILE *f;
 
-        if (!v || !json_object_is_type(v, json_type_array) || json_object_array_length(v) == 0)
+        if (n == 0)
                 return NULL;
         f = open_memstream(&s, &len);
         if (!f)
                 return NULL;
-        for (size_t i = 0; i < json_object_array_length(v); i++)
-                fprintf(f, "%s%" PRId64, i > 0 ? ", " : "", json_object_get_int64(json_object_array_get_idx(v, i)));
-        fprintf(f, " Mb/s");
+        for (size_t i = 0; i < n; i++) {
+                json_object *v = json_object_array_get_idx(speeds, i);
+                _cleanup_(freep) char *one = ctl_format_speed_mbps(l, key, v);
+                fprintf(f, "%s%s", i > 0 ? ", " : "", one ?: "?");
+        }
         fclose(f);
         return s;
 }
@@ -231,6 +249,18 @@ static char *format_partner_speeds(json_object *l, const char *key, json_object 
 static char *format_lldp_warning(json_object *l, const char *key, json_object *v) {
         const char *w = v ? json_object_get_string(v) : NULL;
         return isempty(w) ? NULL : strdup(w);
+}
+
+/* "yes: 10000 Mb/s while both ends support 25000 Mb/s", "no", or why nothing could be judged. */
+static char *format_degraded(json_object *l, const char *key, json_object *v) {
+        const char *reason = json_string_or(l, "DegradedReason", "");
+        if (json_bool_or(l, "Degraded", false))
+                return ctl_strdupf("yes%s%s", isempty(reason) ? "" : ": ", reason);
+        return ctl_strdupf("%s", isempty(reason) ? "no" : reason);
+}
+
+static const char *colour_degraded(json_object *l, const char *key, json_object *v) {
+        return json_bool_or(l, "Degraded", false) ? ANSI_YELLOW : NULL;
 }
 
 static const CtlField link_fields[] = {
@@ -242,13 +272,18 @@ static const CtlField link_fields[] = {
         { "Hardware address", "HardwareAddress", NULL, NULL, false },
         { "Speed", "SpeedMbps", format_speed, NULL, false },
         { "Driver", "Driver", NULL, NULL, false },
+        { "Supported speeds", "SupportedSpeedsMbps", format_speed_list, NULL, true },
+        { "Partner speeds", "PartnerSpeedsMbps", format_speed_list, NULL, true },
+        { "Best common", "BestCommonSpeedMbps", ctl_format_speed_mbps, NULL, true },
+        { "Degraded", "Degraded", format_degraded, colour_degraded, true },
+        { "Link down", "LinkDownReason", NULL, NULL, true },
         { "Health", "Health", format_health, colour_health, false },
         { "Traffic", "RxGbps", format_traffic, NULL, true },
         { "Errors", "RxErrors", format_errors, NULL, true },
         { "Thunderbolt peer", "ThunderboltPeer", ctl_format_object, NULL, true },
         { "RDMA port", "RdmaPort", ctl_format_object, NULL, true },
         { "Switch port", "Switch", ctl_format_switch_port_details, NULL, true },
-        { "Switch port speeds", "LldpPartnerSpeedsMbps", format_partner_speeds, NULL, true },
+        { "Switch port speeds", "LldpPartnerSpeedsMbps", format_speed_list, NULL, true },
         { "LLDP", "LldpWarning", format_lldp_warning, NULL, true },
         { "Addresses", "Addresses", format_address_lines, NULL, false },
         { "Object", "Path", ctl_format_string, NULL, false },

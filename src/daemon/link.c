@@ -76,6 +76,9 @@ static Link *link_free(Link *l) {
         free(l->derived.health_reason);
         free(l->derived.switch_path);
         free(l->lldp_warning);
+        free(l->derived.degraded_reason);
+        free(l->ethtool.modes);
+        link_capability_done(&l->derived.capability);
         return mfree(l);
 }
 
@@ -158,6 +161,7 @@ void links_done(Links *links) {
 
         /* Before the links and the sysfs root: the worker reads through the latter. */
         links->speed_reader = link_speed_reader_free(links->speed_reader);
+        links_stop_ethtool(links);
         TABLE_FOREACH(l, &links->table)
                 link_free(l);
         table_done(&links->table);
@@ -461,6 +465,9 @@ static void link_prepare(BusObject *o) {
                 LinkFacts facts = link_facts(l);
                 if (bus_object_set(&l->bus, l->kind, link_kind_from_facts(&facts), "Kind"))
                         l->links->topology_changed = true;
+
+                /* Whatever moved (carrier, a new partner, a driver rebinding), both ends' modes may have. */
+                link_request_ethtool(l);
         }
 }
 

@@ -428,6 +428,11 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to set up LLDP reception: %m");
 
+        r = links_start_ethtool(&m->links, m->event);
+        if (r < 0)
+                /* Links then say their link modes are unknown; everything else stands. */
+                log_warning_errno(r, "Failed to start asking ethtool for link modes: %m");
+
         /* Listen first, enumerate second: nothing that happens in between can be missed. */
         r = netlink_new(m->event, &m->links, &m->status, TAKE_FD(m->netlink_fd),
                         m->options.netlink_rcvbuf ?: m->config.netlink_rcvbuf, &m->netlink);

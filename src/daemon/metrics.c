@@ -121,6 +121,16 @@ static void render_links(const MetricsSources *m, FILE *f) {
                "Negotiated speed in bytes per second; 0 when the kernel does not know.");
         TABLE_FOREACH(l, &m->links->table)
                 sample(f, "linkprobe_link_speed_bytes", l->derived.speed_mbps * 125000.0, "device", l->name_utf8, NULL);
+        /* Best against active: both ends' word (derive-link.c, link-capability.c), beside the speed it is compared with. */
+        family(f, "linkprobe_link_best_common_speed_bytes", "gauge",
+               "The fastest speed both ends support (this end's link modes, the partner's advertisement), bytes "
+               "per second; 0 when unknown.");
+        TABLE_FOREACH(l, &m->links->table)
+                sample(f, "linkprobe_link_best_common_speed_bytes", l->derived.capability.best_common_mbps * 125000.0,
+                       "device", l->name_utf8, NULL);
+        family(f, "linkprobe_link_degraded", "gauge", "1 when the link trained below the fastest speed both ends support.");
+        TABLE_FOREACH(l, &m->links->table)
+                sample(f, "linkprobe_link_degraded", l->derived.degraded, "device", l->name_utf8, NULL);
         family(f, "linkprobe_link_address_info", "gauge", "An address on a link and its class (always 1).");
         TABLE_FOREACH(l, &m->links->table)
                 for (size_t i = 0; i < l->n_addresses; i++) {

@@ -57,3 +57,9 @@ fuzz-$(1)_LIBS := $$(fuzz-$(1)_LIBS)
 fuzz-$(1)_PKGS := $$(or $$(fuzz-$(1)_PKGS),$(PKG_MODULES))
 fuzz-$(1)_LDLIBS := -fsanitize=fuzzer
 endef
+
+# ethtool's netlink replies and notifications (issue 26): the parser the daemon, its replay and the
+# monitor group share, and the judgement it feeds.
+FUZZ_TARGETS += ethtool-linkmodes
+fuzz-ethtool-linkmodes_LIBS := daemon sysfs shared
+fuzz-ethtool-linkmodes_PKGS := libnl-3.0 libsystemd
