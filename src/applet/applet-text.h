@@ -5,11 +5,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Health values ordered by gravity; HEALTH_NONE is an object that publishes none. */
+/* Health values ordered by gravity, as the daemon orders them (unknown below ok: nothing found wrong yet
+ * is no news); HEALTH_NONE is an object that publishes none. */
 typedef enum HealthRank {
         HEALTH_NONE,
-        HEALTH_OK,
         HEALTH_UNKNOWN,
+        HEALTH_OK,
         HEALTH_DEGRADED,
         HEALTH_FLAPPING,
         HEALTH_ERRORS,

@@ -194,6 +194,11 @@ View *view_build(json_object *objects) {
                                                 : g_strdup_printf("%s %s: %s", kind_word, name, health);
                 }
         }
+        /* Nothing wrong: the tooltip says so rather than naming one object that is fine. */
+        if (!health_is_bad(v->worst)) {
+                g_free(v->worst_text);
+                v->worst_text = g_strdup(v->worst == HEALTH_OK ? "all ok" : "nothing judged yet");
+        }
         for (unsigned g = 0; g < _VIEW_GROUP_MAX; g++)
                 g_ptr_array_sort(v->groups[g].items, item_compare);
 
