@@ -172,7 +172,7 @@ def test_switch_as_lldpd_sees_it(bus, client, netns, fabric):
                                  "PortDescription": "Eth1/7 to node7"}]
         out = lp.ctl(bus, "show", ours, "--no-pager", check=True).stdout
         assert f"Switch port: {name} port {s['Ports'][0][1]} (Eth1/7 to node7), management 192.0.2.7" in out
-        assert "Switch port speeds: 10000 Mb/s" in out
+        assert "Switch port speeds: 10 Gb/s" in out
         out = lp.ctl(bus, "list", "--no-pager", env={"COLUMNS": "200"}, check=True).stdout
         assert "SWITCH PORT" in out.splitlines()[0]
         assert f"{name} {s['Ports'][0][1]}" in next(line for line in out.splitlines() if f" {ours} " in line)
