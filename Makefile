@@ -67,7 +67,7 @@ override BUILD := $(patsubst $(CURDIR)/%,%,$(abspath $(BUILD)))
 
 # pkg-config is asked once per make run; `make deps` must work before any of these exist, so a
 # missing module only fails the targets that compile (see pkgs-present).
-PKG_MODULES := libsystemd libnl-3.0 libnl-route-3.0 libudev json-c inih
+PKG_MODULES := libsystemd libnl-3.0 libnl-route-3.0 libudev json-c inih libgvc
 TEST_PKG_MODULES := cmocka
 ALL_PKG_MODULES = $(PKG_MODULES) $(TEST_PKG_MODULES)
 pkg_cflags := $(shell pkg-config --cflags $(PKG_MODULES) 2>/dev/null)
@@ -93,13 +93,14 @@ objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 # `make check` and `make deps` add what the tests need (TEST), `make bench` the anchor tools (BENCH).
 # A container or debootstrap minbase image lacks even "important" packages, so the tests' everyday tools
 # are named: procps (kill for the unit's ExecReload=, sysctl and pgrep), iputils-ping, and groff-base,
-# which renders the manual pages as man(1) does.
+# which renders the manual pages as man(1) does. linkprobectl draws its pictures with Graphviz's library
+# (libgvc6, whose cairo plugin makes the PNG); the tests check them with xmllint and rsvg-convert.
 DEBIAN_BUILD_PACKAGES := gcc make pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev libudev-dev \
-	libjson-c-dev libinih-dev
-DEBIAN_RUN_PACKAGES := dbus python3 python3-gi systemd
+	libjson-c-dev libinih-dev libgraphviz-dev
+DEBIAN_RUN_PACKAGES := dbus python3 python3-gi systemd libgvc6 fonts-dejavu-core
 DEBIAN_TEST_PACKAGES := libcmocka-dev clang libclang-rt-14-dev python3-dbus python3-pytest \
 	gir1.2-umockdev-1.0 umockdev iproute2 procps iputils-ping mandoc groff-base prometheus curl jq \
-	python3-prometheus-client strace ibsim-utils infiniband-diags
+	python3-prometheus-client strace librsvg2-bin libxml2-utils ibsim-utils infiniband-diags
 DEBIAN_BENCH_PACKAGES := iproute2 hyperfine python3-yaml
 
 # Every component lists its pieces in its own fragment:
@@ -122,6 +123,7 @@ include src/shared/shared.mk
 include sysfs/sysfs.mk
 include src/daemon/daemon.mk
 include src/ctl/ctl.mk
+include src/applet/applet.mk
 include probes/probes.mk
 include tests/unit/unit.mk
 include tests/tools/tools.mk
@@ -161,7 +163,7 @@ all: $(addprefix $(BUILD)/,$(PROGRAMS) $(DAEMONS) $(PROBES) $(TEST_PROGRAMS))
 # `make install PREFIX=/usr` after a plain `make` recompiles exactly what embeds a path, and a second
 # run compiles nothing. It is made before any object (order-only), as the first build's objects have no
 # dependency files yet.
-BUILD_PATHS := BINDIR LIBEXECDIR PROBEDIR SYSCONFDIR LOCALSTATEDIR
+BUILD_PATHS := BINDIR LIBEXECDIR PROBEDIR SYSCONFDIR LOCALSTATEDIR DATADIR
 
 .PHONY: build-paths-check
 $(BUILD)/build-paths.h: build-paths-check
@@ -308,6 +310,7 @@ install: all $(INSTALL_EXTRA)
 	$(install_man)
 	$(install_systemd)
 	$(install_contrib)
+	$(install_applet)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS)) $(addprefix $(DESTDIR)$(LIBEXECDIR)/,$(DAEMONS))
@@ -316,6 +319,7 @@ uninstall:
 	$(uninstall_man)
 	$(uninstall_systemd)
 	$(uninstall_contrib)
+	$(uninstall_applet)
 
 .PHONY: clean
 clean:

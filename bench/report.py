@@ -35,3 +35,64 @@ class Report:
     def dump(self, path, extra=None):
         with open(path, "w") as f:
             json.dump({"report": self.as_json(), **(extra or {})}, f, indent=2)
+
+
+# ---- statistics every benchmark uses alike: medians with a 95 % interval ----
+
+def _binom_cdf(k, n):
+    """P(X <= k) for X ~ Binomial(n, 1/2)."""
+    from math import comb
+    return sum(comb(n, i) for i in range(k + 1)) / 2 ** n
+
+
+def median_ci(samples, level=0.95):
+    """(median, low, high): the median and a distribution-free interval for it from order statistics
+    (the j-th smallest and j-th largest sample, j the largest rank whose binomial tail is within
+    (1 - level) / 2; it covers at least level, 97.9 % at 10 samples: 2nd and 9th). low and high are None
+    with fewer than 6 samples, where no such pair exists."""
+    import statistics
+    xs = sorted(samples)
+    n = len(xs)
+    med = statistics.median(xs)
+    j = 0
+    while j < n // 2 and _binom_cdf(j, n) <= (1 - level) / 2:
+        j += 1
+    if j == 0:
+        return med, None, None
+    return med, xs[j - 1], xs[n - j]
+
+
+def ratio_ci(ours, anchor, level=0.95, resamples=4000, seed=1):
+    """(ratio, low, high): median(ours) / median(anchor) and a percentile bootstrap interval (each side
+    resampled on its own, a fixed seed so that a run's figures are reproducible from its samples). low and
+    high are None with fewer than 3 samples on a side."""
+    import random
+    import statistics
+    ratio = statistics.median(ours) / statistics.median(anchor) if statistics.median(anchor) else float("nan")
+    if len(ours) < 3 or len(anchor) < 3:
+        return ratio, None, None
+    rng = random.Random(seed)
+    boots = []
+    for _ in range(resamples):
+        a = statistics.median(rng.choices(anchor, k=len(anchor)))
+        if a:
+            boots.append(statistics.median(rng.choices(ours, k=len(ours))) / a)
+    boots.sort()
+    tail = (1 - level) / 2
+    return ratio, boots[int(tail * (len(boots) - 1))], boots[int(round((1 - tail) * (len(boots) - 1)))]
+
+
+def with_ci(value, low, high, spec=".2f", suffix=""):
+    """"12.30 [11.90, 12.80]", or the value alone where there is no interval."""
+    if value is None:
+        return "-"
+    if low is None or high is None:
+        return f"{value:{spec}}{suffix}"
+    return f"{value:{spec}}{suffix} [{low:{spec}}, {high:{spec}}]"
+
+
+def alternated(round_index, items):
+    """items in the order of this round: as given in even rounds, reversed in odd ones, so that over
+    rounds each pair runs A B B A and neither side always runs first (warmer caches, a neighbour's
+    burst)."""
+    return list(items) if round_index % 2 == 0 else list(reversed(items))

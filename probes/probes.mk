@@ -32,8 +32,8 @@ linkprobe-probe-rdma_LDLIBS := $(NETPROBE_LDLIBS)
 # libcrypto: HMAC-SHA256 and CRYPTO_memcmp for the pre-shared-key challenge; libibverbs: the RDMA probe.
 PKG_MODULES += libcrypto libibverbs
 DEBIAN_BUILD_PACKAGES += libssl-dev libibverbs-dev
-# The anchors of bench/bench-net.
-DEBIAN_BENCH_PACKAGES += iperf3 sockperf
+# The anchors of bench/bench-net (iperf: iperf 2, multi-threaded, for several streams).
+DEBIAN_BENCH_PACKAGES += iperf3 iperf sockperf
 # sockperf: the anchor the TCP probe's RTT is held to in its accuracy test.
 DEBIAN_TEST_PACKAGES += sockperf
 

@@ -3,8 +3,8 @@
 # Self-contained: it needs nothing from the bash-completion package beyond loading this file.
 
 _linkprobectl() {
-        local verbs='status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot fabric health'
-        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --tolerance= --list --snapshots --nodes= --hostfile= --backend='
+        local verbs='status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot fabric health switches lldp'
+        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --prometheus-ca-file= --prometheus-user= --prometheus-password-file= --prometheus-token-file= --tolerance= --list --snapshots --nodes= --hostfile= --backend= --svg --png --output='
         local -a args bus_args=()
         local cur i verb='' sub='' snapshots=''
         [[ " ${COMP_LINE:0:COMP_POINT} " == *' --snapshots '* ]] && snapshots=1
@@ -26,7 +26,8 @@ _linkprobectl() {
                         ((i++))
                         ;;
                 --bus-address=* | --user | --system) bus_args+=("${args[i]}") ;;
-                --transport | --timeout | --color | --what | --who | --why | --prometheus | --tolerance | --nodes | --hostfile | --backend) ((i++)) ;;
+                --transport | --timeout | --color | --what | --who | --why | --prometheus | --tolerance | --nodes | --hostfile | --backend | --output) ((i++)) ;;
+                --prometheus-ca-file | --prometheus-user | --prometheus-password-file | --prometheus-token-file) ((i++)) ;;
                 -*) ;;
                 *)
                         if [[ -z $verb ]]; then
@@ -48,8 +49,16 @@ _linkprobectl() {
                 COMPREPLY=()
         elif [[ $prev == --prometheus || $prev == --tolerance || $cur == --prometheus=* || $cur == --tolerance=* ]]; then
                 COMPREPLY=()
-        elif [[ $prev == --nodes || $cur == --nodes=* ]]; then
+        elif [[ $prev == --nodes || $cur == --nodes=* || $prev == --prometheus-user || $cur == --prometheus-user=* ]]; then
                 COMPREPLY=()
+        elif [[ $prev == --output ]]; then
+                COMPREPLY=($(compgen -f -- "$cur"))
+        elif [[ $cur == --output=* ]]; then
+                COMPREPLY=($(compgen -f -P --output= -- "${cur#--output=}"))
+        elif [[ $prev == --prometheus-ca-file || $prev == --prometheus-password-file || $prev == --prometheus-token-file ]]; then
+                COMPREPLY=($(compgen -f -- "$cur"))
+        elif [[ $cur == --prometheus-ca-file=* || $cur == --prometheus-password-file=* || $cur == --prometheus-token-file=* ]]; then
+                COMPREPLY=($(compgen -f -P "${cur%%=*}=" -- "${cur#*=}"))
         elif [[ $prev == --hostfile ]]; then
                 COMPREPLY=($(compgen -W "mlx" -- "$cur"))
         elif [[ $cur == --hostfile=* ]]; then

@@ -3,4 +3,9 @@
 PROGRAMS += linkprobectl
 linkprobectl_SOURCES := $(wildcard src/ctl/*.c)
 linkprobectl_LIBS := shared
-linkprobectl_PKGS := libsystemd json-c
+linkprobectl_PKGS := libsystemd json-c libgvc libcurl
+# libcurl: fabric --prometheus= reaches a Prometheus behind HTTPS, authentication and proxies.
+DEBIAN_BUILD_PACKAGES += libcurl4-openssl-dev
+# tests/integration/test_fabric_https.py: a Prometheus behind TLS (a certificate made with openssl) and
+# basic authentication (the password hashed with bcrypt).
+DEBIAN_TEST_PACKAGES += openssl python3-bcrypt

@@ -164,11 +164,16 @@ int fabric_add_problem(json_object *model, const char *format, ...) {
 
 /* Graphviz: `fabric --dot` and `fabric ring --dot` draw the model. */
 char *fabric_dot_escape(const char *s) {
-        char *ret = malloc(strlen(strempty(s)) * 2 + 1), *t = ret;
+        char *ret = malloc(strlen(strempty(s)) * 5 + 1), *t = ret;
 
         if (!ret)
                 return NULL;
         for (const char *p = strempty(s); *p; p++) {
+                /* Graphviz reads entities in labels: "&lt;" must stay four characters. */
+                if (*p == '&') {
+                        t = stpcpy(t, "&amp;");
+                        continue;
+                }
                 if (*p == '"' || *p == '\\')
                         *t++ = '\\';
                 *t++ = (unsigned char) *p < 0x20 || *p == 0x7f ? '?' : *p;

@@ -37,5 +37,6 @@ json_object *fabric_interface(json_object *model, const char *node_id, const cha
 int fabric_interface_add_address(json_object *iface, const char *address, int64_t prefix_length, const char *class);
 int fabric_interface_add_rdma(json_object *iface, const char *device, double gbps);
 int fabric_add_problem(json_object *model, const char *format, ...) _printf_(2, 3);
-/* A string as a DOT quoted string's contents: quotes and backslashes escaped, control characters '?'. */
+/* A string as a DOT quoted string's contents: quotes and backslashes escaped, control characters '?',
+ * '&' as an entity (Graphviz reads entities in labels). */
 char *fabric_dot_escape(const char *s);

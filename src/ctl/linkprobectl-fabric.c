@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdarg.h>
 
+#include "linkprobectl-draw.h"
 #include "linkprobectl-fabric-local.h"
 #include "linkprobectl-fabric-model.h"
 #include "linkprobectl-fabric-ring.h"
@@ -131,6 +132,21 @@ int fabric_print_dot(json_object *model, FILE *f) {
         return fflush(f) == 0 ? 0 : CTL_EXIT_FAILURE;
 }
 
+/* The same graph laid out and drawn (--svg, --png). */
+static int fabric_draw(json_object *model) {
+        _cleanup_(freep) char *dot = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&dot, &size);
+        int r;
+
+        if (!f)
+                return log_oom_ctl();
+        r = fabric_print_dot(model, f);
+        if (fclose(f) != 0 && r == 0)
+                r = log_oom_ctl();
+        return r == 0 ? draw_render_dot(dot) : r;
+}
+
 /* ---- text ---- */
 
 static char *format_seen(json_object *e, const char *key, json_object *v) {
@@ -211,12 +227,18 @@ int check_fabric_args(int argc, char **argv) {
 
         if (arg_dot && arg_json != JSON_OFF)
                 return usage("--dot and --json are two ways to print the graph: pick one.");
-        if (arg_prometheus && !startswith(arg_prometheus, "http://")) {
+        if (arg_prometheus && !startswith(arg_prometheus, "http://") && !startswith(arg_prometheus, "https://")) {
                 _cleanup_(freep) char *shown = escape_for_terminal(arg_prometheus);
-                fprintf(stderr, "--prometheus= takes an http:// URL (no TLS here; use a local proxy), not \"%s\".\n",
-                        strna(shown));
+                fprintf(stderr, "--prometheus= takes an http:// or https:// URL, not \"%s\".\n", strna(shown));
                 return CTL_EXIT_USAGE;
         }
+        if (!arg_prometheus && (arg_prometheus_ca_file || arg_prometheus_user || arg_prometheus_password_file ||
+                                arg_prometheus_token_file))
+                return usage("--prometheus-ca-file=, -user=, -password-file= and -token-file= belong to --prometheus=URL.");
+        if (!!arg_prometheus_user != !!arg_prometheus_password_file)
+                return usage("--prometheus-user= and --prometheus-password-file= go together.");
+        if (arg_prometheus_user && arg_prometheus_token_file)
+                return usage("--prometheus-user= (basic) and --prometheus-token-file= (bearer): pick one.");
         if (arg_prometheus && arg_snapshots)
                 return usage("--prometheus= and --snapshots are two sources of the cluster's graph: pick one.");
         if (!command && files > 0 && !arg_snapshots) {
@@ -258,8 +280,11 @@ int verb_fabric(sd_bus *bus, int argc, char **argv) {
         int first = command ? 2 : 1, r;
 
         if (arg_prometheus)
-                r = fabric_from_prometheus(arg_prometheus, arg_timeout_usec ?: 10 * USEC_PER_SEC, command ? arg_nodes : NULL,
-                                           &model);
+                r = fabric_from_prometheus(arg_prometheus,
+                                           &(HttpAuth) { .ca_file = arg_prometheus_ca_file, .user = arg_prometheus_user,
+                                                         .password_file = arg_prometheus_password_file,
+                                                         .token_file = arg_prometheus_token_file },
+                                           arg_timeout_usec ?: 10 * USEC_PER_SEC, command ? arg_nodes : NULL, &model);
         else if (arg_snapshots)
                 r = fabric_from_snapshots(argv + first, (size_t) (argc - first), &model);
         else
@@ -274,6 +299,8 @@ int verb_fabric(sd_bus *bus, int argc, char **argv) {
                 return ctl_output_json(model);
         if (arg_dot)
                 return fabric_print_dot(model, stdout);
+        if (arg_draw != DRAW_NONE)
+                return fabric_draw(model);
         r = ctl_output_table(ctl_member(model, "Edges"), &edge_table);
         if (r == 0 && arg_legend)
                 r = print_problems(model);

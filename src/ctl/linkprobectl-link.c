@@ -29,6 +29,20 @@ static char *format_address_list(json_object *row, const char *key, json_object 
         return s;
 }
 
+/* "10 Gb/s", or for a link trained below what both ends support "10 Gb/s (of 25 Gb/s)": the commonest
+ * slow link there is, seen in the list without asking for it. */
+static char *format_list_speed(json_object *row, const char *key, json_object *v) {
+        _cleanup_(freep) char *speed = ctl_format_speed_mbps(row, key, v);
+        if (!speed || !json_bool_or(row, "Degraded", false))
+                return TAKE_PTR(speed);
+        _cleanup_(freep) char *best = ctl_format_speed_mbps(row, "BestCommonSpeedMbps", ctl_member(row, "BestCommonSpeedMbps"));
+        return best ? ctl_strdupf("%s (of %s)", speed, best) : TAKE_PTR(speed);
+}
+
+static const char *colour_list_speed(json_object *row, const char *key, json_object *v) {
+        return json_bool_or(row, "Degraded", false) ? ANSI_YELLOW : NULL;
+}
+
 /* The name, its state and speed stay; the addresses (the first two and a count) shrink first. Names
  * (at most 15 characters) and words from a short list (kind, type) are never cut: "Thunder…" would
  * not say which. */
@@ -39,8 +53,23 @@ static const CtlColumn link_columns[] = {
         { "TYPE", "ConnectionType", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } },
         { "STATE", "OperState", NULL, ctl_colour_state, { .min_width = 7 } },
         { "CARRIER", "Carrier", ctl_format_yes_no, NULL, { .optional = 2 } },
+        { ">SPEED", "SpeedMbps", format_list_speed, colour_list_speed },
+        { ">MTU", "Mtu", NULL, NULL, { .optional = 4 } },
+        { "ADDRESSES", "Addresses", format_address_list, NULL, { .weight = 300, .min_width = 12 } },
+};
+
+/* The same with the switch port each link is cabled to, when any is: shown only then, so that a node
+ * without LLDP lists what it always did. */
+static const CtlColumn link_columns_with_switch[] = {
+        { ">IDX", "Index", NULL, NULL },
+        { "NAME", "Name", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
+        { "KIND", "Kind", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 3 } },
+        { "TYPE", "ConnectionType", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 1 } },
+        { "STATE", "OperState", NULL, ctl_colour_state, { .min_width = 7 } },
+        { "CARRIER", "Carrier", ctl_format_yes_no, NULL, { .optional = 2 } },
         { ">SPEED", "SpeedMbps", NULL, NULL },
         { ">MTU", "Mtu", NULL, NULL, { .optional = 4 } },
+        { "SWITCH PORT", "Switch", ctl_format_switch_port, NULL, { .weight = 150, .min_width = 8, .optional = 5 } },
         { "ADDRESSES", "Addresses", format_address_list, NULL, { .weight = 300, .min_width = 12 } },
 };
 
@@ -70,23 +99,48 @@ static json_object *filter_links(json_object *links, int n_patterns, char **patt
         return kept;
 }
 
-int verb_list(sd_bus *bus, int argc, char **argv) {
-        _cleanup_(json_object_putp) json_object *links = NULL, *matching = NULL;
+/* Links and switches from one GetManagedObjects, the switches kept for the formatters. */
+static int get_links(sd_bus *bus, json_object **ret_links, json_object **ret_switches) {
+        _cleanup_(json_object_putp) json_object *objects = NULL;
         int r;
 
-        r = ctl_get_children(bus, "Link", &links);
+        r = ctl_get_objects(bus, &objects);
         if (r != 0)
                 return r;
-        if (argc <= 1)
-                return ctl_output_table(links, &link_table);
+        *ret_links = ctl_children(objects, "Link");
+        *ret_switches = ctl_children(objects, "Switch");
+        if (!*ret_links || !*ret_switches)
+                return log_oom_ctl();
+        ctl_switch_context(*ret_links, *ret_switches);
+        return 0;
+}
+
+int verb_list(sd_bus *bus, int argc, char **argv) {
+        _cleanup_(json_object_putp) json_object *links = NULL, *switches = NULL, *matching = NULL;
+        CtlTableView view = link_table;
+        int r;
+
+        r = get_links(bus, &links, &switches);
+        if (r != 0)
+                return r;
+        if (ctl_links_have_switch(links)) {
+                view.columns = link_columns_with_switch;
+                view.n_columns = ELEMENTSOF(link_columns_with_switch);
+        }
+        if (argc <= 1) {
+                r = ctl_output_table(links, &view);
+                ctl_switch_context(NULL, NULL);
+                return r;
+        }
 
         matching = filter_links(links, argc - 1, argv + 1);
         if (!matching)
                 return log_oom_ctl();
         /* Not an error, as for networkctl: the answer to "which links match" may be "none". */
-        CtlTableView view = link_table;
         view.empty = "No links match.";
-        return ctl_output_table(matching, &view);
+        r = ctl_output_table(matching, &view);
+        ctl_switch_context(NULL, NULL);
+        return r;
 }
 
 static json_object *find_link(json_object *links, const char *which) {
@@ -170,6 +224,45 @@ static const char *colour_health(json_object *l, const char *key, json_object *v
              : streq_ptr(h, "errors") || streq_ptr(h, "flapping") ? ANSI_RED : NULL;
 }
 
+/* "1 Gb/s, 10 Gb/s, 25 Gb/s": SupportedSpeedsMbps, PartnerSpeedsMbps or what the switch port says it can
+ * do (LldpPartnerSpeedsMbps); nothing when empty. */
+static char *format_speed_list(json_object *l, const char *key, json_object *speeds) {
+        size_t n = speeds && json_object_is_type(speeds, json_type_array) ? json_object_array_length(speeds) : 0;
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        if (n == 0)
+                return NULL;
+        f = open_memstream(&s, &len);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                json_object *v = json_object_array_get_idx(speeds, i);
+                _cleanup_(freep) char *one = ctl_format_speed_mbps(l, key, v);
+                fprintf(f, "%s%s", i > 0 ? ", " : "", one ?: "?");
+        }
+        fclose(f);
+        return s;
+}
+
+static char *format_lldp_warning(json_object *l, const char *key, json_object *v) {
+        const char *w = v ? json_object_get_string(v) : NULL;
+        return isempty(w) ? NULL : strdup(w);
+}
+
+/* "yes: 10000 Mb/s while both ends support 25000 Mb/s", "no", or why nothing could be judged. */
+static char *format_degraded(json_object *l, const char *key, json_object *v) {
+        const char *reason = json_string_or(l, "DegradedReason", "");
+        if (json_bool_or(l, "Degraded", false))
+                return ctl_strdupf("yes%s%s", isempty(reason) ? "" : ": ", reason);
+        return ctl_strdupf("%s", isempty(reason) ? "no" : reason);
+}
+
+static const char *colour_degraded(json_object *l, const char *key, json_object *v) {
+        return json_bool_or(l, "Degraded", false) ? ANSI_YELLOW : NULL;
+}
+
 static const CtlField link_fields[] = {
         { "Kind", "Kind", NULL, NULL, false },
         { "Connection type", "ConnectionType", NULL, NULL, false },
@@ -179,11 +272,19 @@ static const CtlField link_fields[] = {
         { "Hardware address", "HardwareAddress", NULL, NULL, false },
         { "Speed", "SpeedMbps", format_speed, NULL, false },
         { "Driver", "Driver", NULL, NULL, false },
+        { "Supported speeds", "SupportedSpeedsMbps", format_speed_list, NULL, true },
+        { "Partner speeds", "PartnerSpeedsMbps", format_speed_list, NULL, true },
+        { "Best common", "BestCommonSpeedMbps", ctl_format_speed_mbps, NULL, true },
+        { "Degraded", "Degraded", format_degraded, colour_degraded, true },
+        { "Link down", "LinkDownReason", NULL, NULL, true },
         { "Health", "Health", format_health, colour_health, false },
         { "Traffic", "RxGbps", format_traffic, NULL, true },
         { "Errors", "RxErrors", format_errors, NULL, true },
         { "Thunderbolt peer", "ThunderboltPeer", ctl_format_object, NULL, true },
         { "RDMA port", "RdmaPort", ctl_format_object, NULL, true },
+        { "Switch port", "Switch", ctl_format_switch_port_details, NULL, true },
+        { "Switch port speeds", "LldpPartnerSpeedsMbps", format_speed_list, NULL, true },
+        { "LLDP", "LldpWarning", format_lldp_warning, NULL, true },
         { "Addresses", "Addresses", format_address_lines, NULL, false },
         { "Object", "Path", ctl_format_string, NULL, false },
 };
@@ -204,14 +305,17 @@ int check_show_args(int argc, char **argv) {
 }
 
 int verb_show(sd_bus *bus, int argc, char **argv) {
-        _cleanup_(json_object_putp) json_object *links = NULL, *selected = NULL;
+        _cleanup_(json_object_putp) json_object *links = NULL, *switches = NULL, *selected = NULL;
         int r;
 
-        r = ctl_get_children(bus, "Link", &links);
+        r = get_links(bus, &links, &switches);
         if (r != 0)
                 return r;
-        if (argc < 2) /* -a */
-                return ctl_output_details(links, &link_details);
+        if (argc < 2) { /* -a */
+                r = ctl_output_details(links, &link_details);
+                ctl_switch_context(NULL, NULL);
+                return r;
+        }
 
         selected = json_object_new_array();
         if (!selected)
@@ -221,9 +325,12 @@ int verb_show(sd_bus *bus, int argc, char **argv) {
                 if (!l) {
                         _cleanup_(freep) char *escaped = escape_for_terminal(argv[i]);
                         fprintf(stderr, "No such link: %s\n", strna(escaped));
+                        ctl_switch_context(NULL, NULL);
                         return CTL_EXIT_FAILURE;
                 }
                 json_object_array_add(selected, json_object_get(l));
         }
-        return ctl_output_details(selected, &link_details);
+        r = ctl_output_details(selected, &link_details);
+        ctl_switch_context(NULL, NULL);
+        return r;
 }

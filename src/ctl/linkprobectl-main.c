@@ -4,6 +4,7 @@
 #include <locale.h>
 #include <unistd.h>
 
+#include "linkprobectl-draw.h"
 #include "linkprobectl-fabric.h"
 #include "linkprobectl.h"
 #include "shared/bus-error.h"
@@ -54,6 +55,8 @@ static const Verb verbs[] = {
         { "inhibitors", 1, 1, verb_inhibitors, NULL, true },
         { "fabric", 1, -1, verb_fabric, check_fabric_args, true, fabric_needs_no_bus },
         { "health", 1, 1, verb_health, NULL, true },
+        { "switches", 1, 1, verb_switches, NULL, true },
+        { "lldp", 1, 1, verb_switches, NULL, true },
 };
 
 static void help(void) {
@@ -66,6 +69,7 @@ static void help(void) {
                "  monitor             Print changes as they happen, until interrupted\n"
                "  health              Every link, port, PCI function and Thunderbolt device that is\n"
                "                      not ok (degraded, errors, flapping, unknown), and why\n"
+               "  switches, lldp      The switches at the far end of the cables (from LLDP)\n"
                "  peers               One line per measured path to a peer\n"
                "  probe ADDRESS       Measure the path to ADDRESS now and print the result\n"
                "  metrics             Everything in the Prometheus text format\n"
@@ -76,11 +80,12 @@ static void help(void) {
                "  gpu                 One line per GPU: inventory and measured throughput\n"
                "  probe gpu           Measure the GPUs now, wait and print the result\n"
                "  topo                How GPUs, NICs and HCAs reach each other over PCIe (affinity)\n"
+               "                      (--svg, --png: a picture of the node and its links)\n"
                "  inhibit [--] CMD... Run CMD while holding off GPU/RDMA probes; its exit status\n"
                "  inhibitors          Who holds off probes now (also: inhibit --list)\n"
                "  fabric              Which node is at the other end of every link, each edge\n"
-               "                      (--dot: Graphviz; --prometheus=URL or --snapshots FILE...:\n"
-               "                      the whole cluster)\n"
+               "                      (--dot: Graphviz; --svg, --png: a picture;\n"
+               "                      --prometheus=URL or --snapshots FILE...: the whole cluster)\n"
                "  fabric ring         The order of the nodes whose slowest hop is fastest, rank 0\n"
                "                      first (--hostfile=mlx: MLX's launcher host file)\n"
                "  fabric coordinator  The node every other node reaches best (rank 0)\n"
@@ -105,7 +110,15 @@ static void help(void) {
                "     --what=gpu|rdma|gpu:rdma  inhibit: what to hold off (default gpu)\n"
                "     --who=TEXT --why=TEXT     inhibit: who holds it and why (shown to others)\n"
                "     --dot               fabric: print the graph for Graphviz\n"
+               "     --svg, --png        topo, fabric: draw a picture (SVG on stdout; PNG needs\n"
+               "                         --output= or a pipe)\n"
+               "     --output=FILE       --svg, --png: write the picture to FILE\n"
                "     --prometheus=URL    fabric: the whole cluster, from a Prometheus server's API\n"
+               "                         (http[s]://; a proxy from https_proxy, no_proxy)\n"
+               "     --prometheus-ca-file=FILE  its https:// certificate's CA\n"
+               "     --prometheus-user=USER --prometheus-password-file=FILE\n"
+               "                         basic authentication (or http://USER:PASSWORD@HOST)\n"
+               "     --prometheus-token-file=FILE  bearer authentication\n"
                "     --tolerance=PERCENT fabric: how far two ends may differ before it is said\n"
                "                         (default 25)\n"
                "     --snapshots         fabric: the arguments are snapshot files, one per node\n"
@@ -233,12 +246,19 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_WHY,
                 ARG_DOT,
                 ARG_PROMETHEUS,
+                ARG_PROMETHEUS_CA_FILE,
+                ARG_PROMETHEUS_USER,
+                ARG_PROMETHEUS_PASSWORD_FILE,
+                ARG_PROMETHEUS_TOKEN_FILE,
                 ARG_TOLERANCE,
                 ARG_LIST,
                 ARG_SNAPSHOTS,
                 ARG_NODES,
                 ARG_HOSTFILE,
                 ARG_BACKEND,
+                ARG_SVG,
+                ARG_PNG,
+                ARG_OUTPUT,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -259,12 +279,19 @@ static int parse_argv(int argc, char *argv[]) {
                 { "why", required_argument, NULL, ARG_WHY },
                 { "dot", no_argument, NULL, ARG_DOT },
                 { "prometheus", required_argument, NULL, ARG_PROMETHEUS },
+                { "prometheus-ca-file", required_argument, NULL, ARG_PROMETHEUS_CA_FILE },
+                { "prometheus-user", required_argument, NULL, ARG_PROMETHEUS_USER },
+                { "prometheus-password-file", required_argument, NULL, ARG_PROMETHEUS_PASSWORD_FILE },
+                { "prometheus-token-file", required_argument, NULL, ARG_PROMETHEUS_TOKEN_FILE },
                 { "tolerance", required_argument, NULL, ARG_TOLERANCE },
                 { "list", no_argument, NULL, ARG_LIST },
                 { "snapshots", no_argument, NULL, ARG_SNAPSHOTS },
                 { "nodes", required_argument, NULL, ARG_NODES },
                 { "hostfile", required_argument, NULL, ARG_HOSTFILE },
                 { "backend", required_argument, NULL, ARG_BACKEND },
+                { "svg", no_argument, NULL, ARG_SVG },
+                { "png", no_argument, NULL, ARG_PNG },
+                { "output", required_argument, NULL, ARG_OUTPUT },
                 {},
         };
         int c, r;
@@ -343,6 +370,18 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_PROMETHEUS:
                         arg_prometheus = optarg;
                         break;
+                case ARG_PROMETHEUS_CA_FILE:
+                        arg_prometheus_ca_file = optarg;
+                        break;
+                case ARG_PROMETHEUS_USER:
+                        arg_prometheus_user = optarg;
+                        break;
+                case ARG_PROMETHEUS_PASSWORD_FILE:
+                        arg_prometheus_password_file = optarg;
+                        break;
+                case ARG_PROMETHEUS_TOKEN_FILE:
+                        arg_prometheus_token_file = optarg;
+                        break;
                 case ARG_TOLERANCE: {
                         char *end = NULL;
                         errno = 0;
@@ -381,6 +420,21 @@ static int parse_argv(int argc, char *argv[]) {
                         }
                         arg_backend = optarg;
                         break;
+                case ARG_SVG:
+                case ARG_PNG:
+                        if (arg_draw != DRAW_NONE && arg_draw != (c == ARG_SVG ? DRAW_SVG : DRAW_PNG)) {
+                                fprintf(stderr, "--svg and --png are two formats of the picture: pick one.\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        arg_draw = c == ARG_SVG ? DRAW_SVG : DRAW_PNG;
+                        break;
+                case ARG_OUTPUT:
+                        if (isempty(optarg)) {
+                                fprintf(stderr, "--output= needs a file name.\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        arg_output = optarg;
+                        break;
                 case ':':
                         fprintf(stderr, "Option %s needs an argument. See --help.\n", argv[optind - 1]);
                         return -CTL_EXIT_USAGE;
@@ -401,7 +455,9 @@ static int parse_argv(int argc, char *argv[]) {
 static bool takes_separate_value(const char *arg) {
         static const char *const with_value[] = { "--bus-address", "--transport", "--timeout", "--color",
                                                   "--what", "--who", "--why", "--prometheus", "--tolerance",
-                                                  "--nodes", "--hostfile", "--backend" };
+                                                  "--nodes", "--hostfile", "--backend", "--output",
+                                                  "--prometheus-ca-file", "--prometheus-user",
+                                                  "--prometheus-password-file", "--prometheus-token-file" };
         for (size_t i = 0; i < ELEMENTSOF(with_value); i++)
                 if (streq(arg, with_value[i]))
                         return true;
@@ -509,6 +565,9 @@ int main(int argc, char *argv[]) {
                 return r;
         n = MAX(n, 1);
         /* Whatever can be judged without the daemon is judged first: a usage error never waits for it. */
+        r = draw_check_args(verb->name, n, args);
+        if (r != 0)
+                return r;
         if (verb->check) {
                 r = verb->check(n, args);
                 if (r != 0)
@@ -521,7 +580,8 @@ int main(int argc, char *argv[]) {
                         return CTL_EXIT_FAILURE;
         }
 
-        if (verb->pager)
+        /* A picture goes whole to a file or a program, never to a pager. */
+        if (verb->pager && arg_draw == DRAW_NONE)
                 (void) ctl_pager_open();
         r = verb->run(bus, n, args);
         ctl_pager_close();

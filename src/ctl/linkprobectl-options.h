@@ -23,6 +23,13 @@ typedef enum JsonMode {
         JSON_SHORT,
 } JsonMode;
 
+/* topo and fabric --svg, --png: a picture instead of a table (linkprobectl-draw.c). */
+typedef enum DrawFormat {
+        DRAW_NONE,
+        DRAW_SVG,
+        DRAW_PNG,
+} DrawFormat;
+
 typedef enum ColourMode {
         COLOUR_AUTO,
         COLOUR_ALWAYS,
@@ -41,12 +48,18 @@ extern const char *arg_what;      /* --what= */
 extern const char *arg_who;       /* --who= */
 extern const char *arg_why;       /* --why= */
 extern const char *arg_prometheus; /* fabric --prometheus=URL */
+extern const char *arg_prometheus_ca_file;       /* --prometheus-ca-file= */
+extern const char *arg_prometheus_user;          /* --prometheus-user= */
+extern const char *arg_prometheus_password_file; /* --prometheus-password-file= */
+extern const char *arg_prometheus_token_file;    /* --prometheus-token-file= */
 extern bool arg_dot;               /* fabric --dot */
 extern double arg_tolerance;       /* fabric --tolerance=, percent */
 extern bool arg_snapshots;         /* fabric --snapshots: the arguments are snapshot files */
 extern const char *arg_nodes;      /* fabric ring/coordinator --nodes=, comma-separated */
 extern const char *arg_hostfile;   /* fabric ring --hostfile= ("mlx") */
 extern const char *arg_backend;    /* fabric ring --backend= (ring, jaccl, jaccl-ring) */
+extern DrawFormat arg_draw;        /* topo, fabric --svg, --png */
+extern const char *arg_output;     /* --output=FILE: where the picture goes (default stdout) */
 
 /* The tolerance within which the two ends of an edge agree about a rate (--tolerance=, percent). */
 #define FABRIC_TOLERANCE_DEFAULT 25.0

@@ -6,196 +6,29 @@
  * the two ends disagree about a direction by more than --tolerance= it says so (A measured 40 Gb/s
  * to B, B measured 20 Gb/s from A).
  *
- * The HTTP is deliberately small: HTTP/1.0 (so the answer is never chunked and ends when the server
- * closes), plain http:// only, a deadline over the whole exchange and a bound on the answer's size.
+ * The HTTP (TLS, authentication, proxies, the deadline and the errors) is libcurl's, in
+ * linkprobectl-http.c.
  */
 #include <math.h>
-#include <netdb.h>
-#include <poll.h>
-#include <sys/socket.h>
 
 #include "linkprobectl-fabric-model.h"
 #include "linkprobectl-fabric-sides.h"
+#include "linkprobectl-http.h"
 #include "linkprobectl-prometheus.h"
 #include "linkprobectl.h"
 #include "shared/node-identity.h"
 #include "shared/time-util.h"
 
-#define ANSWER_MAX (32U * 1024U * 1024U)
-#define URL_MAX 2048
-
-typedef struct Url {
-        char host[256];
-        char port[8];
-        char prefix[URL_MAX]; /* a path the API lives under ("" or "/prometheus"), no trailing slash */
-} Url;
-
-static int url_parse(const char *s, Url *ret) {
-        const char *p = s + strlen("http://"), *end, *slash;
-        Url u = { .port = "80" };
-
-        if (!startswith(s, "http://") || strlen(s) >= URL_MAX)
-                return -EINVAL;
-        slash = strchr(p, '/');
-        end = slash ?: p + strlen(p);
-        if (*p == '[') { /* [IPv6]:port */
-                const char *close = memchr(p, ']', (size_t) (end - p));
-                if (!close || (size_t) (close - p - 1) >= sizeof(u.host))
-                        return -EINVAL;
-                snprintf(u.host, sizeof(u.host), "%.*s", (int) (close - p - 1), p + 1);
-                p = close + 1;
-        } else {
-                const char *colon = memchr(p, ':', (size_t) (end - p));
-                const char *host_end = colon ?: end;
-                if ((size_t) (host_end - p) >= sizeof(u.host))
-                        return -EINVAL;
-                snprintf(u.host, sizeof(u.host), "%.*s", (int) (host_end - p), p);
-                p = host_end;
-        }
-        if (*p == ':') {
-                size_t n = (size_t) (end - p - 1);
-                if (n == 0 || n >= sizeof(u.port) || strspn(p + 1, "0123456789") < n)
-                        return -EINVAL;
-                snprintf(u.port, sizeof(u.port), "%.*s", (int) n, p + 1);
-        } else if (p != end)
-                return -EINVAL;
-        if (isempty(u.host))
-                return -EINVAL;
-        snprintf(u.prefix, sizeof(u.prefix), "%s", slash ?: "");
-        while (*u.prefix && u.prefix[strlen(u.prefix) - 1] == '/')
-                u.prefix[strlen(u.prefix) - 1] = '\0';
-        /* What goes into the request line must not end it. */
-        if (strpbrk(u.prefix, " \r\n?#"))
-                return -EINVAL;
-        *ret = u;
-        return 0;
-}
-
-static int wait_fd(int fd, short events, uint64_t deadline) {
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
-        struct pollfd p = { .fd = fd, .events = events };
-        int r;
-
-        if (now >= deadline)
-                return -ETIME;
-        r = poll(&p, 1, (int) MIN((deadline - now + 999) / 1000, (uint64_t) INT32_MAX));
-        if (r < 0)
-                return -errno;
-        return r == 0 ? -ETIME : 0;
-}
-
-static int connect_to(const Url *u, uint64_t deadline, int *ret) {
-        struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
-        int r = getaddrinfo(u->host, u->port, &hints, &ai), k = -EHOSTUNREACH;
-
-        if (r != 0)
-                return -EADDRNOTAVAIL;
-        for (struct addrinfo *a = ai; a; a = a->ai_next) {
-                _cleanup_(closep) int fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-                int err = 0;
-                socklen_t len = sizeof(err);
-
-                if (fd < 0)
-                        continue;
-                if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 && errno != EINPROGRESS) {
-                        k = -errno;
-                        continue;
-                }
-                k = wait_fd(fd, POLLOUT, deadline);
-                if (k >= 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) >= 0 && err != 0)
-                        k = -err;
-                if (k >= 0) {
-                        *ret = TAKE_FD(fd);
-                        break;
-                }
-        }
-        freeaddrinfo(ai);
-        return k;
-}
-
-/* One GET of path (already URL-encoded); the body of a 200 answer. */
-static int http_get(const Url *u, const char *path, uint64_t deadline, char **ret) {
-        _cleanup_(closep) int fd = -EBADF;
-        _cleanup_(freep) char *request = NULL, *buf = NULL;
-        size_t n = 0, sent = 0, len;
-        char *body;
-        int r;
-
-        r = connect_to(u, deadline, &fd);
-        if (r < 0)
-                return r;
-        if (asprintf(&request, "GET %s%s HTTP/1.0\r\nHost: %s\r\nAccept: application/json\r\nUser-Agent: linkprobectl/%s\r\n\r\n",
-                     u->prefix, path, u->host, VERSION) < 0)
-                return -ENOMEM;
-        for (len = strlen(request); sent < len;) {
-                ssize_t k = send(fd, request + sent, len - sent, MSG_NOSIGNAL);
-                if (k < 0 && errno == EAGAIN)
-                        k = wait_fd(fd, POLLOUT, deadline) < 0 ? -1 : 0;
-                else if (k < 0 && errno != EINTR)
-                        return -errno;
-                if (k < 0)
-                        return -ETIME;
-                sent += (size_t) MAX(k, (ssize_t) 0);
-        }
-        buf = malloc(ANSWER_MAX + 1);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t k = recv(fd, buf + n, ANSWER_MAX - n, 0);
-                if (k == 0)
-                        break;
-                if (k < 0 && errno == EAGAIN) {
-                        r = wait_fd(fd, POLLIN, deadline);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                if (k < 0 && errno != EINTR)
-                        return -errno;
-                n += (size_t) MAX(k, (ssize_t) 0);
-                if (n >= ANSWER_MAX)
-                        return -EFBIG;
-        }
-        buf[n] = '\0';
-        if (!startswith(buf, "HTTP/1.") || strlen(buf) < 12 || !strneq(buf + 8, " 200", 4))
-                return -EBADMSG;
-        body = strstr(buf, "\r\n\r\n");
-        if (!body)
-                return -EBADMSG;
-        *ret = strdup(body + 4);
-        return *ret ? 0 : -ENOMEM;
-}
-
-static char *url_encode(const char *s) {
-        char *ret = malloc(strlen(s) * 3 + 1), *t = ret;
-
-        if (!ret)
-                return NULL;
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-                if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("-_.~", *p))
-                        *t++ = (char) *p;
-                else
-                        t += sprintf(t, "%%%02X", *p);
-        *t = '\0';
-        return ret;
-}
-
 /* The result vector of an instant query: [{"metric": {...}, "value": [t, "v"]}]; 0, or an exit code. */
-static int query(const Url *u, const char *url, const char *expr, uint64_t deadline, json_object **ret) {
-        _cleanup_(freep) char *encoded = url_encode(expr), *path = NULL, *body = NULL;
+static int query(HttpClient *http, const char *expr, json_object **ret) {
+        _cleanup_(freep) char *body = NULL;
         _cleanup_(json_object_putp) json_object *doc = NULL;
         json_object *result;
         int r;
 
-        if (!encoded || asprintf(&path, "/api/v1/query?query=%s", encoded) < 0)
-                return log_oom_ctl();
-        r = http_get(u, path, deadline, &body);
-        if (r < 0) {
-                _cleanup_(freep) char *shown = escape_for_terminal(url);
-                fprintf(stderr, "Cannot query Prometheus at %s: %s\n", strna(shown),
-                        r == -EBADMSG ? "not a successful HTTP answer" : r == -ETIME ? "timed out" : strerror(-r));
-                return CTL_EXIT_FAILURE;
-        }
+        r = http_client_get(http, "/api/v1/query", "query", expr, &body);
+        if (r != 0)
+                return r;
         doc = json_tokener_parse(body);
         result = ctl_member(doc, "data.result");
         if (!streq(json_string_or(doc, "status", ""), "success") || !json_object_is_type(result, json_type_array)) {
@@ -578,38 +411,36 @@ static char *selected_query(json_object *identities, const char *names) {
                            "\",instance=~\"%s\"}", ids, targets);
 }
 
-int fabric_from_prometheus(const char *url, uint64_t timeout_usec, const char *only, json_object **ret) {
+int fabric_from_prometheus(const char *url, const HttpAuth *auth, uint64_t timeout_usec, const char *only,
+                           json_object **ret) {
         _cleanup_(json_object_putp) json_object *model = fabric_model_new("prometheus"), *result = NULL, *nonzero = NULL;
         _cleanup_(reading_done) Reading rd = {};
-        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
-        Url u;
+        _cleanup_(http_client_freep) HttpClient *http = NULL;
         int r;
 
         if (!model)
                 return log_oom_ctl();
-        if (url_parse(url, &u) < 0) {
-                _cleanup_(freep) char *shown = escape_for_terminal(url);
-                fprintf(stderr, "Cannot use \"%s\": expected http://HOST[:PORT][/PATH].\n", strna(shown));
-                return CTL_EXIT_USAGE;
-        }
+        r = http_client_new(url, auth, now_usec(CLOCK_MONOTONIC) + timeout_usec, &http);
+        if (r != 0)
+                return r;
         if (only) {
                 _cleanup_(json_object_putp) json_object *identities = NULL;
                 _cleanup_(freep) char *expr = NULL;
 
-                r = query(&u, url, IDENTITY_SERIES, deadline, &identities);
+                r = query(http, IDENTITY_SERIES, &identities);
                 if (r != 0)
                         return r;
                 expr = selected_query(identities, only);
                 if (expr) {
-                        r = query(&u, url, expr, deadline, &result);
+                        r = query(http, expr, &result);
                         if (r != 0)
                                 return r;
                 }
         }
         if (!result) {
-                r = query(&u, url, FABRIC_SERIES, deadline, &result);
+                r = query(http, FABRIC_SERIES, &result);
                 if (r == 0)
-                        r = query(&u, url, FABRIC_NONZERO, deadline, &nonzero);
+                        r = query(http, FABRIC_NONZERO, &nonzero);
                 if (r != 0)
                         return r;
         }

@@ -16,6 +16,7 @@ static const struct {
 } struct_members[] = {
         { "Link", "Addresses", false, (const char *const[]) { "Address", "PrefixLength", "Scope", "Class", NULL } },
         { "RdmaPort", "Gids", false, (const char *const[]) { "Index", "Gid", "Type", "NetDevice", NULL } },
+        { "Switch", "Ports", false, (const char *const[]) { "Object", "PortId", "PortDescription", NULL } },
         { "Summary", "FastestLink", true,
           (const char *const[]) { "Link", "Name", "ConnectionType", "SpeedMbps", NULL } },
         { "Summary", "ThunderboltPeers", false,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobectl topo: how the devices inside the node reach each other (Manager.GetAffinity()), as a
  * matrix in the words of `nvidia-smi topo -m`, for any vendor, with each device's CPUs and NUMA node. */
-#include "linkprobectl.h"
+#include "linkprobectl-draw.h"
 #include "linkprobectl-output.h"
+#include "linkprobectl.h"
 
 /* One row and one column of the matrix. */
 typedef struct TopoDevice {
@@ -65,8 +66,7 @@ static bool in_pairs(json_object *pairs, const char *path) {
         return false;
 }
 
-/* GetAffinity() as [{"A", "B", "Relation", "Through"}]: 0, or an exit code. */
-static int get_affinity(sd_bus *bus, json_object **ret) {
+int topo_get_affinity(sd_bus *bus, json_object **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(json_object_putp) json_object *pairs = json_object_new_array();
         sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -222,7 +222,10 @@ int verb_topo(sd_bus *bus, int argc, char **argv) {
         size_t n = 0;
         int r;
 
-        r = get_affinity(bus, &pairs);
+        /* The picture (linkprobectl-draw-node.c) reads the whole tree, not only the devices' affinity. */
+        if (arg_draw != DRAW_NONE || arg_dot)
+                return topo_draw(bus);
+        r = topo_get_affinity(bus, &pairs);
         if (r != 0)
                 return r;
         r = ctl_get_objects(bus, &objects);

@@ -53,12 +53,23 @@ int verb_rdma(sd_bus *bus, int argc, char **argv);
 int verb_thunderbolt(sd_bus *bus, int argc, char **argv);
 int verb_gpu(sd_bus *bus, int argc, char **argv);
 int verb_topo(sd_bus *bus, int argc, char **argv);
+/* GetAffinity() as [{"A", "B", "Relation", "Through"}]: 0, or an exit code after saying why not. */
+int topo_get_affinity(sd_bus *bus, json_object **ret);
 int verb_probe_peer(sd_bus *bus, int argc, char **argv);
 int verb_probe_gpu(sd_bus *bus, int argc, char **argv);
 int verb_inhibit(sd_bus *bus, int argc, char **argv);
 int verb_inhibitors(sd_bus *bus, int argc, char **argv);
 int verb_fabric(sd_bus *bus, int argc, char **argv);
 int verb_health(sd_bus *bus, int argc, char **argv);
+int verb_switches(sd_bus *bus, int argc, char **argv);
+
+/* ---- switches (linkprobectl-switch.c) ---- */
+/* The links and switches the formatters below look in (NULL, NULL: none). */
+void ctl_switch_context(json_object *links, json_object *switches);
+/* A link's switch port: "leaf-3 Eth1/7"; with details "leaf-3 port Eth1/7 (descr), management ADDR". */
+char *ctl_format_switch_port(json_object *link, const char *key, json_object *v);
+char *ctl_format_switch_port_details(json_object *link, const char *key, json_object *v);
+bool ctl_links_have_switch(json_object *links);
 /* fabric --prometheus= reads Prometheus, not the daemon: no bus connection. */
 bool fabric_needs_no_bus(void);
 

@@ -5,7 +5,7 @@ daemon_SOURCES := $(filter-out src/daemon/linkprobed.c,$(wildcard src/daemon/*.c
 DAEMONS += linkprobed
 linkprobed_SOURCES := src/daemon/linkprobed.c
 linkprobed_LIBS := daemon sysfs shared
-linkprobed_PKGS := libsystemd libnl-route-3.0 libudev inih json-c libibverbs
+linkprobed_PKGS := libsystemd libnl-route-3.0 libnl-genl-3.0 libudev inih json-c libibverbs
 
 # RDMA: libibverbs for live port attributes and events (src/daemon/rdma-verbs.c); the class/infiniband
 # reader lives in sysfs/.
@@ -38,3 +38,15 @@ linkprobed_PKGS += libpci
 # Links over time (issue 20): test_health.py checks a veth's rates against iperf3 (bench-watch too, and
 # probes.mk already has it for the benchmarks).
 DEBIAN_TEST_PACKAGES += iperf3
+
+# LLDP (issue 26): test_lldp.py runs lldpd as the switch at the far end of a veth, and another beside the
+# daemon (`make deps` installs it with services kept from starting).
+DEBIAN_TEST_PACKAGES += lldpd
+
+# Both ends' link modes and the link-down reason (issue 26): ethtool's generic-netlink family, resolved and
+# asked through libnl-genl-3 (libnl's own genetlink layer: family and multicast-group lookup), so the daemon
+# keeps one netlink library; the replies are read by src/shared/ethtool-linkmodes.c.
+PKG_MODULES += libnl-genl-3.0
+DEBIAN_BUILD_PACKAGES += libnl-genl-3-dev
+# test_ethtool.py changes a tap's link settings with ethtool(8), whose LINKMODES_NTF the daemon follows.
+DEBIAN_TEST_PACKAGES += ethtool

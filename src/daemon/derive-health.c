@@ -120,6 +120,8 @@ static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
         const HealthLimits *limits = limits_of(h);
         LinkHealthFacts f = {
                 .limits = limits,
+                .trained_low = l->derived.capability.trained_low,
+                .trained_low_reason = l->derived.capability.trained_low_reason,
                 .sampled = l->watch.sampled,
                 .crc_errors = l->watch.now.rx_crc_errors == COUNTER_UNKNOWN
                                       ? COUNTER_UNKNOWN
@@ -129,7 +131,8 @@ static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
         HealthVerdict v = {};
 
         health_judge_link(&f, &v);
-        publish(&(Subject) { "link", "INTERFACE", l->name_utf8, &l->bus, &l->derived.health, &l->derived.health_reason },
+        publish(&(Subject) { "link", "INTERFACE", l->name_utf8, &l->bus, &l->derived.health, &l->derived.health_reason,
+                             &l->derived.degraded, &l->derived.degraded_reason },
                 &v, h->interval_usec > 0);
 }
 

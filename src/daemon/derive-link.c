@@ -186,9 +186,13 @@ static void relink_rdma(Links *links, Rdma *rdma) {
 
 /* ---- what a link is ---- */
 
-/* SpeedMbps: what the driver reports, else the negotiated rate of the Thunderbolt path a
- * thunderbolt-net interface runs over (it reports no speed of its own). */
+/* SpeedMbps: what the driver reports (through ethtool's netlink family for a link with link modes and a
+ * carrier, the speed its link modes are judged against; else through sysfs: the same ksettings, asked on
+ * the same events), else the negotiated rate of the Thunderbolt path a thunderbolt-net interface runs over
+ * (it reports no speed of its own). */
 static uint32_t link_effective_speed(const Link *l) {
+        if (l->ethtool.modes && l->ethtool.speed_mbps > 0 && link_has_carrier(l))
+                return l->ethtool.speed_mbps;
         return l->driver_speed_mbps > 0 ? l->driver_speed_mbps : l->derived.thunderbolt_speed_mbps;
 }
 
@@ -238,6 +242,55 @@ static ConnectionType link_connection_type(Links *links, const Link *l, unsigned
         return best;
 }
 
+/* ---- both ends' link modes ---- */
+
+/* Both ends of an Ethernet link: the speeds this end supports (ethtool's supported link modes), the speeds
+ * the other end advertised (lp_advertised, heard by autonegotiation; else, once the LLDP source records it,
+ * the switch port's IEEE 802.3 MAC/PHY TLV), the best speed both share, and whether the link trained below
+ * it, "10000 Mb/s while both ends support 25000 Mb/s": judged once (link-capability.c), from the speed
+ * derived just before; Health takes the verdict as an input (derive-health.c) and only qualifies it. */
+
+static bool speeds_equal(const uint32_t *a, size_t n, const uint32_t *b, size_t m) {
+        return n == m && (n == 0 || memcmp(a, b, n * sizeof(*a)) == 0);
+}
+
+void derive_link_capability(Link *l) {
+        LinkCapability *old = &l->derived.capability, c;
+        LinkCapabilityFacts f = {
+                .asked = link_asks_ethtool(l),
+                .answered = l->ethtool.answered,
+                .modes_error = l->ethtool.modes_error,
+                .state_error = l->ethtool.state_error,
+                .modes = l->ethtool.modes,
+                .state = &l->ethtool.state,
+                .carrier = link_has_carrier(l),
+                .active_speed_mbps = l->derived.speed_mbps,
+                .lldp_partner = NULL, /* the LLDP source's record, once there is one (issue 26 item 1) */
+        };
+
+        if (link_capability_judge(&f, &c) < 0) {
+                log_oom();
+                return;
+        }
+        if (!speeds_equal(old->supported_speeds, old->n_supported, c.supported_speeds, c.n_supported))
+                bus_object_changed(&l->bus, "SupportedSpeedsMbps");
+        if (!speeds_equal(old->partner_speeds, old->n_partner, c.partner_speeds, c.n_partner))
+                bus_object_changed(&l->bus, "PartnerSpeedsMbps");
+        if (old->best_common_mbps != c.best_common_mbps)
+                bus_object_changed(&l->bus, "BestCommonSpeedMbps");
+        /* Degraded and DegradedReason are the health judge's to publish (derive-health.c), from this fact:
+         * the link is judged again in this pass, or the next one when it was not marked yet. The note (why
+         * nothing was judged) is what DegradedReason says of a link that is not Degraded. */
+        if (old->trained_low != c.trained_low || !streq_ptr(old->trained_low_reason, c.trained_low_reason))
+                bus_object_queue(&l->bus);
+        if (old->note != c.note)
+                bus_object_changed(&l->bus, "DegradedReason");
+        if (!streq(strempty(old->link_down_reason), strempty(c.link_down_reason)))
+                bus_object_changed(&l->bus, "LinkDownReason");
+        link_capability_done(old);
+        *old = c;
+}
+
 void derive_links_relink(Links *links, Thunderbolt *tbt, Rdma *rdma, Summary *summary, bool thunderbolt_changed) {
         Link *l;
 
@@ -245,8 +298,10 @@ void derive_links_relink(Links *links, Thunderbolt *tbt, Rdma *rdma, Summary *su
         if (thunderbolt_changed)
                 recheck_thunderbolt_net_interfaces(links, tbt);
         /* Before the RDMA ports: a port follows its link's derived speed. */
-        TABLE_FOREACH(l, &links->table)
+        TABLE_FOREACH(l, &links->table) {
                 bus_object_set(&l->bus, l->derived.speed_mbps, link_effective_speed(l), "SpeedMbps");
+                derive_link_capability(l);
+        }
         relink_rdma(links, rdma);
         /* Last: a type depends on the lowers' cross-links above. */
         TABLE_FOREACH(l, &links->table)
@@ -259,6 +314,8 @@ void derive_link_changed(Links *links, Rdma *rdma, Summary *summary, Link *l) {
         RdmaPort *p;
 
         bus_object_set(&l->bus, l->derived.speed_mbps, link_effective_speed(l), "SpeedMbps");
+        /* After the speed it compares with the best both ends support. */
+        derive_link_capability(l);
 
         /* The common case, a machine without RDMA, costs nothing per link event. */
         TABLE_FOREACH(p, &rdma->ports) {

@@ -16,3 +16,6 @@ typedef struct Thunderbolt Thunderbolt;
 void derive_links_relink(Links *links, Thunderbolt *tbt, Rdma *rdma, Summary *summary, bool thunderbolt_changed);
 /* One link the sources marked: its SpeedMbps, the RoCE port that follows it, and FastestLink. */
 void derive_link_changed(Links *links, Rdma *rdma, Summary *summary, Link *l);
+/* Both ends' link modes for one link (derive-link.c): its facts judged (link-capability.c) and the
+ * properties that moved announced. After its SpeedMbps, before its Health. */
+void derive_link_capability(Link *l);

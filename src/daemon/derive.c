@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "derive-link.h"
 #include "derive-pci.h"
+#include "derive-switch.h"
 #include "derive.h"
 #include "link.h"
 #include "neighbor.h"
 #include "node.h"
 #include "peer.h"
 #include "rdma.h"
+#include "switch.h"
 #include "tbt.h"
 
 int derive_init(Derive *d, BusPublisher *p, Links *links, Thunderbolt *tbt, Rdma *rdma, Peers *peers) {
@@ -51,6 +53,12 @@ void derive_run(Derive *d, BusPublisher *p, size_t from, size_t to) {
                         derive_link_changed(d->links, d->rdma, &d->summary, container_of(o, Link, bus));
                         link_facts_moved = true;
                 }
+        }
+
+        /* Which switch each link faces: after links came or went, or a switch's ports moved. */
+        if (d->switches && (d->switches->changed || links_changed)) {
+                d->switches->changed = false;
+                derive_links_switch(d->links, d->switches);
         }
 
         derive_peers(&d->peers, links_changed, link_facts_moved);

@@ -13,6 +13,7 @@ typedef struct Links Links;
 typedef struct Pci Pci;
 typedef struct Peers Peers;
 typedef struct Rdma Rdma;
+typedef struct Switches Switches;
 typedef struct Reconciler Reconciler;
 typedef struct Thunderbolt Thunderbolt;
 
@@ -32,6 +33,7 @@ typedef struct Thunderbolt Thunderbolt;
  *   neighbors            which neighbours exist and all they publish; each path's Neighbor
  *   health               Health and HealthReason of links, RDMA ports, PCI functions and Thunderbolt
  *                        hops; a PCI function's load; an RDMA port's IP traffic   (derive-health.h)
+ *   link.derived         Switch and LldpPartnerSpeedsMbps, from the switches' ports   (derive-switch.h)
  *   summary              what an applet shows (FastestLink, ThunderboltPeers, ..., BestPeerPaths)
  *
  * The pass may ask a source to read again (a link whose backing device moved, a RoCE port); the
@@ -44,6 +46,7 @@ typedef struct Derive {
         DerivePeers peers; /* the peers, what they depend on, and the reconciler told when they move */
         Pci *pci;          /* NULL: no PCIe part (set by the manager after derive_init()) */
         Gpus *gpus;
+        Switches *switches; /* NULL: none (set by the manager after derive_init()) */
         DeriveNeighbors neighbors; /* set by the manager: the neighbours and what names them */
         DeriveHealth health;       /* the watch's interval and flag set by the manager */
         Summary summary;

@@ -383,8 +383,17 @@ void health_judge_link(const LinkHealthFacts *f, HealthVerdict *v) {
         const HealthLimits *limits = limits_of(f->limits);
         char errors_window[32], flap_window[32];
 
+        /* The judge only qualifies the structural verdict: it is the reason word for word, and a graver
+         * health (errors, flapping) added below takes precedence over it. */
+        if (f->trained_low)
+                health_verdict_add(v, HEALTH_DEGRADED, "%s",
+                                   isempty(f->trained_low_reason) ? "trained below what both ends support"
+                                                                  : f->trained_low_reason);
         if (!f->sampled || f->crc_errors == COUNTER_UNKNOWN) {
-                health_verdict_add(v, HEALTH_UNKNOWN, f->sampled ? "the kernel gives no statistics" : "not sampled yet");
+                /* What is known to be wrong is said alone; "unknown" only when nothing is. */
+                if (!f->trained_low)
+                        health_verdict_add(v, HEALTH_UNKNOWN,
+                                           f->sampled ? "the kernel gives no statistics" : "not sampled yet");
                 return;
         }
         health_format_window(limits->errors_window_usec, errors_window, sizeof(errors_window));

@@ -142,6 +142,11 @@ typedef struct PciHealthFacts {
 
 typedef struct LinkHealthFacts {
         const HealthLimits *limits; /* NULL: health_limits_default */
+        /* The structural fact (derive-link.c, link-capability.c): trained below the fastest speed both ends'
+         * link modes share, and its reason. Known without the watch, so it stands whether or not statistics
+         * were sampled; the judge makes it the verdict's degraded reason. */
+        bool trained_low;
+        const char *trained_low_reason;
         bool sampled; /* statistics arrived */
         uint64_t crc_errors;      /* in the errors window; COUNTER_UNKNOWN: no statistics */
         uint64_t carrier_changes; /* in the flapping window */

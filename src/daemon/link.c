@@ -74,6 +74,11 @@ static Link *link_free(Link *l) {
         free(l->derived.rdma_port_path);
         free(l->derived.pci_device_path);
         free(l->derived.health_reason);
+        free(l->derived.switch_path);
+        free(l->lldp_warning);
+        free(l->derived.degraded_reason);
+        free(l->ethtool.modes);
+        link_capability_done(&l->derived.capability);
         return mfree(l);
 }
 
@@ -135,6 +140,8 @@ static void link_remove(Link *l) {
         Links *links = l->links;
 
         log_link_debug(l, "Removed.");
+        if (links->hook)
+                links->hook(l, true, links->hook_userdata);
         bus_object_remove(&l->bus);
         table_remove(&links->table, &l->ifindex);
         links->topology_changed = true;
@@ -154,6 +161,7 @@ void links_done(Links *links) {
 
         /* Before the links and the sysfs root: the worker reads through the latter. */
         links->speed_reader = link_speed_reader_free(links->speed_reader);
+        links_stop_ethtool(links);
         TABLE_FOREACH(l, &links->table)
                 link_free(l);
         table_done(&links->table);
@@ -290,7 +298,13 @@ int link_process_netlink(Links *links, struct rtnl_link *rl, bool removed) {
         /* Any RTM_NEWLINK may come with a new speed (a bond's, as its ports change) without a
          * carrier change; the reader makes asking cheap for the loop. */
         link_request_sysfs(l);
+        if (links->hook)
+                links->hook(l, false, links->hook_userdata);
         return 0;
+}
+
+int link_set_lldp_warning(Link *l, const char *warning) {
+        return bus_object_set_string(&l->bus, &l->lldp_warning, warning, "LldpWarning");
 }
 
 void link_request_sysfs(Link *l) {
@@ -451,6 +465,9 @@ static void link_prepare(BusObject *o) {
                 LinkFacts facts = link_facts(l);
                 if (bus_object_set(&l->bus, l->kind, link_kind_from_facts(&facts), "Kind"))
                         l->links->topology_changed = true;
+
+                /* Whatever moved (carrier, a new partner, a driver rebinding), both ends' modes may have. */
+                link_request_ethtool(l);
         }
 }
 

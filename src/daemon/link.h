@@ -8,10 +8,14 @@
 #include "bus-object.h"
 #include "classify.h"
 #include "counter.h"
+#include "link-capability.h"
 #include "health.h"
 #include "log-object.h"
 #include "shared/table.h"
 
+typedef struct Link Link;
+typedef struct LinkEthtool LinkEthtool;
+typedef struct LinkEthtoolAnswer LinkEthtoolAnswer;
 typedef struct LinkSpeedReader LinkSpeedReader;
 typedef struct UdevSource UdevSource;
 struct rtnl_link;
@@ -39,21 +43,30 @@ typedef struct LinkStats {
         uint64_t rx_dropped;
 } LinkStats;
 
+/* Told of a link netlink added or changed (after the change), or of one about to go (removed): the
+ * sources that follow links themselves (lldp.c opens and closes its receive path with them). */
+typedef void (*LinkHook)(Link *l, bool removed, void *userdata);
+
 /* Every link, and what the derivation pass needs to know about them as a whole. */
 typedef struct Links {
         Table table; /* Link* by ifindex */
         BusPublisher *publisher;
         int sysfs_fd;
         LinkSpeedReader *speed_reader; /* NULL: speeds are read in place */
+        LinkEthtool *ethtool;          /* NULL: link modes are not asked (the worker did not start) */
+        sd_event_source *ethtool_defer; /* sends the waiting requests once the loop is idle */
+        bool ethtool_backlog;          /* some links wait to be asked */
         /* Links came or went, or one changed what others derive from it (kind, lower devices, its
          * backing device): the derivation pass redoes the cross-links and inherited types. */
         bool topology_changed;
         /* The first dump is done: a link that appears now is new, and what its counters say happened
          * since it was created (the watch counts its carrier changes and CRC errors from zero). */
         bool enumerated;
+        LinkHook hook;
+        void *hook_userdata;
 } Links;
 
-typedef struct Link {
+struct Link {
         int ifindex; /* first: the table's key */
         Links *links;
         BusObject bus;
@@ -86,6 +99,22 @@ typedef struct Link {
         bool on_thunderbolt;
         LinkKind kind; /* judged from the facts above */
 
+        /* From the LLDP receiver (lldp.c): why this link shows no switch though it could. */
+        char *lldp_warning;
+        /* From ethtool's netlink family (link-ethtool.c), asked on every link event of an Ethernet or veth
+         * link and on the monitor group's notifications: both ends' link modes, the link-down reason. */
+        struct {
+                uint64_t request; /* the answer we wait for; 0: none */
+                bool waiting;     /* to be asked when the loop is idle, or once the worker's queue has room */
+                bool answered;
+                int modes_error, state_error; /* negative errno of each request; 0 answered */
+                uint32_t speed_mbps;          /* the answer's speed; 0 unknown */
+                /* The answer's link modes; NULL when it had none at all (a veth): 2000 of those cost no
+                 * bitsets. */
+                EthtoolLinkModes *modes;
+                EthtoolLinkState state;
+        } ethtool;
+
         /* Over time: the statistics at the watch's last sample, the rates over its last
          * interval, and recent errors and carrier changes. */
         struct {
@@ -114,10 +143,16 @@ typedef struct Link {
                 char *rdma_port_path;
                 bool rdma_roce; /* that port is RoCE */
                 char *pci_device_path; /* PciDevice: the PCI function below device_path (derive-pci.c) */
-                Health health;         /* derive-health.c */
+                LinkCapability capability; /* derive-link.c: both ends' speeds, trained low, LinkDownReason */
+                Health health;         /* derive-health.c, from one verdict with Degraded and DegradedReason */
+                bool degraded;
+                char *degraded_reason;
                 char *health_reason;
+                char *switch_path;     /* Switch: the switch at the far end (derive-switch.c) */
+                uint32_t lldp_partner_speeds_mbps[4]; /* what that switch's port says it can do */
+                size_t n_lldp_partner_speeds;
         } derived;
-} Link;
+};
 
 /* Tells link objects apart from others in the publisher's queue (the derivation pass). */
 extern const BusObjectType link_bus_type;
@@ -127,6 +162,15 @@ void links_done(Links *links);
 /* From now on speed and duplex are read off the loop (after READY=1: until then the picture is made
  * in one go, in place). A failure leaves them read in place. */
 int links_start_speed_reader(Links *links, sd_event *event);
+/* From now on Ethernet and veth links' link modes are asked of ethtool's netlink family, on every link event
+ * and every notification of its monitor group. A failure leaves them unknown. */
+int links_start_ethtool(Links *links, sd_event *event);
+void links_stop_ethtool(Links *links);
+/* Whether the link's kind is asked for link modes (Ethernet, veth): the one predicate for link.c, which
+ * asks, and the derivation pass, which says "not an Ethernet link" for the others. */
+bool link_asks_ethtool(const Link *l) _pure_;
+/* Asks the link's modes and state again (a no-op for a link of another kind, or without the worker). */
+void link_request_ethtool(Link *l);
 /* Follows the udev subsystem "net": an event re-reads that link's sysfs facts. */
 int links_watch(Links *links, UdevSource *udev);
 
@@ -161,6 +205,8 @@ bool link_is_up(const Link *l);
 /* What the classifiers judge the link by (classify.h). */
 LinkFacts link_facts(const Link *l);
 bool link_has_carrier(const Link *l);
+/* Records the LLDP receiver's word on the link (NULL: none). */
+int link_set_lldp_warning(Link *l, const char *warning);
 
 #define log_link_full_errno(link, level, error, ...) \
         log_object_full_errno(level, error, "INTERFACE", (link)->name_utf8, __VA_ARGS__)

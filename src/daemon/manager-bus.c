@@ -10,6 +10,7 @@
 #include "manager-bus.h"
 #include "manager.h"
 #include "neighbor-bus.h"
+#include "switch-bus.h"
 #include "node-bus.h"
 #include "pci-bus.h"
 #include "peer-bus.h"
@@ -188,6 +189,9 @@ int manager_bus_register(Manager *m) {
         if (r < 0)
                 return r;
         r = neighbor_bus_register(&m->registry, &m->neighbors);
+        if (r < 0)
+                return r;
+        r = switch_bus_register(&m->registry, &m->switches);
         if (r < 0)
                 return r;
         return gpu_bus_register(&m->registry, &m->gpus, m->gpu_prober);

@@ -7,6 +7,7 @@
 
 #include "gpu-prober.h"
 #include "inhibit.h"
+#include "lldp.h"
 #include "manager.h"
 #include "metrics.h"
 #include "netlink.h"
@@ -149,6 +150,7 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         pci_init(&m->pci, &m->publisher, m->sysfs_fd);
         peers_init(&m->peers, &m->publisher, &m->config.peers);
         neighbors_init(&m->neighbors, &m->publisher);
+        switches_init(&m->switches, &m->publisher);
         m->persist = (Persist) { .peers = &m->peers, .directory = &m->state_directory };
         m->identity_file = (IdentityFile) { .directory = &m->state_directory };
 
@@ -183,6 +185,7 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         m->derive.peers.reconciler = m->reconciler;
         m->derive.pci = &m->pci;
         m->derive.gpus = &m->gpus;
+        m->derive.switches = &m->switches;
         m->derive.health.interval_usec = m->config.watch_interval_usec;
         m->derive.health.limits = &m->config.health;
         m->derive.summary.pci = &m->pci;
@@ -218,9 +221,11 @@ Manager *manager_free(Manager *m) {
         m->netlink = netlink_free(m->netlink);
         safe_close(m->netlink_fd);
         m->udev = udev_source_free(m->udev);
+        m->lldp = lldp_receiver_free(m->lldp);
 
         derive_done(&m->derive);
         neighbors_done(&m->neighbors);
+        switches_done(&m->switches);
         peers_done(&m->peers);
         pci_done(&m->pci);
         gpus_done(&m->gpus);
@@ -417,6 +422,17 @@ int manager_start(Manager *m) {
                 /* Speeds are then read on the loop, as before READY=1 anyway. */
                 log_warning_errno(r, "Failed to start the link speed reader, reading in place: %m");
 
+        /* It follows the links from their first dump on. Without a packet socket (no CAP_NET_RAW) it
+         * says so and leaves the rest working. */
+        r = lldp_receiver_new(m->event, &m->links, &m->switches, &m->lldp);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up LLDP reception: %m");
+
+        r = links_start_ethtool(&m->links, m->event);
+        if (r < 0)
+                /* Links then say their link modes are unknown; everything else stands. */
+                log_warning_errno(r, "Failed to start asking ethtool for link modes: %m");
+
         /* Listen first, enumerate second: nothing that happens in between can be missed. */
         r = netlink_new(m->event, &m->links, &m->status, TAKE_FD(m->netlink_fd),
                         m->options.netlink_rcvbuf ?: m->config.netlink_rcvbuf, &m->netlink);
@@ -566,6 +582,7 @@ int manager_render_metrics(void *userdata, char **ret, size_t *ret_size) {
                 .peers = &m->peers,
                 .pci = &m->pci,
                 .neighbors = &m->neighbors,
+                .switches = &m->switches,
                 .netlink_overruns = netlink_overruns(m->netlink),
                 .udev_overruns = udev_source_overruns(m->udev),
         };

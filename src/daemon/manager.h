@@ -22,10 +22,12 @@
 #include "shared/ratelimit.h"
 #include "state-file.h"
 #include "status.h"
+#include "switch.h"
 #include "tbt.h"
 
 typedef struct GpuProber GpuProber;
 typedef struct Inhibitors Inhibitors;
+typedef struct LldpReceiver LldpReceiver;
 typedef struct MetricsExporter MetricsExporter;
 typedef struct Netlink Netlink;
 typedef struct Reconciler Reconciler;
@@ -73,6 +75,7 @@ typedef struct Manager {
         Pci pci;
         Peers peers;
         Neighbors neighbors;
+        Switches switches;
         Persist persist;
         IdentityFile identity_file; /* Node.derived.identity, for the responder */
         /* What combines them: the derivation pass, and the Summary it keeps. */
@@ -81,6 +84,7 @@ typedef struct Manager {
         /* Sources of facts and the work that measures. */
         Netlink *netlink;
         UdevSource *udev;
+        LldpReceiver *lldp; /* switches from LLDP on Ethernet links */
         Inhibitors *inhibitors;
         UnitWatch *unit_watch; /* [Inhibit] WhileUnitsActive=; NULL when none */
         Reconciler *reconciler;

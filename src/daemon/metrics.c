@@ -20,7 +20,10 @@
 #include "shared/fileio.h"
 #include "shared/log.h"
 #include "shared/time-util.h"
+#include "shared/bus-names.h"
+#include "shared/parse-util.h"
 #include "status.h"
+#include "switch.h"
 #include "tbt.h"
 
 #define TEXTFILE_NAME "linkprobe.prom"
@@ -118,6 +121,16 @@ static void render_links(const MetricsSources *m, FILE *f) {
                "Negotiated speed in bytes per second; 0 when the kernel does not know.");
         TABLE_FOREACH(l, &m->links->table)
                 sample(f, "linkprobe_link_speed_bytes", l->derived.speed_mbps * 125000.0, "device", l->name_utf8, NULL);
+        /* Best against active: both ends' word (derive-link.c, link-capability.c), beside the speed it is compared with. */
+        family(f, "linkprobe_link_best_common_speed_bytes", "gauge",
+               "The fastest speed both ends support (this end's link modes, the partner's advertisement), bytes "
+               "per second; 0 when unknown.");
+        TABLE_FOREACH(l, &m->links->table)
+                sample(f, "linkprobe_link_best_common_speed_bytes", l->derived.capability.best_common_mbps * 125000.0,
+                       "device", l->name_utf8, NULL);
+        family(f, "linkprobe_link_degraded", "gauge", "1 when the link trained below the fastest speed both ends support.");
+        TABLE_FOREACH(l, &m->links->table)
+                sample(f, "linkprobe_link_degraded", l->derived.degraded, "device", l->name_utf8, NULL);
         family(f, "linkprobe_link_address_info", "gauge", "An address on a link and its class (always 1).");
         TABLE_FOREACH(l, &m->links->table)
                 for (size_t i = 0; i < l->n_addresses; i++) {
@@ -127,6 +140,29 @@ static void render_links(const MetricsSources *m, FILE *f) {
                         sample(f, "linkprobe_link_address_info", 1, "device", l->name_utf8, "address", a->text,
                                "prefix_length", prefix, "scope", a->scope_text, "class",
                                address_class_to_string(a->class), NULL);
+                }
+}
+
+/* The switch port at the far end of each link, as LLDP names it: joins linkprobe_link_info by device. */
+static void render_switches(const MetricsSources *m, FILE *f) {
+        const Switch *sw;
+
+        family(f, "linkprobe_link_switch_info", "gauge",
+               "The switch and its port at the far end of a link, from LLDP (always 1).");
+        if (!m->switches)
+                return;
+        TABLE_FOREACH(sw, &m->switches->table)
+                for (size_t i = 0; i < sw->n_ports; i++) {
+                        _cleanup_(freep) char *label = NULL;
+                        const Link *l;
+                        int ifindex;
+
+                        if (sd_bus_path_decode(sw->ports[i].local_path, LINK_PATH_PREFIX, &label) <= 0 ||
+                            parse_int(label, &ifindex) < 0 || !(l = link_get(m->links, ifindex)))
+                                continue;
+                        sample(f, "linkprobe_link_switch_info", 1, "device", l->name_utf8, "chassis_id",
+                               strempty(sw->chassis_id), "port_id", sw->ports[i].port_id, "switch_name",
+                               strempty(sw->name), NULL);
                 }
 }
 
@@ -369,6 +405,7 @@ int metrics_render(const MetricsSources *m, FILE *f) {
         render_daemon(m, f);
         render_node(m, f);
         render_links(m, f);
+        render_switches(m, f);
         render_thunderbolt(m, f);
         render_rdma(m, f);
         render_gpus(m, f);

@@ -22,6 +22,8 @@ typedef struct Rdma Rdma;
 typedef struct Thunderbolt Thunderbolt;
 
 /* Everything the exposition is made of. */
+typedef struct Switches Switches;
+
 typedef struct MetricsSources {
         const DaemonStatus *status;
         const Node *node;
@@ -33,6 +35,7 @@ typedef struct MetricsSources {
         Peers *peers;
         Pci *pci; /* may be NULL */
         Neighbors *neighbors; /* may be NULL */
+        Switches *switches;   /* may be NULL */
         uint64_t netlink_overruns;
         uint64_t udev_overruns;
 } MetricsSources;

@@ -169,6 +169,20 @@ static int compute_rdma(Rdma *rdma, Summary *s) {
         return 0;
 }
 
+/* Network links trained below what both ends' link modes share (their Degraded, derive-health.c). */
+static int compute_links(Links *links, Summary *s) {
+        Link *l;
+
+        TABLE_FOREACH(l, &links->table) {
+                if (!l->derived.degraded)
+                        continue;
+                int r = summary_add_degraded(s, l->bus.path, l->name_utf8, strempty(l->derived.degraded_reason));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* One entry per degraded PCIe link, on the function below it (its port shows the same link). */
 static int compute_pci(Pci *pci, Summary *s) {
         PciObject *o;
@@ -282,6 +296,8 @@ void summary_update(Summary *s, Links *links, Thunderbolt *tbt, Rdma *rdma, Peer
                 n.fastest = s->fastest;
                 s->fastest = (SummaryFastestLink) {};
         }
+        if (r >= 0)
+                r = compute_links(links, &n);
         if (r >= 0)
                 r = compute_tbt(links, tbt, &n);
         if (r >= 0)

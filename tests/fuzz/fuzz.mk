@@ -45,6 +45,10 @@ fuzz-peer-address_LIBS := daemon shared
 fuzz-peer-result_LIBS := daemon sysfs shared
 fuzz-peers-state_LIBS := daemon sysfs shared
 
+# LLDP (issue 26): frames anyone on the segment sends, parsed in the daemon (src/shared/lldp-parse.c).
+FUZZ_TARGETS += lldp-parse
+fuzz-lldp-parse_LIBS := shared
+
 define fuzz_template
 FUZZ_REGRESSION_PROGRAMS += fuzz-$(1)-regress
 fuzz-$(1)-regress_SOURCES := tests/fuzz/fuzz-$(1).c tests/fuzz/fuzz-regress.c
@@ -56,3 +60,9 @@ fuzz-$(1)_LIBS := $$(fuzz-$(1)_LIBS)
 fuzz-$(1)_PKGS := $$(or $$(fuzz-$(1)_PKGS),$(PKG_MODULES))
 fuzz-$(1)_LDLIBS := -fsanitize=fuzzer
 endef
+
+# ethtool's netlink replies and notifications (issue 26): the parser the daemon, its replay and the
+# monitor group share, and the judgement it feeds.
+FUZZ_TARGETS += ethtool-linkmodes
+fuzz-ethtool-linkmodes_LIBS := daemon sysfs shared
+fuzz-ethtool-linkmodes_PKGS := libnl-3.0 libsystemd

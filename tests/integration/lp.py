@@ -427,8 +427,9 @@ GRAVER_THAN_DEGRADED = ("errors", "flapping")
 def one_verdict_violations(objects):
     """Every object of a GetManagedObjects reply that breaks the one-verdict rule (linkprobed(8), HEALTH):
     Health is "degraded" exactly when Degraded is true, unless a graver Health (errors, flapping) stands;
-    a Degraded object has a DegradedReason, and one that is not has none. Returns "path interface: what"
-    lines; empty when every object keeps it."""
+    a Degraded object has a DegradedReason, and one that is not has none, or (a Link whose ends could not
+    both be known) one that starts with "unknown: " and says why nothing was judged. Returns "path
+    interface: what" lines; empty when every object keeps it."""
     wrong = []
     for path, interfaces in objects.items():
         for interface, props in interfaces.items():
@@ -439,8 +440,10 @@ def one_verdict_violations(objects):
                 wrong.append(f"{path} {interface}: Degraded but Health={health} ({props.get('HealthReason')!r})")
             if health == "degraded" and not degraded:
                 wrong.append(f"{path} {interface}: Health=degraded ({props.get('HealthReason')!r}) but not Degraded")
-            if degraded != bool(reason):
+            if degraded != bool(reason) and not (not degraded and reason.startswith("unknown: ")):
                 wrong.append(f"{path} {interface}: Degraded={degraded} with DegradedReason {reason!r}")
+            if degraded and reason.startswith("unknown: "):
+                wrong.append(f"{path} {interface}: Degraded with the reason of nothing judged {reason!r}")
             if degraded and reason not in props.get("HealthReason", ""):
                 wrong.append(f"{path} {interface}: DegradedReason {reason!r} not in HealthReason "
                              f"{props.get('HealthReason')!r}")
@@ -489,13 +492,19 @@ class Client:
                 return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
             return a == b
 
-        wrong = []
-        for path, interfaces in self.objects().items():
+        # A fact that arrives between the two calls (a link's link modes, asked of ethtool once the daemon
+        # runs) is not a difference of serialization: an object is wrong only when GetAll matches neither
+        # the GetManagedObjects before it nor the one after it.
+        before = self.objects()
+        differing = []
+        for path, interfaces in before.items():
             for interface, props in interfaces.items():
                 (getall,) = self.call(path, "org.freedesktop.DBus.Properties", "GetAll", "(s)", (interface,))
                 if not same(getall, props):
-                    wrong.append((path, interface))
-        return wrong
+                    differing.append((path, interface, getall))
+        after = self.objects() if differing else {}
+        return [(path, interface) for path, interface, getall in differing
+                if not same(getall, after.get(path, {}).get(interface))]
 
     def get_all(self, interface, path=ROOT):
         (props,) = self.call(path, "org.freedesktop.DBus.Properties", "GetAll", "(s)", (IFACE + interface,))

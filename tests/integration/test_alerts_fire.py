@@ -45,7 +45,7 @@ DRIVEN = {
 ELSEWHERE = {
     "LinkprobeLinkErrors": "CRC errors come from a NIC's statistics, which no virtual link has: "
                            "test_fabric_sim.py plants them",
-    "LinkprobeLinkDegraded": "a link below both ends' link modes needs ethtool answers: test_link_modes",
+    "LinkprobeLinkDegraded": "test_ethtool.py::test_link_degraded_alert_is_held: a replayed NIC below both ends",
     "LinkprobeRdmaPortDegraded": "an InfiniBand port below its neighbour needs the fabric's MADs: test_ib_neighbor",
     "LinkprobePathStale": "test_fabric.py: a cable goes down under a measured path",
     "LinkprobeEdgeEndsDisagree": "test_fabric_sim.py: two ends of a cable that measured differently",

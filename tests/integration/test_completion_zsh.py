@@ -46,7 +46,7 @@ def complete(line, path=None):
 
 
 VERBS = sorted("status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics "
-               "snapshot fabric health".split())
+               "snapshot fabric health switches lldp".split())
 
 
 def test_syntax():
@@ -55,7 +55,7 @@ def test_syntax():
 
 @pytest.mark.parametrize("line,expected", [
     ("linkprobectl ", VERBS),
-    ("linkprobectl s", ["show", "snapshot", "status"]),
+    ("linkprobectl s", ["show", "snapshot", "status", "switches"]),
     ("linkprobectl --json=", ["off", "pretty", "short"]),
     ("linkprobectl --color=", ["always", "auto", "never"]),
     ("linkprobectl inhibit --what=", ["gpu", "gpu:rdma", "rdma"]),

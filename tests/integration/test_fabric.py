@@ -670,7 +670,7 @@ def test_prometheus_disagreement_and_hostile_labels(netns):
             assert out.returncode == 1 and "Prometheus" in out.stderr, (out.stdout, out.stderr)
         finally:
             fake.close()
-    out = lp.run(netns.exec_cmd([lp.CTL, "fabric", "--prometheus=https://example.invalid"]), check=False)
+    out = lp.run(netns.exec_cmd([lp.CTL, "fabric", "--prometheus=ftp://example.invalid"]), check=False)
     assert out.returncode == 2 and "http://" in out.stderr
     out = lp.run(netns.exec_cmd([lp.CTL, "fabric", "--prometheus=http://127.0.0.1:1", "--timeout=2s"]), check=False)
     assert out.returncode == 1 and "Cannot query Prometheus" in out.stderr

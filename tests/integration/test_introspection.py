@@ -2,7 +2,8 @@
 """The introspection XML we install (systemd/interfaces/, one file per interface, for
 /usr/share/dbus-1/interfaces) must say exactly what the running daemon says. The daemon here has an
 object of every kind: links (netlink), a Thunderbolt tree and RDMA ports (a umockdev testbed), a GPU
-(PoCL), a peer (AddPeer) and the neighbour whose responder answers it. LINKPROBE_UPDATE_INTERFACES=1 (make update-interfaces) rewrites the
+(PoCL), a peer (AddPeer), the neighbour whose responder answers it, and a switch (an LLDPDU sent over a
+veth). LINKPROBE_UPDATE_INTERFACES=1 (make update-interfaces) rewrites the
 files from the daemon instead of comparing.
 
 The shipped files also carry an org.gtk.GDBus.DocString for every interface and member, merged from
@@ -20,10 +21,12 @@ import interface_docs
 import lp
 import tbt_harness as h
 from linkprobe_net import Responder
+from lldp_net import frame, send_frames, tlv
 
 INTERFACES_DIR = os.path.join(lp.TOP, "systemd", "interfaces")
 RDMA_FIXTURE = os.path.join(lp.TOP, "tests", "fixtures", "rdma", "cx5-roce.umockdev")
-KINDS = ["Manager", "Node", "Memory", "Summary", "Link", "Thunderbolt", "RdmaPort", "Gpu", "Peer", "Neighbor", "Pci"]
+KINDS = ["Manager", "Node", "Memory", "Summary", "Link", "Thunderbolt", "RdmaPort", "Gpu", "Peer", "Neighbor", "Pci",
+         "Switch"]
 HEADER = ('<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"\n'
           ' "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">\n')
 
@@ -60,6 +63,12 @@ def live(netns, client, daemon_factory, tmp_path):
                        args=[f"--sysfs-root={bed.sys}"],
                        config="[Gpu]\nQuick=yes\n[Reconciler]\nTickSec=100ms\nTcpDurationSec=100ms\n")
         client.call(lp.ROOT, lp.IFACE + "Manager", "AddPeer", "(s)", ("127.0.0.1:7482",))
+        # A switch: one LLDPDU from one end of a veth, heard at the other.
+        netns.ip("link", "add", "lpsw0", "type", "veth", "peer", "name", "lpsw1")
+        netns.ip("link", "set", "lpsw0", "up")
+        netns.ip("link", "set", "lpsw1", "up")
+        wait_for(lambda: client.link_by_name("lpsw1"))
+        send_frames(netns, "lpsw0", [frame(b"\x07leaf", extra=tlv(5, b"leaf"))])
         yield client
     finally:
         if responder:

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """`make run` (tests/run-local) on an 80-column terminal: it shows every command's output and returns,
-never stopping in a pager, and what it shows fits the terminal."""
+never stopping in a pager, and what it shows fits the terminal; it draws the node's picture into the
+build directory and says where."""
 
 import os
 import re
@@ -22,6 +23,12 @@ def test_make_run_never_stops_in_a_pager():
     for verb in ("status", "list", "thunderbolt", "rdma", "gpu"):
         assert f"$ linkprobectl {verb}\n" in shown, shown
     assert "Stopped linkprobed (exit status 0)." in shown
+    # The node's picture, in the build directory, and the run says where.
+    svg, png = (os.path.join(os.path.abspath(lp.BUILD), f"node.{fmt}") for fmt in ("svg", "png"))
+    assert f"The node's picture was written to {svg} and {png}." in shown.replace("\n", ""), shown
+    assert lp.run(["xmllint", "--noout", svg], check=False).returncode == 0
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     # Tables fit the terminal (colour codes are not columns).
     plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)
     tables = plain.split("$ busctl tree")[0]

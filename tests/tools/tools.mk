@@ -13,3 +13,11 @@ tbt-dump_PKGS := json-c
 
 # umockdev testbeds (the readers' tests and the integration layer) and boltd, the Thunderbolt anchor.
 DEBIAN_TEST_PACKAGES += libumockdev-dev bolt
+
+# linkprobed with a replayed ethtool source (issue 26): the daemon's main and libraries plus
+# tests/tools/ethtool-replay.c, which answers ethtool requests from a file of recorded kernel messages
+# (LINKPROBE_ETHTOOL_REPLAY=FILE). Only this test program honours that variable; linkprobed has no such code.
+TEST_PROGRAMS += linkprobed-ethtool-replay
+linkprobed-ethtool-replay_SOURCES := src/daemon/linkprobed.c tests/tools/ethtool-replay.c
+linkprobed-ethtool-replay_LIBS := $(linkprobed_LIBS)
+linkprobed-ethtool-replay_PKGS := $(linkprobed_PKGS)

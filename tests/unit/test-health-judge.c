@@ -283,6 +283,27 @@ static void test_link(void **state) {
         JUDGE(health_judge_link, &f, HEALTH_UNKNOWN, "not sampled yet");
 }
 
+/* The structural fact from both ends' link modes is an input: Health says it word for word, with or
+ * without samples, and a graver health stands above it. */
+static void test_link_degraded(void **state) {
+        const char *why = "10000 Mb/s while both ends support 25000 Mb/s";
+        LinkHealthFacts f = { .trained_low = true, .trained_low_reason = why };
+
+        JUDGE(health_judge_link, &f, HEALTH_DEGRADED, why); /* not sampled: no "unknown" beside it */
+        f.sampled = true;
+        JUDGE(health_judge_link, &f, HEALTH_DEGRADED, why);
+        /* Graver verdicts come first; the structural reason stays in the list after them. */
+        f.carrier_changes = 8;
+        JUDGE(health_judge_link, &f, HEALTH_FLAPPING,
+              "8 carrier changes in the last 2 min; 10000 Mb/s while both ends support 25000 Mb/s");
+        f.crc_errors = 12;
+        JUDGE(health_judge_link, &f, HEALTH_ERRORS,
+              "12 CRC errors in the last minute; 8 carrier changes in the last 2 min; 10000 Mb/s while both ends "
+              "support 25000 Mb/s");
+        f = (LinkHealthFacts) { .trained_low = true, .sampled = true };
+        JUDGE(health_judge_link, &f, HEALTH_DEGRADED, "trained below what both ends support");
+}
+
 static void test_rdma(void **state) {
         RdmaHealthFacts f = { .sampled = true, .any_counter = true, .device = "mlx5_0", .port = 1 };
 
@@ -420,7 +441,8 @@ int main(void) {
                 cmocka_unit_test(test_pci_link),          cmocka_unit_test(test_pci_gpu),
                 cmocka_unit_test(test_pci_never_judged),  cmocka_unit_test(test_pci_flapping),
                 cmocka_unit_test(test_pci_errors),        cmocka_unit_test(test_power_saving_changes),
-                cmocka_unit_test(test_link),              cmocka_unit_test(test_rdma),
+                cmocka_unit_test(test_link),              cmocka_unit_test(test_link_degraded),
+                cmocka_unit_test(test_rdma),
                 cmocka_unit_test(test_thunderbolt),       cmocka_unit_test(test_format),
                 cmocka_unit_test(test_pci_hca_and_its_port), cmocka_unit_test(test_pci_before_the_first_sample),
                 cmocka_unit_test(test_verdict_degraded),  cmocka_unit_test(test_rdma_fallback),

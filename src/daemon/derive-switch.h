@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* derive-switch.h — which switch each link is cabled to, from the switches' ports */
+#pragma once
+
+typedef struct Links Links;
+typedef struct Switches Switches;
+
+/* Every Link's Switch and LldpPartnerSpeedsMbps: after links or switches' ports came, went or moved.
+ * A link that hears several switches (a hub, a shared segment) names the first by key. */
+void derive_links_switch(Links *links, Switches *switches);

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* ethtool-linkmodes.h — ethtool's netlink replies (LINKMODES, LINKSTATE) parsed, and what each link mode is */
+#pragma once
+
+#include <linux/netlink.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shared/macros.h"
+
+struct nlattr;
+struct nlmsghdr;
+
+/*
+ * Pure C, no D-Bus, no globals: the daemon's worker (src/daemon/link-ethtool.c), the test build's replayed
+ * source, the unit tests and the fuzz target all feed the same functions with the messages the kernel
+ * sends (Documentation/networking/ethtool-netlink.rst: attributes only, no family header; link modes as
+ * bitsets in the compact or the verbose form).
+ */
+
+/* Link-mode bits are the kernel's enum ethtool_link_mode_bit_indices (include/uapi/linux/ethtool.h);
+ * 125 of them in Linux 6.18. Room for twice that: a newer kernel's bits beyond the table are kept (and
+ * counted) but have no speed. */
+#define LINK_MODE_BITS 256
+#define LINK_MODE_WORDS (LINK_MODE_BITS / 32)
+
+typedef struct LinkModeSet {
+        uint32_t words[LINK_MODE_WORDS]; /* as the compact form carries them: word 0 holds bits 0..31 */
+} LinkModeSet;
+
+typedef enum LinkMedium {
+        LINK_MEDIUM_NONE,         /* not a link mode: Autoneg, TP, Pause, FEC_* bits */
+        LINK_MEDIUM_BASE_T,       /* twisted pair (BASE-T) */
+        LINK_MEDIUM_SINGLE_PAIR,  /* single-pair Ethernet (T1, T1L, T1S) */
+        LINK_MEDIUM_COPPER_CABLE, /* twinax direct-attach (CR, CX) */
+        LINK_MEDIUM_BACKPLANE,    /* KR, KX */
+        LINK_MEDIUM_FIBER,        /* SR, LR, ER, FR, DR, VR, BASE-X, FX, MLD */
+        _LINK_MEDIUM_MAX,
+} LinkMedium;
+
+typedef struct LinkModeInfo {
+        const char *name;    /* the kernel's link_mode_names[]: "25000baseCR/Full" */
+        uint32_t speed_mbps; /* 0: not a speed (Autoneg, Pause, FEC, port bits) */
+        uint8_t lanes;
+        bool full_duplex;
+        LinkMedium medium;
+} LinkModeInfo;
+
+/* What bit `bit` is; NULL beyond the table. */
+const LinkModeInfo *link_mode_info(unsigned bit) _const_;
+size_t link_mode_table_size(void) _const_;
+const char *link_medium_to_string(LinkMedium m) _const_;
+
+static inline bool link_mode_set_test(const LinkModeSet *s, unsigned bit) {
+        return bit < LINK_MODE_BITS && (s->words[bit / 32] >> (bit % 32)) & 1;
+}
+static inline void link_mode_set_add(LinkModeSet *s, unsigned bit) {
+        if (bit < LINK_MODE_BITS)
+                s->words[bit / 32] |= UINT32_C(1) << (bit % 32);
+}
+bool link_mode_set_is_empty(const LinkModeSet *s) _pure_;
+/* Whether any bit of the set is a speed (an Autoneg or Pause bit alone is not). */
+bool link_mode_set_has_speeds(const LinkModeSet *s) _pure_;
+/* The distinct speeds the set's modes run at, ascending, at most max of them; returns how many. */
+size_t link_mode_set_speeds(const LinkModeSet *s, uint32_t *speeds, size_t max);
+/* The fastest speed that a mode of a and a mode of b share (the same speed, both full duplex or both
+ * half); 0 when none. */
+uint32_t link_mode_sets_best_common_speed(const LinkModeSet *a, const LinkModeSet *b) _pure_;
+/* Whether the set has a mode at that speed. */
+bool link_mode_set_has_speed(const LinkModeSet *s, uint32_t speed_mbps) _pure_;
+
+/* ---- one bitset attribute ---- */
+
+/* A bitset nest, compact or verbose: its value and, unless it is a list (NOMASK), its mask. Bits beyond
+ * LINK_MODE_BITS are dropped. -EBADMSG on a malformed set (a compact one without SIZE or VALUE, a
+ * value shorter than SIZE says, a verbose bit without an index). */
+int ethtool_bitset_parse(const struct nlattr *nest, LinkModeSet *ret_value, LinkModeSet *ret_mask,
+                         bool *ret_nomask);
+
+/* ---- whole messages ---- */
+
+typedef enum EthtoolMessageKind {
+        ETHTOOL_MESSAGE_LINKMODES, /* LINKMODES_GET_REPLY or LINKMODES_NTF */
+        ETHTOOL_MESSAGE_LINKSTATE, /* LINKSTATE_GET_REPLY */
+        ETHTOOL_MESSAGE_LINKINFO,  /* LINKINFO_GET_REPLY or LINKINFO_NTF: only its header is read */
+        ETHTOOL_MESSAGE_OTHER,     /* another message of the family (the monitor group carries many) */
+        _ETHTOOL_MESSAGE_KIND_MAX,
+} EthtoolMessageKind;
+
+/* What LINKMODES says about one device. Unknown numbers are 0 (speed, lanes) or -1 (duplex, autoneg). */
+typedef struct EthtoolLinkModes {
+        bool have_ours;   /* ETHTOOL_A_LINKMODES_OURS: advertised (value) and supported (mask) */
+        bool have_peer;   /* ETHTOOL_A_LINKMODES_PEER: the partner's advertisement (lp_advertised) */
+        LinkModeSet supported, advertised, partner;
+        uint32_t speed_mbps;
+        uint32_t lanes;
+        int duplex;  /* 0 half, 1 full */
+        int autoneg; /* 0 off, 1 on */
+} EthtoolLinkModes;
+
+/* What LINKSTATE says: whether the link is up and, when it is down, why (the extended state). */
+typedef struct EthtoolLinkState {
+        int link;         /* 1 up, 0 down, -1 unknown */
+        int ext_state;    /* enum ethtool_link_ext_state; -1 none given */
+        int ext_substate; /* 0 none given */
+} EthtoolLinkState;
+
+typedef struct EthtoolMessage {
+        EthtoolMessageKind kind;
+        uint8_t cmd;     /* the genetlink command, as the kernel numbers its messages */
+        int ifindex;     /* from the header; 0 when absent */
+        char name[16];   /* from the header (IFNAMSIZ); "" when absent */
+        EthtoolLinkModes modes;
+        EthtoolLinkState state;
+} EthtoolMessage;
+
+void ethtool_link_modes_init(EthtoolLinkModes *m);
+void ethtool_link_state_init(EthtoolLinkState *s);
+
+/* The attributes of one message (what follows the genetlink header), for the command cmd. -EBADMSG on a
+ * malformed message; nothing is kept of it. */
+int ethtool_message_parse_attrs(uint8_t cmd, const void *attrs, size_t len, EthtoolMessage *ret);
+/* One whole netlink message as it arrives (nlmsghdr, genlmsghdr, attributes), len the bytes available;
+ * the family id is not checked (the caller knows whom it asked). -EBADMSG when the lengths do not hold,
+ * -EPROTO for an NLMSG_ERROR (ret->ifindex 0), a negative errno when the kernel answered one. */
+int ethtool_message_parse(const struct nlmsghdr *nlh, size_t len, EthtoolMessage *ret);
+
+/* NLMSG_OK() for the bytes left as a signed count: NLMSG_NEXT() subtracts the aligned length, which can take
+ * it below zero, and a size_t would wrap to a huge "left". For loops over a received buffer:
+ *   for (h = buf; NLMSG_OK_LEFT(h, left); h = NLMSG_NEXT(h, left)) */
+#define NLMSG_OK_LEFT(h, left) ((left) >= (ssize_t) sizeof(struct nlmsghdr) && NLMSG_OK((h), (size_t) (left)))
+
+/* "cable issue: unsupported cable", "autonegotiation: no partner detected": the extended state as a
+ * person reads it; "" when none is given. Written into buf. */
+const char *ethtool_link_ext_state_format(int ext_state, int ext_substate, char *buf, size_t size);
