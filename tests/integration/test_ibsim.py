@@ -306,6 +306,9 @@ def test_link_down_and_up(fabric, bus):
         assert p["Health"] != "degraded"
 
         fabric.console('ReLink "Hca2"[1]')
+        # The event comes after the change: ibsim's prompt may come before its output is flushed, so
+        # the test waits until another client of the fabric sees the link up again.
+        assert wait_until(lambda: iblinkinfo(fabric, "Hca1")[0]["Switch1"][2]["phys"] == "link-up", 10)
         refresh(client)
         p = settled(client, lambda p: p["RemoteNodeDescription"] == "Switch1")
         assert (p["PhysState"], p["Width"], p["RemotePort"], p["Degraded"]) == ("link-up", "1X", 2, True)
