@@ -3,9 +3,11 @@
  * the switch kind records which of our objects its ports face; the link learns it here, once. */
 #include "derive-switch.h"
 #include "link.h"
+#include "rdma.h"
 #include "shared/bus-names.h"
 #include "shared/log.h"
 #include "shared/parse-util.h"
+#include "shared/string-util.h"
 #include "switch.h"
 
 typedef struct LinkSwitch {
@@ -79,5 +81,22 @@ void derive_links_switch(Links *links, Switches *switches) {
                 while (at < n && all[at].ifindex < l->ifindex)
                         at++;
                 link_set_switch(l, at < n && all[at].ifindex == l->ifindex ? &all[at] : NULL);
+        }
+}
+
+/* Few RDMA ports, few switch ports: each port looks through them. */
+void derive_rdma_ports_switch(Rdma *rdma, Switches *switches) {
+        RdmaPort *p;
+
+        TABLE_FOREACH(p, &rdma->ports) {
+                const Switch *found = NULL, *sw;
+
+                TABLE_FOREACH(sw, &switches->table)
+                        for (size_t i = 0; !found && p->bus.path && i < sw->n_ports; i++)
+                                if (streq_ptr(sw->ports[i].local_path, p->bus.path))
+                                        found = sw;
+                if (bus_object_set_string(&p->bus, &p->derived.switch_path, found ? found->bus.path : NULL,
+                                          "Switch") < 0)
+                        log_oom();
         }
 }

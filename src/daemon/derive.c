@@ -56,9 +56,10 @@ void derive_run(Derive *d, BusPublisher *p, size_t from, size_t to) {
         }
 
         /* Which switch each link faces: after links came or went, or a switch's ports moved. */
-        if (d->switches && (d->switches->changed || links_changed)) {
+        if (d->switches && (d->switches->changed || links_changed || rdma_changed)) {
                 d->switches->changed = false;
                 derive_links_switch(d->links, d->switches);
+                derive_rdma_ports_switch(d->rdma, d->switches);
         }
 
         derive_peers(&d->peers, links_changed, link_facts_moved);

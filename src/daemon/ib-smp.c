@@ -65,6 +65,19 @@ int ib_smp_parse_node_description(const uint8_t data[static IB_SMP_DATA_SIZE], c
         return 0;
 }
 
+char *ib_node_description_name(const char *description) {
+        const char *name, *end;
+
+        /* "MF0;" then the name up to ':' (the model follows, then "/U1" and the like). */
+        if (!description || !startswith(description, "MF0;"))
+                return NULL;
+        name = description + strlen("MF0;");
+        end = strchr(name, ':');
+        if (!end || end == name)
+                return NULL;
+        return strndup(name, (size_t) (end - name));
+}
+
 int ib_smp_parse_port_info(const uint8_t data[static IB_SMP_DATA_SIZE], IbPortInfo *ret, const char **ret_problem) {
         IbPortInfo p = {
                 .lid = bits(data, 128, 16),

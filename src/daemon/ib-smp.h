@@ -85,6 +85,10 @@ int ib_smp_parse_node_info(const uint8_t data[static IB_SMP_DATA_SIZE], IbNodeIn
  */
 int ib_smp_parse_node_description(const uint8_t data[static IB_SMP_DATA_SIZE], char **ret);
 
+/* The name an NVIDIA/Mellanox switch's owners gave it, from its NodeDescription "MF0;NAME:MODEL/U1"
+ * (NAME); NULL for a description of another shape, or out of memory. */
+char *ib_node_description_name(const char *description);
+
 /**
  * ib_smp_parse_port_info() - decode and check a PortInfo answer
  * @data: the attribute payload

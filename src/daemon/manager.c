@@ -151,6 +151,7 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         peers_init(&m->peers, &m->publisher, &m->config.peers);
         neighbors_init(&m->neighbors, &m->publisher);
         switches_init(&m->switches, &m->publisher);
+        m->rdma.switches = &m->switches;
         m->persist = (Persist) { .peers = &m->peers, .directory = &m->state_directory };
         m->identity_file = (IdentityFile) { .directory = &m->state_directory };
 

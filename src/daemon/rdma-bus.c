@@ -136,6 +136,7 @@ static const sd_bus_vtable rdma_port_vtable[] = {
         SD_BUS_PROPERTY("BestRateGbps", "d", NULL, offsetof(RdmaPort, remote.best_gbps), EMITS),
         SD_BUS_PROPERTY("Degraded", "b", bus_property_get_bool, offsetof(RdmaPort, remote.degraded), EMITS),
         SD_BUS_PROPERTY("DegradedReason", "s", bus_property_get_string, offsetof(RdmaPort, remote.degraded_reason), EMITS),
+        SD_BUS_PROPERTY("Switch", "o", bus_property_get_object_path, offsetof(RdmaPort, derived.switch_path), EMITS),
         SD_BUS_PROPERTY("Health", "s", property_get_health, offsetof(RdmaPort, derived.health), EMITS),
         SD_BUS_PROPERTY("HealthReason", "s", bus_property_get_string, offsetof(RdmaPort, derived.health_reason), EMITS),
         SD_BUS_VTABLE_END,

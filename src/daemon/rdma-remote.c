@@ -9,6 +9,8 @@
 #include "rdma.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
+#include "shared/time-util.h"
+#include "switch.h"
 
 /* A port that changed while it was asked is asked again, that many times in a row at most: a port
  * that flaps for good is said so, and its next event asks again. */
@@ -25,7 +27,46 @@ static void rdma_port_remote_problem(RdmaPort *p, int level, const char *problem
         p->remote.problem = problem ? strdup(problem) : NULL;
 }
 
+void rdma_port_forget_switch(RdmaPort *p) {
+        Switches *switches = p->owner->switches;
+
+        if (!p->remote.switch_key)
+                return;
+        if (switches)
+                switches_remove_local(switches, SWITCH_SOURCE_INFINIBAND, p->bus.path);
+        p->remote.switch_key = mfree(p->remote.switch_key);
+}
+
+/* The neighbour is a switch: this port is one of its ports (Switch objects; the pass sets Switch). Its
+ * key is the node GUID; an NVIDIA/Mellanox switch's NodeDescription "MF0;NAME:MODEL/U1" gives the name
+ * its owners use. */
+static void record_switch(RdmaPort *p, const IbNodeInfo *ni, const char *description) {
+        char guid[RDMA_GUID_STRING_MAX], port_id[16];
+        _cleanup_(freep) char *name = NULL;
+        int r;
+
+        if (!p->owner->switches || !p->bus.path)
+                return;
+        rdma_format_guid(ni->node_guid, guid);
+        if (p->remote.switch_key && !streq(p->remote.switch_key, guid))
+                rdma_port_forget_switch(p);
+        snprintf(port_id, sizeof(port_id), "%u", ni->local_port);
+        name = ib_node_description_name(description);
+        SwitchInfo info = { .node_guid = guid, .name = name ?: description, .description = description };
+        SwitchPort port = { .source = SWITCH_SOURCE_INFINIBAND, .local_path = p->bus.path, .port_id = port_id };
+        /* A port of ours moved to another port of the same switch: the old one goes. */
+        switches_remove_local(p->owner->switches, SWITCH_SOURCE_INFINIBAND, p->bus.path);
+        r = switch_port_set(p->owner->switches, SWITCH_SOURCE_INFINIBAND, guid, &info, &port, now_usec(CLOCK_REALTIME));
+        if (r < 0 && r != -E2BIG) {
+                log_rdma_full_errno(p, LOG_WARNING, r, "Cannot record the switch at its far end: %m");
+                return;
+        }
+        if (r >= 0 && free_and_strdup(&p->remote.switch_key, guid) < 0)
+                log_oom();
+}
+
 void rdma_port_remote_clear(RdmaPort *p) {
+        rdma_port_forget_switch(p);
         p->remote.known = false;
         if (p->remote.node_guid != 0 || p->remote.node_type != RDMA_NODE_TYPE_UNKNOWN) {
                 p->remote.node_guid = 0;
@@ -125,6 +166,10 @@ static int apply_remote(RdmaPort *p, const RdmaMadAnswer *a, const IbPortInfo *l
         bus_object_set(&p->bus, p->remote.degraded, j.degraded, "Degraded");
         if (bus_object_set_string(&p->bus, &p->remote.degraded_reason, j.degraded ? j.reason : NULL, "DegradedReason") < 0)
                 return -ENOMEM;
+        if (ni.node_type == RDMA_NODE_TYPE_SWITCH)
+                record_switch(p, &ni, p->remote.description);
+        else
+                rdma_port_forget_switch(p);
         return 0;
 }
 

@@ -150,6 +150,8 @@ static RdmaPort *rdma_port_free(RdmaPort *p) {
         free(p->remote.description);
         free(p->remote.degraded_reason);
         free(p->remote.problem);
+        free(p->remote.switch_key);
+        free(p->derived.switch_path);
         return mfree(p);
 }
 
@@ -250,6 +252,7 @@ static void rdma_port_remove(RdmaPort *p) {
         Rdma *rdma = p->owner;
 
         log_rdma_debug(p, "Removed.");
+        rdma_port_forget_switch(p);
         bus_object_remove(&p->bus);
         table_remove(&rdma->ports, p->key);
         /* Another port may carry the same interface (a bond); otherwise the link has none now. */

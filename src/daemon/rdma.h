@@ -17,6 +17,8 @@ typedef struct UdevSource UdevSource;
 typedef struct RdmaMad RdmaMad;
 
 /* Every RDMA port, and the devices they belong to. No RDMA subsystem is a normal state: empty. */
+typedef struct Switches Switches;
+
 typedef struct Rdma {
         Table ports;   /* RdmaPort* by "<device>_<port>" */
         Table devices; /* RdmaDevice* by name */
@@ -35,6 +37,8 @@ typedef struct Rdma {
          * could not start. */
         RdmaMad *mad;
         uint64_t mad_seq;
+        /* Where a neighbour that is a switch is recorded (rdma-remote.c); NULL: nowhere (unit tests). */
+        Switches *switches;
 } Rdma;
 
 /* One non-zero GID table entry as published. */
@@ -101,6 +105,7 @@ typedef struct RdmaPort {
                 bool degraded;
                 char *degraded_reason;
                 char *problem; /* the last warning, said once until it changes */
+                char *switch_key; /* the switch recorded for it (switch.c), NULL none */
         } remote;
 
         bool reread; /* re-read from sysfs (and verbs) at the next flush */
@@ -122,6 +127,7 @@ typedef struct RdmaPort {
                 RdmaFallback fallback; /* suspected fallback to sockets (health_rdma_fallback()) */
                 Health health;
                 char *health_reason;
+                char *switch_path; /* Switch: the switch at the far end (derive-switch.c) */
         } derived;
 } RdmaPort;
 
@@ -206,6 +212,8 @@ void rdma_remote_stop(Rdma *rdma);
 void rdma_remote_list(Rdma *rdma);
 void rdma_port_query_remote(RdmaPort *p);
 void rdma_port_remote_clear(RdmaPort *p);
+/* Takes the port out of the switch its neighbour was (switch.c), if any. */
+void rdma_port_forget_switch(RdmaPort *p);
 
 /* Tells RDMA ports apart from others in the publisher's queue. */
 extern const BusObjectType rdma_port_bus_type;

@@ -202,9 +202,16 @@ def port(client):
     return client.get_all(RDMA, PORT_PATH)
 
 
-def settled(client, predicate, timeout=15):
-    """The port once predicate holds for it (the neighbour is asked off the loop, after READY)."""
+def settled(client, predicate, timeout=15, refreshing=False):
+    """The port once predicate holds for it (the neighbour is asked off the loop, after READY). refreshing:
+    Refresh() again each second meanwhile: ibsim's console answers before it applies a command, so a
+    Refresh() right after one may ask the fabric as it was."""
+    last = [time.monotonic()]
+
     def check():
+        if refreshing and time.monotonic() - last[0] >= 1.0:
+            refresh(client)
+            last[0] = time.monotonic()
         try:
             p = port(client)
         except Exception:
@@ -290,7 +297,14 @@ def test_link_down_and_up(fabric, bus):
     DEBUG_LOG[:] = [d]
     client = lp.Client(bus)
     try:
-        settled(client, lambda p: p["RemoteNodeDescription"] == "Switch1" and p["Degraded"])
+        p = settled(client, lambda p: p["RemoteNodeDescription"] == "Switch1" and p["Degraded"])
+        # The switch at the far end is a Switch object, its port ours (issue 26, item 4).
+        switches = {path: props["org.linkprobe.LinkProbe1.Switch"] for path, props in client.objects().items()
+                    if "org.linkprobe.LinkProbe1.Switch" in props}
+        assert list(switches) == [p["Switch"]], (switches, p["Switch"])
+        (s,) = switches.values()
+        assert s["Source"] == ["infiniband"] and s["NodeGuid"] == p["RemoteNodeGuid"] and s["Name"] == "Switch1"
+        assert [tuple(port) for port in s["Ports"]] == [(PORT_PATH, "2", "")], s["Ports"]
         # linkprobectl rdma shows the remote end and what the link could be.
         out = lp.ctl(bus, "rdma", check=True, env={"COLUMNS": "200"}).stdout
         row = next(line for line in out.splitlines() if line.startswith("ibsim0"))
@@ -299,8 +313,10 @@ def test_link_down_and_up(fabric, bus):
         nodes, _ = iblinkinfo(fabric, "Hca1")
         assert nodes["Switch1"][2]["phys"] != "link-up"
         refresh(client)
-        p = settled(client, lambda p: p["PhysState"] != "link-up")
+        p = settled(client, lambda p: p["PhysState"] != "link-up", refreshing=True)
         assert (p["RemoteNodeGuid"], p["RemoteNodeType"], p["RemoteNodeDescription"], p["RemotePort"]) == ("", "", "", 0)
+        # Its only port gone, the switch goes too.
+        assert p["Switch"] == "/" and not any("/switch/" in path for path in client.objects()), p
         assert (p["BestWidth"], p["BestSpeed"], p["BestRateGbps"], p["Degraded"], p["DegradedReason"]) == \
             ("", "", 0.0, False, "")
         assert p["Health"] != "degraded"
@@ -310,7 +326,7 @@ def test_link_down_and_up(fabric, bus):
         # the test waits until another client of the fabric sees the link up again.
         assert wait_until(lambda: iblinkinfo(fabric, "Hca1")[0]["Switch1"][2]["phys"] == "link-up", 10)
         refresh(client)
-        p = settled(client, lambda p: p["RemoteNodeDescription"] == "Switch1")
+        p = settled(client, lambda p: p["RemoteNodeDescription"] == "Switch1", refreshing=True)
         assert (p["PhysState"], p["Width"], p["RemotePort"], p["Degraded"]) == ("link-up", "1X", 2, True)
         assert p["Health"] == "degraded"
     finally:
@@ -327,7 +343,7 @@ def test_neighbour_that_does_not_answer(fabric, bus):
         fabric.console('Error "Switch1" 100 17')
         started = time.monotonic()
         refresh(client)
-        p = settled(client, lambda p: p["RemoteNodeGuid"] == "")
+        p = settled(client, lambda p: p["RemoteNodeGuid"] == "", refreshing=True)
         assert d.wait_log("No answer to NodeInfo within 250 ms and 2 more tries: its neighbour is not known."), d.log()
         # Our own port still answers: its state stays published.
         assert (p["PhysState"], p["Width"], p["Speed"]) == ("link-up", "12X", "HDR")
@@ -337,7 +353,7 @@ def test_neighbour_that_does_not_answer(fabric, bus):
 
         fabric.console('Error "Switch1" 0')
         refresh(client)
-        settled(client, lambda p: p["RemoteNodeDescription"] == "Switch1")
+        settled(client, lambda p: p["RemoteNodeDescription"] == "Switch1", refreshing=True)
         assert d.wait_log("Its neighbour answers again.")
     finally:
         client.close()
@@ -351,7 +367,7 @@ def test_neighbour_that_answers_garbage(fabric, bus):
         settled(client, lambda p: p["RemoteNodeDescription"] == "Switch1" and p["Degraded"])
         fabric.console('Guid "Switch1" 0')
         refresh(client)
-        p = settled(client, lambda p: p["RemoteNodeGuid"] == "")
+        p = settled(client, lambda p: p["RemoteNodeGuid"] == "", refreshing=True)
         assert d.wait_log("Its neighbour answered a NodeInfo with a zero node GUID: ignoring the neighbour.")
         assert (p["Degraded"], p["DegradedReason"], p["BestWidth"]) == (False, "", "")
         assert p["Width"] == "12X" and p["Speed"] == "FDR"
@@ -361,7 +377,7 @@ def test_neighbour_that_answers_garbage(fabric, bus):
         assert d.log().count("zero node GUID") == 1
         fabric.console('Guid "Switch1" 0x200000')
         refresh(client)
-        settled(client, lambda p: p["RemoteNodeGuid"] == "0000:0000:0020:0000")
+        settled(client, lambda p: p["RemoteNodeGuid"] == "0000:0000:0020:0000", refreshing=True)
     finally:
         client.close()
         assert d.stop() == 0, d.log_text
@@ -390,7 +406,8 @@ def test_port_that_flaps_while_asked(fabric, bus):
             flapper.join()
         # Linked again for good: the next event brings the whole neighbour back.
         refresh(client)
-        p = settled(client, lambda p: p["RemoteNodeDescription"] == "Switch1" and p["PhysState"] == "link-up")
+        p = settled(client, lambda p: p["RemoteNodeDescription"] == "Switch1" and p["PhysState"] == "link-up",
+                    refreshing=True)
         assert (p["RemotePort"], p["Speed"], p["BestSpeed"], p["DegradedReason"]) == \
             (4, "SDR", "QDR", "SDR while both ends support QDR")
         assert d.proc.poll() is None

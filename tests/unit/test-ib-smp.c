@@ -106,6 +106,20 @@ static void test_node_info_garbage(void **state) {
         }
 }
 
+/* The name an NVIDIA switch's owners gave it: NAME of "MF0;NAME:MODEL/U1"; nothing for other shapes. */
+static void test_switch_name(void **state) {
+        _cleanup_(freep) char *quantum = ib_node_description_name("MF0;d32-03-1:MQM8700/U1");
+        _cleanup_(freep) char *bare = ib_node_description_name("MF0;leaf7:MSB7800");
+
+        assert_string_equal(quantum, "d32-03-1");
+        assert_string_equal(bare, "leaf7");
+        assert_null(ib_node_description_name("Switch1"));
+        assert_null(ib_node_description_name("MF0;:MQM8700/U1"));
+        assert_null(ib_node_description_name("MF0;no-model"));
+        assert_null(ib_node_description_name(""));
+        assert_null(ib_node_description_name(NULL));
+}
+
 static void test_node_description(void **state) {
         uint8_t d[IB_SMP_DATA_SIZE] = {};
         _cleanup_(freep) char *s = NULL, *full = NULL, *empty = NULL;
@@ -312,6 +326,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_node_info),        cmocka_unit_test(test_node_info_garbage),
                 cmocka_unit_test(test_node_description), cmocka_unit_test(test_port_info_fields),
+                cmocka_unit_test(test_switch_name),
                 cmocka_unit_test(test_judge_ibsim),      cmocka_unit_test(test_judge_hardware),
                 cmocka_unit_test(test_port_info_garbage),
         };
