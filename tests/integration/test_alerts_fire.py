@@ -46,7 +46,8 @@ ELSEWHERE = {
     "LinkprobeLinkErrors": "CRC errors come from a NIC's statistics, which no virtual link has: "
                            "test_fabric_sim.py plants them",
     "LinkprobeLinkDegraded": "test_ethtool.py::test_link_degraded_alert_is_held: a replayed NIC below both ends",
-    "LinkprobeRdmaPortDegraded": "an InfiniBand port below its neighbour needs the fabric's MADs: test_ib_neighbor",
+    "LinkprobeRdmaPortDegraded": "test_ibsim.py::test_link_down_and_up: a port at 1X where both ends do 12X, "
+                                 "its neighbour asked over ibsim's MADs (the series the alert reads is checked there)",
     "LinkprobePathStale": "test_fabric.py: a cable goes down under a measured path",
     "LinkprobeEdgeEndsDisagree": "test_fabric_sim.py: two ends of a cable that measured differently",
     "LinkprobeMeasurementDisturbed": "test_fabric_sim.py, and test_peer_cross_traffic.py on a real daemon",

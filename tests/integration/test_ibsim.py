@@ -305,6 +305,9 @@ def test_link_down_and_up(fabric, bus):
         (s,) = switches.values()
         assert s["Source"] == ["infiniband"] and s["NodeGuid"] == p["RemoteNodeGuid"] and s["Name"] == "Switch1"
         assert [tuple(port) for port in s["Ports"]] == [(PORT_PATH, "2", "")], s["Ports"]
+        # What LinkprobeRdmaPortDegraded reads (contrib/prometheus/linkprobe-rules.yml).
+        (text,) = client.call(lp.ROOT, MANAGER, "GetMetrics")
+        assert 'linkprobe_rdma_port_health{device="ibsim0",port="1",health="degraded"} 1\n' in text, text
         # linkprobectl rdma shows the remote end and what the link could be.
         out = lp.ctl(bus, "rdma", check=True, env={"COLUMNS": "200"}).stdout
         row = next(line for line in out.splitlines() if line.startswith("ibsim0"))
