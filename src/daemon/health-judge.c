@@ -142,7 +142,9 @@ Health health_verdict_health(const HealthVerdict *v) {
         return worst == HEALTH_OK && unknown ? HEALTH_UNKNOWN : worst;
 }
 
-char *health_verdict_reason(const HealthVerdict *v) {
+/* The reasons joined by "; ": worst first, and within one health in the order they were found; informing
+ * ones only when the verdict is ok. degraded_only: the degraded ones alone (DegradedReason). */
+static char *verdict_join(const HealthVerdict *v, bool degraded_only) {
         Health worst = health_verdict_health(v);
         char *s = NULL;
         size_t len = 0;
@@ -153,13 +155,13 @@ char *health_verdict_reason(const HealthVerdict *v) {
         f = open_memstream(&s, &len);
         if (!f)
                 return NULL;
-        /* Worst first; within one health, in the order they were found. */
         const char *sep = "";
         for (int severity = 4; severity >= 0; severity--)
                 for (size_t i = 0; i < v->n; i++) {
                         if (health_severity(v->health[i]) != severity)
                                 continue;
-                        if (v->health[i] == HEALTH_OK && worst != HEALTH_OK)
+                        if (degraded_only ? v->health[i] != HEALTH_DEGRADED
+                                          : v->health[i] == HEALTH_OK && worst != HEALTH_OK)
                                 continue;
                         fprintf(f, "%s%s", sep, v->text[i]);
                         sep = "; ";
@@ -169,6 +171,10 @@ char *health_verdict_reason(const HealthVerdict *v) {
                 return NULL;
         }
         return s;
+}
+
+char *health_verdict_reason(const HealthVerdict *v) {
+        return verdict_join(v, false);
 }
 
 bool health_verdict_degraded(const HealthVerdict *v) {
@@ -179,26 +185,7 @@ bool health_verdict_degraded(const HealthVerdict *v) {
 }
 
 char *health_verdict_degraded_reason(const HealthVerdict *v) {
-        char *s = NULL;
-        size_t len = 0;
-        FILE *f;
-
-        if (v->oom)
-                return NULL;
-        f = open_memstream(&s, &len);
-        if (!f)
-                return NULL;
-        const char *sep = "";
-        for (size_t i = 0; i < v->n; i++)
-                if (v->health[i] == HEALTH_DEGRADED) {
-                        fprintf(f, "%s%s", sep, v->text[i]);
-                        sep = "; ";
-                }
-        if (fclose(f) != 0) {
-                free(s);
-                return NULL;
-        }
-        return s;
+        return verdict_join(v, true);
 }
 
 void health_verdict_keep_degraded(HealthVerdict *v) {
