@@ -118,7 +118,7 @@ OVER_TIME = {"SymbolErrors", "LinkErrorRecoveries", "LinkDowned", "RcvErrors", "
 
 # The port at the other end of the cable while it is not known.
 FAR_END_UNKNOWN = dict(RemoteNodeGuid="", RemoteNodeType="", RemoteNodeDescription="", RemotePort=0, BestWidth="",
-                       BestSpeed="", BestRateGbps=0.0, Degraded=False, DegradedReason="")
+                       BestSpeed="", BestRateGbps=0.0, Degraded=False, DegradedReason="", Switch="/")
 
 
 def load(tb, *names):
