@@ -180,6 +180,10 @@ static const ConfigItem config_items[] = {
         { "Gpu", "RandomizedDelaySec", parse_duration_field, offsetof(Config, gpu_randomized_delay_usec) },
         { "Gpu", "DeadlineSec", parse_deadline_field, offsetof(Config, gpu_deadline_usec) },
         { "Gpu", "Quick", parse_bool_field, offsetof(Config, gpu_quick) },
+        { "Fabric", "Sweep", parse_bool_field, offsetof(Config, fabric_sweep) },
+        { "Fabric", "SweepIntervalSec", config_parse_sweep_interval, offsetof(Config, fabric.interval_usec) },
+        { "Fabric", "SweepTimeoutSec", config_parse_sweep_timeout, offsetof(Config, fabric.timeout_usec) },
+        { "Fabric", "MaxSwitches", config_parse_max_switches, offsetof(Config, fabric.max_switches) },
 };
 
 void config_init(Config *c) {
@@ -196,6 +200,11 @@ void config_init(Config *c) {
                 .gpu_randomized_delay_usec = 300 * USEC_PER_SEC,
                 .gpu_deadline_usec = 120 * USEC_PER_SEC,
                 .health = health_limits_default,
+                .fabric = {
+                        .interval_usec = FABRIC_SWEEP_INTERVAL_DEFAULT_SEC * USEC_PER_SEC,
+                        .timeout_usec = FABRIC_SWEEP_TIMEOUT_DEFAULT_SEC * USEC_PER_SEC,
+                        .max_switches = FABRIC_MAX_SWITCHES_DEFAULT,
+                },
         };
         peers_config_init(&c->peers);
         inhibit_config_init(&c->inhibit);

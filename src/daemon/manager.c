@@ -110,6 +110,18 @@ static bool sysfs_root_is_the_machines(const char *root) {
         return !root || streq(root, "/sys") || streq(root, "/sys/");
 }
 
+static void on_fabric_swept(void *userdata) {
+        Manager *m = userdata;
+
+        bus_publisher_schedule(&m->publisher);
+}
+
+static void on_ib_port_event(void *userdata) {
+        Manager *m = userdata;
+
+        fabric_sweep_request(m->fabric_sweep);
+}
+
 int manager_new(const Config *config, const ManagerOptions *options, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         const char *root;
@@ -181,8 +193,17 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
                                            .publisher = &m->publisher,
                                    },
                                    &m->gpu_prober);
+        if (r >= 0 && m->config.fabric_sweep)
+                r = fabric_sweep_new(m->event, &m->switches, &m->config.fabric, &m->fabric_sweep);
         if (r < 0)
                 return log_oom();
+        if (m->fabric_sweep) {
+                m->fabric_sweep->applied = on_fabric_swept;
+                m->fabric_sweep->userdata = m;
+                /* An InfiniBand port that changed may have changed the fabric: sweep again. */
+                m->rdma.ib_port_event = on_ib_port_event;
+                m->rdma.ib_port_event_userdata = m;
+        }
         m->derive.peers.reconciler = m->reconciler;
         m->derive.pci = &m->pci;
         m->derive.gpus = &m->gpus;
@@ -212,6 +233,7 @@ Manager *manager_free(Manager *m) {
         m->responder = responder_supervisor_free(m->responder);
         m->reconciler = reconcile_free(m->reconciler);
         m->gpu_prober = gpu_prober_free(m->gpu_prober);
+        m->fabric_sweep = fabric_sweep_free(m->fabric_sweep);
         m->metrics = metrics_exporter_free(m->metrics);
         m->watch = watch_free(m->watch);
         m->unit_watch = unit_watch_free(m->unit_watch);
@@ -537,6 +559,8 @@ int manager_start(Manager *m) {
                         return r;
         } else
                 log_debug("GPU probing is off ([Gpu] Enabled=no).");
+        if (m->fabric_sweep)
+                fabric_sweep_request(m->fabric_sweep);
         return 0;
 }
 
@@ -567,6 +591,7 @@ int manager_refresh(Manager *m) {
                 (void) udev_source_enumerate(m->udev);
         node_refresh(&m->node);
         memory_refresh(&m->memory);
+        fabric_sweep_request(m->fabric_sweep);
         return r;
 }
 

@@ -9,6 +9,7 @@
 #include "bus-registry.h"
 #include "config.h"
 #include "derive.h"
+#include "fabric-sweep.h"
 #include "identity-file.h"
 #include "gpu.h"
 #include "link.h"
@@ -89,6 +90,7 @@ typedef struct Manager {
         UnitWatch *unit_watch; /* [Inhibit] WhileUnitsActive=; NULL when none */
         Reconciler *reconciler;
         GpuProber *gpu_prober; /* NULL with [Gpu] Enabled=no */
+        FabricSweep *fabric_sweep; /* NULL unless [Fabric] Sweep=yes */
         ResponderSupervisor *responder;
         MetricsExporter *metrics;
         Watch *watch;       /* [Watch] IntervalSec=; NULL when off */

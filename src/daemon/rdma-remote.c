@@ -110,6 +110,8 @@ void rdma_port_query_remote(RdmaPort *p) {
                 return;
         }
         query(p, false);
+        if (p->owner->ib_port_event)
+                p->owner->ib_port_event(p->owner->ib_port_event_userdata);
 }
 
 /* A port only libibumad knows: its PortInfo is its state. */

@@ -39,6 +39,9 @@ typedef struct Rdma {
         uint64_t mad_seq;
         /* Where a neighbour that is a switch is recorded (rdma-remote.c); NULL: nowhere (unit tests). */
         Switches *switches;
+        /* An InfiniBand port was read again after an event (the subnet sweep follows); NULL: no one asks. */
+        void (*ib_port_event)(void *userdata);
+        void *ib_port_event_userdata;
 } Rdma;
 
 /* One non-zero GID table entry as published. */
