@@ -25,6 +25,10 @@
 static void on_derive(BusPublisher *p, size_t from, size_t to, void *userdata) {
         Manager *m = userdata;
         derive_run(&m->derive, p, from, to);
+        /* The InfiniBand queries the pass's re-reads asked for; a port that was asked changed, and the
+         * fabric may have with it: sweep again. */
+        if (rdma_remote_sync(m->rdma_remote) > 0)
+                fabric_sweep_request(m->fabric_sweep);
 }
 
 /* "running: 2 links degraded, 1 flapping": what systemctl status shows. */
@@ -116,12 +120,6 @@ static void on_fabric_swept(void *userdata) {
         bus_publisher_schedule(&m->publisher);
 }
 
-static void on_ib_port_event(void *userdata) {
-        Manager *m = userdata;
-
-        fabric_sweep_request(m->fabric_sweep);
-}
-
 int manager_new(const Config *config, const ManagerOptions *options, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         const char *root;
@@ -200,9 +198,6 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         if (m->fabric_sweep) {
                 m->fabric_sweep->applied = on_fabric_swept;
                 m->fabric_sweep->userdata = m;
-                /* An InfiniBand port that changed may have changed the fabric: sweep again. */
-                m->rdma.ib_port_event = on_ib_port_event;
-                m->rdma.ib_port_event_userdata = m;
         }
         m->derive.peers.reconciler = m->reconciler;
         m->derive.pci = &m->pci;
@@ -234,6 +229,8 @@ Manager *manager_free(Manager *m) {
         m->reconciler = reconcile_free(m->reconciler);
         m->gpu_prober = gpu_prober_free(m->gpu_prober);
         m->fabric_sweep = fabric_sweep_free(m->fabric_sweep);
+        /* Before the RDMA ports: its worker's answers name them. */
+        m->rdma_remote = rdma_remote_free(m->rdma_remote);
         m->metrics = metrics_exporter_free(m->metrics);
         m->watch = watch_free(m->watch);
         m->unit_watch = unit_watch_free(m->unit_watch);
@@ -467,6 +464,8 @@ int manager_start(Manager *m) {
         r = links_watch(&m->links, m->udev);
         if (r >= 0)
                 r = thunderbolt_watch(&m->thunderbolt, m->udev);
+        if (r >= 0)
+                r = rdma_remote_new(&m->rdma, &m->rdma_remote);
         if (r >= 0)
                 r = rdma_watch(&m->rdma, m->udev);
         if (r >= 0)

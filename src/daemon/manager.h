@@ -19,6 +19,7 @@
 #include "peer.h"
 #include "pci.h"
 #include "persist.h"
+#include "rdma-remote.h"
 #include "rdma.h"
 #include "shared/ratelimit.h"
 #include "state-file.h"
@@ -91,6 +92,7 @@ typedef struct Manager {
         Reconciler *reconciler;
         GpuProber *gpu_prober; /* NULL with [Gpu] Enabled=no */
         FabricSweep *fabric_sweep; /* NULL unless [Fabric] Sweep=yes */
+        RdmaRemote *rdma_remote;   /* InfiniBand neighbours; NULL before the sources start */
         ResponderSupervisor *responder;
         MetricsExporter *metrics;
         Watch *watch;       /* [Watch] IntervalSec=; NULL when off */

@@ -14,7 +14,6 @@
 #include "sysfs/watched.h"
 
 typedef struct UdevSource UdevSource;
-typedef struct RdmaMad RdmaMad;
 
 /* Every RDMA port, and the devices they belong to. No RDMA subsystem is a normal state: empty. */
 typedef struct Switches Switches;
@@ -33,15 +32,12 @@ typedef struct Rdma {
         /* The first enumeration is done: a port that appears now is new, and its error counters count
          * from zero since it appeared. */
         bool enumerated;
-        /* InfiniBand subnet management (rdma-remote.c): NULL where verbs are not allowed, or the worker
-         * could not start. */
-        RdmaMad *mad;
-        uint64_t mad_seq;
+        /* What the InfiniBand subnet management queries (rdma-remote.c, which owns them) are asked to do
+         * at the end of the pass: a port's neighbour (RdmaPort.remote.wanted), libibumad's CAs listed. */
+        bool remote_wanted;
+        bool umad_list_wanted;
         /* Where a neighbour that is a switch is recorded (rdma-remote.c); NULL: nowhere (unit tests). */
         Switches *switches;
-        /* An InfiniBand port was read again after an event (the subnet sweep follows); NULL: no one asks. */
-        void (*ib_port_event)(void *userdata);
-        void *ib_port_event_userdata;
 } Rdma;
 
 /* One non-zero GID table entry as published. */
@@ -94,6 +90,7 @@ typedef struct RdmaPort {
         /* The port at the other end of the cable, as its subnet management agent answers (rdma-remote.c):
          * asked when the port's state is read again, never polled. */
         struct {
+                bool wanted;       /* read again after an event: ask its neighbour (rdma-remote.c) */
                 uint64_t seq;      /* of the query in flight; 0 none */
                 bool again;        /* an event came while it was in flight: ask once more */
                 unsigned retries;  /* queries in a row that found the port flapping */
@@ -208,15 +205,6 @@ void rdma_device_apply(Rdma *rdma, const InfinibandDevice *d, bool try_verbs);
 RdmaDevice *rdma_device_get(Rdma *rdma, const char *name);
 void rdma_port_set_status(RdmaPort *p, const RdmaPortStatus *s);
 
-/* rdma-remote.c: the worker started (where verbs are allowed), libibumad's CAs listed again, one
- * port's neighbour asked again, and what a port keeps of it freed. */
-void rdma_remote_start(Rdma *rdma);
-void rdma_remote_stop(Rdma *rdma);
-void rdma_remote_list(Rdma *rdma);
-void rdma_port_query_remote(RdmaPort *p);
-void rdma_port_remote_clear(RdmaPort *p);
-/* Takes the port out of the switch its neighbour was (switch.c), if any. */
-void rdma_port_forget_switch(RdmaPort *p);
 
 /* Tells RDMA ports apart from others in the publisher's queue. */
 extern const BusObjectType rdma_port_bus_type;
