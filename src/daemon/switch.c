@@ -78,7 +78,7 @@ static int switch_new(Switches *s, const char *key, bool swept, Switch **ret) {
 
         /* The sweep is bounded by its own cap ([Fabric] MaxSwitches=); the bound here is for the
          * sources anybody on a segment can talk to. */
-        if (!swept && table_size(&s->table) >= SWITCHES_MAX) {
+        if (!swept && table_size(&s->table) - s->n_swept >= SWITCHES_MAX) {
                 if (!s->warned_full)
                         log_warning("More than %d switches seen; ignoring switch %s and any other new one "
                                     "(a flood of LLDP chassis?).", SWITCHES_MAX, key);
@@ -350,6 +350,8 @@ static int switch_apply_swept(Switches *s, const SweptSwitch *v, uint64_t now) {
                 if (r < 0)
                         return r;
         }
+        if (!sw->swept)
+                s->n_swept++;
         sw->swept = true;
         sw->swept_at = now;
         sw->sweep_generation = s->sweep_generation;
@@ -384,6 +386,7 @@ int switches_sweep_apply(Switches *s, const SweptSwitch *swept, size_t n, uint64
                 log_switch_debug(sw, "The sweep no longer finds it.");
                 sw->swept = false;
                 sw->swept_at = 0;
+                s->n_swept--;
                 (void) switch_set_links(sw, NULL, 0);
                 if (sw->n_ports == 0)
                         switch_remove(sw);

@@ -103,6 +103,7 @@ struct Switches {
         bool changed;
         bool warned_full;
         uint64_t sweep_generation; /* counts the sweeps applied */
+        size_t n_swept;            /* switches the last sweep found: outside SWITCHES_MAX */
 };
 
 extern const BusObjectType switch_bus_type;
@@ -118,7 +119,8 @@ int switch_object_path(const char *key, char **ret);
  * Records that source sees the switch key through the port (its local_path and port_id name it;
  * its strings are copied) at now (CLOCK_REALTIME µs), with what info says of the switch. Creates
  * the switch (announced at the next flush) and the port as needed. Returns 1 when the port is new,
- * 0 when it was there, -E2BIG when SWITCHES_MAX switches or SWITCH_PORTS_MAX ports exist already
+ * 0 when it was there, -E2BIG when SWITCHES_MAX switches (besides those the sweep found) or
+ * SWITCH_PORTS_MAX ports exist already
  * (warned once), -ENOMEM, -EINVAL for a local_path that is no object path.
  */
 int switch_port_set(Switches *s, SwitchSource source, const char *key, const SwitchInfo *info,

@@ -92,6 +92,15 @@ static void test_bad_values(void **state) {
                 "[Health]\nBusyPercent=101\n",
                 "[Health]\nFallbackIpGbps=\n",
                 "[Health]\nLinkDowns=none\n",
+                "[Fabric]\nSweep=maybe\n",
+                "[Fabric]\nSweepIntervalSec=9\n",
+                "[Fabric]\nSweepIntervalSec=86401\n",
+                "[Fabric]\nSweepIntervalSec=10.5\n",
+                "[Fabric]\nSweepTimeoutSec=0\n",
+                "[Fabric]\nSweepTimeoutSec=2h\n",
+                "[Fabric]\nMaxSwitches=0\n",
+                "[Fabric]\nMaxSwitches=8193\n",
+                "[Fabric]\nMaxSwitches=-1\n",
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 Config c;
@@ -122,6 +131,22 @@ static void test_health(void **state) {
         assert_true(c.health.busy_share == 0.025 && c.health.gpu_busy_percent == 50);
         assert_true(c.health.fallback_ip_gbps == 0.5 && c.health.fallback_rdma_share == 0.10);
         assert_int_equal(c.health.fallback_samples, 3);
+        config_done(&c);
+}
+
+/* [Fabric]: off by default, every key within its bounds. */
+static void test_fabric(void **state) {
+        Config c;
+
+        config_init(&c);
+        assert_false(c.fabric_sweep);
+        assert_true(c.fabric.interval_usec == 300 * USEC_PER_SEC && c.fabric.timeout_usec == 60 * USEC_PER_SEC);
+        assert_int_equal(c.fabric.max_switches, 1024);
+        write_config("[Fabric]\nSweep=yes\nSweepIntervalSec=10min\nSweepTimeoutSec=1\nMaxSwitches=8192\n");
+        assert_int_equal(config_load(&c, path, true), 0);
+        assert_true(c.fabric_sweep);
+        assert_true(c.fabric.interval_usec == 600 * USEC_PER_SEC && c.fabric.timeout_usec == USEC_PER_SEC);
+        assert_int_equal(c.fabric.max_switches, 8192);
         config_done(&c);
 }
 
@@ -213,7 +238,7 @@ static void test_not_a_file(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_defaults),    cmocka_unit_test(test_every_key),
-                cmocka_unit_test(test_health),
+                cmocka_unit_test(test_health),      cmocka_unit_test(test_fabric),
                 cmocka_unit_test(test_bad_values),  cmocka_unit_test(test_unknown_names_are_ignored),
                 cmocka_unit_test(test_not_a_file),  cmocka_unit_test(test_inhibit_units),
                 cmocka_unit_test(test_unit_names_and_states),
