@@ -110,6 +110,12 @@ void health_verdict_done(HealthVerdict *v) {
         *v = (HealthVerdict) {};
 }
 
+void health_state_done(HealthState *s) {
+        free(s->health_reason);
+        free(s->degraded_reason);
+        *s = HEALTH_STATE_INIT;
+}
+
 void health_verdict_add(HealthVerdict *v, Health h, const char *format, ...) {
         va_list ap;
         char *s;

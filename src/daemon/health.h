@@ -87,6 +87,39 @@ Health health_verdict_health(const HealthVerdict *v) _pure_;
  * "" when there are none; NULL out of memory. */
 char *health_verdict_reason(const HealthVerdict *v);
 
+/*
+ * What an object publishes of its verdict (derive-health.c writes it, health-bus.h publishes it): one
+ * struct that every judged kind embeds, instead of four field sets. Degraded and DegradedReason come
+ * from the same verdict as Health, so they cannot disagree.
+ */
+#define HEALTH_STATE_FIELDS                                                                                    \
+        Health health;         /* Health */                                                                    \
+        bool degraded;         /* Degraded: health_verdict_degraded() */                                       \
+        char *health_reason;   /* HealthReason */                                                              \
+        char *degraded_reason; /* DegradedReason: the degraded reasons, else what the kind says instead */
+
+typedef struct HealthState {
+        HEALTH_STATE_FIELDS
+} HealthState;
+
+/*
+ * How a kind embeds it: as health_state, for what handles every kind alike (derive-health.c,
+ * health-bus.h), with its fields also reachable by their own names (l->derived.health) for the sources
+ * and exporters that read one field. Both views are one storage: a union of two structs with the same
+ * member list.
+ */
+#define HEALTH_STATE_MEMBER                 \
+        union {                             \
+                HealthState health_state;   \
+                struct {                    \
+                        HEALTH_STATE_FIELDS \
+                };                          \
+        }
+
+/* A new object's state: Health unknown, nothing degraded. */
+#define HEALTH_STATE_INIT ((HealthState) { .health = HEALTH_UNKNOWN })
+void health_state_done(HealthState *s);
+
 /* The one predicate behind every published Degraded: whether the verdict holds a degraded reason. So a
  * Degraded object is Health=degraded, or worse (errors, flapping); a link below its best for power
  * saving has only an informing reason, and is neither. */

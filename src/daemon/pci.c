@@ -65,9 +65,8 @@ static PciObject *pci_object_free(PciObject *o) {
         free(o->name);
         free(o->derived.parent_path);
         free(o->derived.path_limit);
-        free(o->derived.degraded_reason);
         free(o->derived.trained_low_below);
-        free(o->derived.health_reason);
+        health_state_done(&o->derived.health_state);
         strv_free(o->derived.problems);
         pci_gpu_links_free(o->derived.gpu_links, o->derived.n_gpu_links);
         return mfree(o);
@@ -156,7 +155,7 @@ static int pci_object_new(Pci *pci, PciDevice *d) {
                 return -ENOMEM;
         }
         o->derived.type = _PCI_PORT_TYPE_INVALID;
-        o->derived.health = HEALTH_UNKNOWN;
+        o->derived.health_state = HEALTH_STATE_INIT;
         o->watch.gpu_busy_percent = -1;
         for (PciAerSeverity s = 0; s < _PCI_AER_SEVERITY_MAX; s++) {
                 o->watch.aer[s] = COUNTER_UNKNOWN;

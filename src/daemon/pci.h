@@ -90,8 +90,6 @@ typedef struct PciObject {
                 double gbps; /* its own link as it reports it, after encoding */
                 double path_gbps;
                 char *path_limit; /* the hop that limits the path, described */
-                bool degraded;         /* the health judge's verdict (derive-health.c) */
-                char *degraded_reason;
                 char **problems;
                 PciGpuLink *gpu_links;
                 size_t n_gpu_links;
@@ -104,8 +102,7 @@ typedef struct PciObject {
                 bool trained_low;        /* below what both ends support (pci-tree.c) */
                 char *trained_low_below; /* a port: the function below whose link trained low; NULL */
                 HealthLoad load; /* its traffic and that of everything below it (derive-health.c) */
-                Health health;   /* derive-health.c */
-                char *health_reason;
+                HEALTH_STATE_MEMBER; /* derive-health.c: Health, Degraded and their reasons, one verdict */
         } derived;
 } PciObject;
 

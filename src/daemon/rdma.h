@@ -125,8 +125,9 @@ typedef struct RdmaPort {
                  * port's counters leave it out, on InfiniBand they include IPoIB's. NaN unknown. */
                 double ip_rx_gbps, ip_tx_gbps;
                 RdmaFallback fallback; /* suspected fallback to sockets (health_rdma_fallback()) */
-                Health health;
-                char *health_reason;
+                /* derive-health.c: Health and HealthReason. Degraded and DegradedReason are remote's, the
+                 * structural fact the judge makes its degraded verdict (health-bus.h publishes them). */
+                HEALTH_STATE_MEMBER;
                 char *switch_path; /* Switch: the switch at the far end (derive-switch.c) */
         } derived;
 } RdmaPort;
