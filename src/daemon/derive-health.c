@@ -79,14 +79,21 @@ static void log_transition(const Subject *s, Health from, Health to, const char 
                                              isempty(reason) ? "no reason given" : reason);
 }
 
+static const HealthLimits *limits_of(const DeriveHealth *h) {
+        return h->limits ?: &health_limits_default;
+}
+
 /* Publishes one verdict as Health, HealthReason and, where the kind has them, Degraded and
  * DegradedReason: both from the same verdict, so they cannot disagree. */
-static void publish(const Subject *s, HealthVerdict *v, bool watched) {
+static void publish(const DeriveHealth *h, const Subject *s, HealthVerdict *v, uint64_t at) {
         _cleanup_(freep) char *reason = NULL, *degraded_reason = NULL;
         HealthState *state = s->state;
         Health was = state->health, now;
+        bool watched = h->interval_usec > 0;
 
-        if (!watched) {
+        if (watched)
+                health_escalate(&state->events, limits_of(h), at, v);
+        else {
                 health_verdict_keep_degraded(v);
                 health_verdict_add(v, HEALTH_UNKNOWN, NOT_WATCHED);
         }
@@ -115,10 +122,6 @@ static void publish(const Subject *s, HealthVerdict *v, bool watched) {
 
 /* ---- network links ---- */
 
-static const HealthLimits *limits_of(const DeriveHealth *h) {
-        return h->limits ?: &health_limits_default;
-}
-
 static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
         const HealthLimits *limits = limits_of(h);
         LinkHealthFacts f = {
@@ -134,9 +137,9 @@ static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
         HealthVerdict v = {};
 
         health_judge_link(&f, &v);
-        publish(&(Subject) { "link", "INTERFACE", l->name_utf8, &l->bus, &l->derived.health_state, true,
+        publish(h, &(Subject) { "link", "INTERFACE", l->name_utf8, &l->bus, &l->derived.health_state, true,
                              l->derived.capability.note },
-                &v, h->interval_usec > 0);
+                &v, now);
 }
 
 /* ---- RDMA ports ---- */
@@ -190,8 +193,7 @@ static void judge_rdma(DeriveHealth *h, RdmaPort *p, uint64_t now) {
         f.fallback = p->derived.fallback.suspected;
         f.ip_gbps = health_rdma_ip_gbps(&traffic);
         health_judge_rdma(&f, &v_);
-        publish(&(Subject) { "RDMA port", "RDMA_PORT", p->key, &p->bus, &p->derived.health_state, false }, &v_,
-                h->interval_usec > 0);
+        publish(h, &(Subject) { "RDMA port", "RDMA_PORT", p->key, &p->bus, &p->derived.health_state, false }, &v_, now);
 }
 
 /* ---- PCI functions ---- */
@@ -282,8 +284,8 @@ static void judge_pci(DeriveHealth *h, PciObject *o, uint64_t now) {
                                            below->derived.load };
         }
         health_judge_pci(&f, &v);
-        publish(&(Subject) { "PCI function", "PCI_DEVICE", o->address, &o->bus, &o->derived.health_state, true }, &v,
-                h->interval_usec > 0);
+        publish(h, &(Subject) { "PCI function", "PCI_DEVICE", o->address, &o->bus, &o->derived.health_state, true }, &v,
+                now);
 }
 
 /* ---- Thunderbolt ---- */
@@ -300,9 +302,9 @@ static void judge_thunderbolt(DeriveHealth *h, TbtObject *t, uint64_t now) {
         HealthVerdict v = {};
 
         health_judge_thunderbolt(&f, &v);
-        publish(&(Subject) { "Thunderbolt device", "THUNDERBOLT_DEVICE", t->sysname_utf8, &t->bus,
+        publish(h, &(Subject) { "Thunderbolt device", "THUNDERBOLT_DEVICE", t->sysname_utf8, &t->bus,
                              &t->derived.health_state, true },
-                &v, h->interval_usec > 0);
+                &v, now);
 }
 
 /* ---- the pass ---- */
