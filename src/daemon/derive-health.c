@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The health part of the derivation pass. The sources record what the kernel's counters say on each
- * object (link.c, rdma-counters.c, pci.c, tbt.c); here the facts that combine
+ * object (link.c, rdma-watch.c, pci-watch.c, tbt.c); here the facts that combine
  * kinds are put together, each object is judged once (health-judge.c), Health and HealthReason are
  * published, and every change of Health is logged once with its catalog MESSAGE_ID.
  */

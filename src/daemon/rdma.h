@@ -76,7 +76,7 @@ typedef struct RdmaPort {
         char **netdevs;       /* the port's network interfaces (kernel bytes), its own first */
         int *netdev_ifindexes; /* their indexes in class/net when the port was read; 0 unknown */
 
-        /* Over time (rdma-counters.c): the port's counters at the watch's last sample, the rates of
+        /* Over time (rdma-watch.c): the port's counters at the watch's last sample, the rates of
          * its data counters over the interval, recent errors and link changes. */
         struct {
                 bool sampled;
@@ -178,11 +178,6 @@ void rdma_uverbs_removed(Rdma *rdma, const char *uverbs);
 
 /* The key "<device>_<port>" and the object path rdma/<key>. */
 int rdma_port_object_path(const char *device, unsigned port, char **ret_key, char **ret_path);
-
-/* The watch's reading of a port's counters (n: how many were readable; now: CLOCK_MONOTONIC usec). */
-void rdma_port_record_counters(RdmaPort *p, const InfinibandCounters *c, int n, uint64_t now);
-/* Reads every port's counters; returns how many ports were read. */
-size_t rdma_sample(Rdma *rdma, uint64_t now);
 
 /* Marks a port for re-reading at the next flush (a verbs event, or its network interface's carrier
  * or speed moved). */
