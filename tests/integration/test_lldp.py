@@ -160,6 +160,11 @@ def test_switch_as_lldpd_sees_it(bus, client, netns, fabric):
         # lldpd on a veth says 10GbaseT, no autonegotiation: the partner runs at 10 Gb/s.
         assert "10GbaseT" in entry["port"]["auto-negotiation"]["current"]
         assert link["LldpPartnerSpeedsMbps"] == [10000]
+        # A veth hears no partner by autonegotiation: the switch port's word stands in for it; a veth has
+        # no link modes of its own, so nothing is judged from it.
+        lp.wait_for(lambda: client.link_by_name(ours)["PartnerSpeedsMbps"] == [10000], timeout=5,
+                    what="PartnerSpeedsMbps from the switch port's LLDP")
+        assert client.link_by_name(ours)["DegradedReason"] == "unknown: the driver reports no link modes"
         # linkprobectl: switches and its alias lldp, --json, show and list.
         out = lp.ctl(bus, "switches", "--no-pager", env={"COLUMNS": "200"}, check=True).stdout
         lines = out.splitlines()
