@@ -28,7 +28,6 @@ void pci_object_record_link(PciObject *o, const PciLink *current, uint64_t now, 
         bus_publisher_schedule(o->owner->publisher);
 }
 
-
 /* "Receiver Error, Bad TLP": the kinds that rose since the last reading, most first. */
 static void note_kinds(PciObject *o, const PciAerCounters *now) {
         const PciAerCounters *was = &o->watch.correctable;
