@@ -45,6 +45,16 @@ class Lldpd:
                     what="lldpd's control socket")
         if self.proc.poll() is not None:
             raise RuntimeError(f"lldpd exited: {open(self.log_path).read()}")
+        # Its socket comes before it has found its interface; until then it neither sends nor hears
+        # LLDPDUs, and looks again only at its next interval. `update` makes it look now.
+        def found():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"lldpd exited: {open(self.log_path).read()}")
+            if ifname in self.cli("show", "interfaces"):
+                return True
+            self.cli("update")
+            return False
+        lp.wait_for(found, timeout=20, interval=0.5, what=f"lldpd to find {ifname}")
 
     def cli(self, *args):
         return lp.run([LLDPCLI, "-u", self.sock, *args]).stdout
@@ -121,6 +131,20 @@ def start_switch(sw, theirs, name, ttl_hold=30):
         switch.cli("configure", "system", "capabilities", "enabled", "bridge,router")
         # Last: the tests wait for this name, and then find everything else as configured.
         switch.cli("configure", "system", "hostname", name)
+        # lldpd can take commands before it has found its interface and lose them (its first LLDPDU then
+        # still names the machine, and the next comes at the default 30 s): until its chassis says the
+        # name, configure again; then send at once.
+        def configured():
+            if name in switch.cli("show", "chassis"):
+                return True
+            switch.cli("configure", "lldp", "tx-interval", "1")
+            switch.cli("configure", "lldp", "tx-hold", str(ttl_hold))
+            switch.cli("configure", "ports", theirs, "lldp", "portdescription", "Eth1/7 to node7")
+            switch.cli("configure", "system", "capabilities", "enabled", "bridge,router")
+            switch.cli("configure", "system", "hostname", name)
+            return False
+        lp.wait_for(configured, timeout=20, interval=1, what="lldpd to take its configuration")
+        switch.cli("update")
     except BaseException:
         switch.stop()
         raise
