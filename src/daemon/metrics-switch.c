@@ -7,7 +7,7 @@
  */
 #include "metrics-switch.h"
 #include "metrics-text.h"
-#include "metrics.h"
+#include "metrics-sources.h"
 #include "rdma-names.h"
 #include "rdma.h"
 #include "switch.h"
