@@ -168,6 +168,9 @@ def test_sweep_matches_ibnetdiscover(fabric, bus):
                                                              if s["Description"] == leaf["Description"])]
                           ["Source"] == ["infiniband", "sweep"], 15), published(client)[2]
         assert len(objects) == 3
+        # linkprobectl lists them all, the sweep as their source.
+        out = lp.ctl(bus, "switches", "--no-pager", check=True, env={"COLUMNS": "200"}).stdout
+        assert all(name in out for name in ("spine1", "leaf1", "leaf2")) and "sweep" in out, out
         text = metrics(client)
         info = re.findall(r'^linkprobe_switch_link_info\{([^}]*)\} 1$', text, re.M)
         assert len(info) == 6, text
