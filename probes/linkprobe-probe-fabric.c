@@ -43,10 +43,6 @@ typedef struct Options {
         uint64_t deadline_usec;
 } Options;
 
-static void usage_error(const char *format, const char *arg) {
-        probe_exit_error(PROBE_NAME, PROBE_EXIT_USAGE, "usage", format, arg);
-}
-
 static unsigned parse_bounded(const char *arg, const char *what, unsigned min, unsigned max) {
         uint32_t v;
 
@@ -95,10 +91,11 @@ static void parse_options(int argc, char **argv, Options *o) {
                         o->deadline_usec = (uint64_t) parse_bounded(optarg, "--deadline", 1, 3600) * USEC_PER_SEC;
                         break;
                 default:
-                        usage_error("unknown option%s", "");
+                        probe_exit_error(PROBE_NAME, PROBE_EXIT_USAGE, "usage", "unknown option (see "
+                                         "linkprobe-probe-fabric(8))");
                 }
         if (optind < argc)
-                usage_error("unexpected argument %s", argv[optind]);
+                probe_exit_error(PROBE_NAME, PROBE_EXIT_USAGE, "usage", "unexpected argument %s", argv[optind]);
 }
 
 static json_object *guid_string(uint64_t guid) {
