@@ -4,7 +4,7 @@ spine and four CAs (a 1X cable between the leaves); linkprobed, attached to one 
 linkprobe-probe-fabric (libibnetdisc) and must publish every switch and every switch-to-switch link
 ibnetdiscover (infiniband-diags) prints on the same fabric in the same test: mismatches 0. Then a link
 taken down in ibsim's console goes at the next sweep, a sweep that times out mid-walk (a spine that drops
-every MAD) keeps the last complete result and says so, a fabric bigger than [Fabric] MaxSwitches= is
+every MAD) or runs past its deadline keeps the last complete result and says so, a fabric bigger than [Fabric] MaxSwitches= is
 published up to the cap with a warning, Sweep=no publishes no swept switch, and bad [Fabric] values are
 refused with their line and reason.
 
@@ -234,6 +234,35 @@ def test_failed_sweep_keeps_the_last_result(fabric, bus):
         fabric.console('Error "spine1" 0')
         assert wait_until(lambda: refresh(client) or "Fabric sweep works again" in d.log(), 20), d.log()[-3000:]
         assert published(client)[:2] == first[:2]
+    finally:
+        client.close()
+        d.stop()
+
+
+def test_sweep_past_its_deadline_keeps_the_last_result(fabric, bus, tmp_path):
+    """The walk hangs (a stand-in for the probe that sleeps once a file exists): killed at SweepTimeoutSec=
+    plus the grace, the last complete result stays, and the next sweep that finishes replaces it."""
+    probe = tmp_path / "linkprobe-probe-fabric"
+    hang = tmp_path / "hang"
+    probe.write_text(f"#!/bin/sh\n[ -e {hang} ] && exec sleep 60\nexec {PROBE} \"$@\"\n")
+    probe.chmod(0o755)
+    d = lp.Daemon(bus, env={**fabric.env(HOST), "LINKPROBE_PROBE_DIR": str(tmp_path)},
+                  prefix=["env", "-C", fabric.dir], args=["--log-level=debug"],
+                  config="[Fabric]\nSweep=yes\nSweepTimeoutSec=1\n")
+    client = lp.Client(bus)
+    try:
+        first = settle(client, lambda p: len(p[1]) == 6, refreshing=False)
+        assert first, d.log()[-3000:]
+        hang.touch()
+        fabric.console('Unlink "leaf2"[6]')
+        assert wait_until(lambda: refresh(client) or "Fabric sweep failed, keeping the last complete result"
+                          in d.log(), 20), d.log()[-3000:]
+        assert "timeout" in d.log()
+        assert published(client)[:2] == first[:2]
+        hang.unlink()
+        got = settle(client, lambda p: len(p[1]) == 4)
+        assert got, d.log()[-3000:]
+        assert "Fabric sweep works again" in d.log()
     finally:
         client.close()
         d.stop()
