@@ -8,6 +8,7 @@
 #include "bus-object.h"
 #include "classify.h"
 #include "counter.h"
+#include "link-address.h"
 #include "link-capability.h"
 #include "health.h"
 #include "log-object.h"
@@ -20,19 +21,6 @@ typedef struct LinkSpeedReader LinkSpeedReader;
 typedef struct UdevSource UdevSource;
 struct rtnl_link;
 struct rtnl_addr;
-
-typedef struct LinkAddress {
-        int family;
-        uint8_t address[16];
-        uint8_t prefixlen;
-        uint8_t scope;
-        uint32_t flags; /* IFA_F_* */
-        /* Made once when the address arrives, from the fields above: the bus and the metrics print
-         * them for every request (GetManagedObjects at 2000 links), and IPv6 formatting is dear. */
-        char text[INET6_ADDRSTRLEN]; /* as inet_ntop() writes it */
-        char scope_text[8];          /* as iproute2 names it ("link", "host"), else its number */
-        AddressClass class;
-} LinkAddress;
 
 /* What rtnetlink's statistics say about one link at one moment (struct rtnl_link_stats64). */
 typedef struct LinkStats {
@@ -83,8 +71,7 @@ struct Link {
         char *hw_address;
         int master_ifindex;
         int parent_ifindex;
-        LinkAddress *addresses; /* sorted: IPv4 first, then by address and prefix length */
-        size_t n_addresses;
+        LinkAddresses addrs;
 
         /* From sysfs, re-read once per flush after any event (link_prepare); speed and duplex by the
          * speed reader once the daemon runs. */
@@ -126,10 +113,8 @@ struct Link {
                 Window crc_errors, carrier_changes;
         } watch;
 
-        /* Mark and sweep state of a full dump (start-up, overrun, Refresh). */
+        /* Mark and sweep state of a full dump of links (start-up, overrun, Refresh). */
         bool seen;
-        LinkAddress *synced;
-        size_t n_synced;
 
         /* Facts that combine this link with other objects: derive-link.c writes them, nothing else. */
         struct {
@@ -185,11 +170,14 @@ int link_process_netlink(Links *links, struct rtnl_link *rl, bool removed);
 int link_process_address(Links *links, struct rtnl_addr *ra, bool removed);
 
 /* A full dump: mark every link, feed every link and address, then sweep what was not seen and
- * publish only the differences. */
+ * publish only the differences. Each mark starts the collection afresh (a dump tried again after an
+ * interruption). An incomplete dump (interrupted every time) is swept with complete=false: what it saw
+ * is applied, nothing is removed on its word. */
 void links_mark(Links *links);
 void links_sweep(Links *links);
+void links_mark_addresses(Links *links);
 int link_sync_address(Links *links, struct rtnl_addr *ra);
-void links_sweep_addresses(Links *links);
+void links_sweep_addresses(Links *links, bool complete);
 
 /* The watch's sample of one link (now: CLOCK_MONOTONIC usec); a link that is not in the table is
  * ignored (its removal or addition is on its way). */
