@@ -75,7 +75,7 @@ static Link *link_free(Link *l) {
         free(l->derived.switch_path);
         free(l->lldp_warning);
         free(l->derived.degraded_reason);
-        free(l->ethtool.modes);
+        link_modes_done(&l->ethtool);
         link_capability_done(&l->derived.capability);
         return mfree(l);
 }
@@ -449,6 +449,75 @@ static void link_prepare(BusObject *o) {
                 /* Whatever moved (carrier, a new partner, a driver rebinding), both ends' modes may have. */
                 link_request_ethtool(l);
         }
+}
+
+/* ---- link modes (link-modes.c records them; the links are found and announced here) ---- */
+
+bool link_asks_ethtool(const Link *l) {
+        return link_modes_kind_asked(l->kind);
+}
+
+void link_request_ethtool(Link *l) {
+        if (!l->links->modes.ethtool || !link_asks_ethtool(l) || !l->name)
+                return;
+        link_modes_request(&l->links->modes, &l->ethtool);
+}
+
+/* Every link waiting to be asked, until the worker's queue is full (a start-up burst goes in turns). */
+static void links_send_waiting(Links *links) {
+        Link *l;
+
+        links->modes.backlog = false;
+        TABLE_FOREACH(l, &links->table)
+                if (l->ethtool.waiting && !link_modes_send(&links->modes, &l->ethtool, l->ifindex, l->name))
+                        return; /* still full: the next answer tries again */
+}
+
+static int on_ethtool_defer(sd_event_source *s, void *userdata) {
+        links_send_waiting(userdata);
+        return 0;
+}
+
+static void on_ethtool_answer(void *userdata, const LinkEthtoolAnswer *a) {
+        Links *links = userdata;
+        Link *l = link_get(links, a->ifindex);
+
+        if (l && l->ethtool.request == a->seq) {
+                if (a->modes_error < 0 && a->modes_error != -EOPNOTSUPP)
+                        log_link_debug_errno(l, a->modes_error, "ethtool gave no link modes: %m");
+                int r = link_modes_apply(&l->ethtool, a);
+                if (r < 0)
+                        log_oom();
+                else if (r > 0)
+                        bus_object_queue(&l->bus); /* the pass derives what follows (SpeedMbps, the capability, Health) */
+        }
+        if (links->modes.backlog)
+                links_send_waiting(links);
+}
+
+static void on_ethtool_changed(void *userdata, int ifindex) {
+        Links *links = userdata;
+        Link *l;
+
+        if (ifindex > 0) {
+                l = link_get(links, ifindex);
+                if (l) {
+                        log_link_debug(l, "ethtool's monitor group says the link modes or settings changed.");
+                        link_request_ethtool(l);
+                }
+                return;
+        }
+        TABLE_FOREACH(l, &links->table)
+                link_request_ethtool(l);
+}
+
+int links_start_ethtool(Links *links, sd_event *event) {
+        return link_modes_asker_start(&links->modes, event, on_ethtool_answer, on_ethtool_changed, on_ethtool_defer,
+                                      links);
+}
+
+void links_stop_ethtool(Links *links) {
+        link_modes_asker_stop(&links->modes);
 }
 
 /* ---- over time: the watch's statistics ---- */

@@ -10,13 +10,12 @@
 #include "counter.h"
 #include "link-address.h"
 #include "link-capability.h"
+#include "link-modes.h"
 #include "health.h"
 #include "log-object.h"
 #include "shared/table.h"
 
 typedef struct Link Link;
-typedef struct LinkEthtool LinkEthtool;
-typedef struct LinkEthtoolAnswer LinkEthtoolAnswer;
 typedef struct LinkSpeedReader LinkSpeedReader;
 typedef struct UdevSource UdevSource;
 struct rtnl_link;
@@ -41,9 +40,7 @@ typedef struct Links {
         BusPublisher *publisher;
         int sysfs_fd;
         LinkSpeedReader *speed_reader; /* NULL: speeds are read in place */
-        LinkEthtool *ethtool;          /* NULL: link modes are not asked (the worker did not start) */
-        sd_event_source *ethtool_defer; /* sends the waiting requests once the loop is idle */
-        bool ethtool_backlog;          /* some links wait to be asked */
+        LinkModesAsker modes;          /* asks ethtool for every Ethernet and veth link */
         /* Links came or went, or one changed what others derive from it (kind, lower devices, its
          * backing device): the derivation pass redoes the cross-links and inherited types. */
         bool topology_changed;
@@ -88,19 +85,10 @@ struct Link {
 
         /* From the LLDP receiver (lldp.c): why this link shows no switch though it could. */
         char *lldp_warning;
-        /* From ethtool's netlink family (link-ethtool.c), asked on every link event of an Ethernet or veth
-         * link and on the monitor group's notifications: both ends' link modes, the link-down reason. */
-        struct {
-                uint64_t request; /* the answer we wait for; 0: none */
-                bool waiting;     /* to be asked when the loop is idle, or once the worker's queue has room */
-                bool answered;
-                int modes_error, state_error; /* negative errno of each request; 0 answered */
-                uint32_t speed_mbps;          /* the answer's speed; 0 unknown */
-                /* The answer's link modes; NULL when it had none at all (a veth): 2000 of those cost no
-                 * bitsets. */
-                EthtoolLinkModes *modes;
-                EthtoolLinkState state;
-        } ethtool;
+        /* From ethtool's netlink family (link-ethtool.c, recorded by link-modes.c), asked on every link
+         * event of an Ethernet or veth link and on the monitor group's notifications: both ends' link
+         * modes, the link-down reason. */
+        LinkModes ethtool;
 
         /* Over time: the statistics at the watch's last sample, the rates over its last
          * interval, and recent errors and carrier changes. */
