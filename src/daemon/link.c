@@ -463,14 +463,23 @@ void link_request_ethtool(Link *l) {
         link_modes_request(&l->links->modes, &l->ethtool);
 }
 
-/* Every link waiting to be asked, until the worker's queue is full (a start-up burst goes in turns). */
+/* Every link waiting to be asked, until the worker's queue is full (a start-up burst goes in turns). Each
+ * answer frees one place: the walk goes on from where the last one stopped, not from the first link, or
+ * 2000 links at start-up would cost 2000 walks of the table. */
 static void links_send_waiting(Links *links) {
-        Link *l;
+        size_t n = links->table.n_items;
 
         links->modes.backlog = false;
-        TABLE_FOREACH(l, &links->table)
-                if (l->ethtool.waiting && !link_modes_send(&links->modes, &l->ethtool, l->ifindex, l->name))
-                        return; /* still full: the next answer tries again */
+        for (size_t k = 0; k < n; k++) {
+                size_t i = (links->modes_cursor + k) % n;
+                Link *l = links->table.items[i];
+
+                if (l->ethtool.waiting && !link_modes_send(&links->modes, &l->ethtool, l->ifindex, l->name)) {
+                        links->modes_cursor = i; /* still full: the next answer tries again, here */
+                        return;
+                }
+        }
+        links->modes_cursor = 0;
 }
 
 static int on_ethtool_defer(sd_event_source *s, void *userdata) {

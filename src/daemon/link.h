@@ -41,6 +41,7 @@ typedef struct Links {
         int sysfs_fd;
         LinkSpeedReader *speed_reader; /* NULL: speeds are read in place */
         LinkModesAsker modes;          /* asks ethtool for every Ethernet and veth link */
+        size_t modes_cursor;           /* where the walk for waiting requests goes on (a hint: links come and go) */
         /* Links came or went, or one changed what others derive from it (kind, lower devices, its
          * backing device): the derivation pass redoes the cross-links and inherited types. */
         bool topology_changed;
