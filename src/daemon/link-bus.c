@@ -52,8 +52,8 @@ static int property_get_addresses(sd_bus *bus, const char *path, const char *int
         r = sd_bus_message_open_container(reply, 'a', "(suss)");
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < l->n_addresses; i++) {
-                const LinkAddress *a = &l->addresses[i];
+        for (size_t i = 0; i < l->addrs.n_addresses; i++) {
+                const LinkAddress *a = &l->addrs.addresses[i];
                 uint32_t prefixlen = a->prefixlen;
 
                 /* Every string here was made when the address arrived (address_from_netlink()). */
