@@ -6,6 +6,7 @@
  * whatever is not ok says so in words. What has no PCI function (virtual links, software RDMA, a
  * Thunderbolt domain the kernel names no controller for) goes in a box of its own. */
 #include "linkprobectl-draw-labels.h"
+#include "linkprobectl-draw-node.h"
 #include "linkprobectl-draw.h"
 #include "linkprobectl.h"
 
@@ -528,28 +529,4 @@ char *draw_node_dot(json_object *objects, json_object *node, json_object *memory
                 return NULL;
         }
         return buf;
-}
-
-int topo_draw(sd_bus *bus) {
-        _cleanup_(json_object_putp) json_object *objects = NULL, *node = NULL, *memory = NULL, *pairs = NULL;
-        _cleanup_(freep) char *dot = NULL;
-        int r;
-
-        r = ctl_get_objects(bus, &objects);
-        if (r == 0)
-                r = topo_get_affinity(bus, &pairs);
-        if (r == 0)
-                r = ctl_get_root_interface(bus, "Node", true, &node);
-        if (r == 0)
-                r = ctl_get_root_interface(bus, "Memory", true, &memory);
-        if (r != 0)
-                return r;
-        dot = draw_node_dot(objects, node, memory, pairs);
-        if (!dot)
-                return log_oom_ctl();
-        if (arg_dot) {
-                fputs(dot, stdout);
-                return fflush(stdout) == 0 ? 0 : CTL_EXIT_FAILURE;
-        }
-        return draw_render_dot(dot);
 }

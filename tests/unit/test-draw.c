@@ -9,6 +9,7 @@
 
 #include "unit-test.h"
 #include "ctl/linkprobectl-draw-labels.h"
+#include "ctl/linkprobectl-draw-node.h"
 #include "ctl/linkprobectl-draw.h"
 #include "ctl/linkprobectl.h"
 
