@@ -217,6 +217,47 @@ static void topo_notes(json_object *rows, FILE *f) {
                         fprintf(f, "  %-5s %s\n", legend[l].relation, legend[l].meaning);
 }
 
+static char *format_numa_nodes(json_object *row, const char *key, json_object *v) {
+        _cleanup_(freep) char *s = strdup("");
+
+        for (size_t i = 0; s && i < json_array_len(v); i++) {
+                char *more = ctl_strdupf("%s%s%d", s, i > 0 ? "," : "", json_object_get_int(json_object_array_get_idx(v, i)));
+                free(s);
+                s = more;
+        }
+        return s && *s ? TAKE_PTR(s) : NULL;
+}
+
+/* The CPU packages (Node.Packages) under the matrix: which CPUs and NUMA nodes each holds, so the
+ * matrix's NUMA column reads as sockets. Text only: --json gives the matrix; `status --json` the Node. */
+static int topo_packages(sd_bus *bus) {
+        _cleanup_(json_object_putp) json_object *node = NULL;
+        static const CtlColumn columns[] = {
+                { ">PACKAGE", "Id", NULL, NULL, {} },
+                { "CPUS", "Cpus", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
+                { ">CORES", "Cores", NULL, NULL, {} },
+                { "NUMA NODES", "NumaNodes", format_numa_nodes, NULL, {} },
+        };
+        static const CtlTableView view = {
+                .columns = columns,
+                .n_columns = ELEMENTSOF(columns),
+                .noun = "package",
+                .nouns = "packages",
+                .matrix = true,
+        };
+        json_object *packages;
+        int r;
+
+        r = ctl_get_root_interface(bus, "Node", true, &node);
+        if (r != 0)
+                return r;
+        packages = ctl_member(node, "Packages");
+        if (json_array_len(packages) == 0)
+                return 0;
+        putchar('\n');
+        return ctl_output_table(packages, &view);
+}
+
 /* The picture (linkprobectl-draw-node.c lays it out from what is read here): the whole tree, the root
  * object's Node and Memory, and the affinity pairs for the GPUs' own links. */
 static int topo_draw(sd_bus *bus) {
@@ -292,6 +333,8 @@ int verb_topo(sd_bus *bus, int argc, char **argv) {
                 };
                 r = ctl_output_table(rows, &view);
         }
+        if (r == 0 && arg_json == JSON_OFF)
+                r = topo_packages(bus);
         for (size_t i = 0; columns && i < n; i++)
                 free((char *) columns[i + 1].key);
         devices_free(d, n);
