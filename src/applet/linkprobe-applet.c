@@ -53,6 +53,9 @@ static gboolean on_refresh(gpointer userdata) {
         g_autofree char *body = NULL, *more = NULL;
 
         a->refresh = 0;
+        /* Objects the watch judges at consecutive samples are one notification. */
+        json_object *watch = prop(a, BUS_PATH, MANAGER_INTERFACE, "WatchIntervalUSec");
+        notifier_set_watch_interval(a->notifier, running && watch ? (uint64_t) json_object_get_int64(watch) : 0);
         if (view->bad > 1)
                 more = g_strdup_printf(" (%u objects not ok)", view->bad);
         if (running)

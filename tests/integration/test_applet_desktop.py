@@ -405,6 +405,54 @@ def test_bad_configuration_is_refused(tmp_path, config, error):
     assert str(path) in proc.stderr and error in proc.stderr, proc.stderr
 
 
+def flapping_in_two_samples(desktop, bus, applets, watch_usec):
+    """Five links judged flapping by two watch samples of a linkprobed that watches every watch_usec
+    (played by fake_linkprobed, so the samples are exactly 2 s apart whatever the load): three at the
+    first, two at the second. The notifications dunst shows, by id."""
+    from fake_linkprobed import FakeLinkprobed
+
+    names = [f"fl{i}" for i in range(5)]
+    fake = FakeLinkprobed(bus, names, watch_usec)
+    try:
+        applet = applets(desktop, bus)
+        applet.wait_log("linkprobed is running")
+        merge = notification_merge_msec(watch_usec)
+        applet.wait_log(f"notifications merge over {merge} ms")
+        fake.set_health(names[:3], "flapping", "7 carrier changes in the last 2 min")
+        time.sleep(2.0)
+        fake.set_health(names[3:], "flapping", "7 carrier changes in the last 2 min")
+        lp.wait_for(lambda: desktop.notification_count(), 20, lambda: f"a notification; the applet said:\n{applet.log()}")
+        # Whatever else is coming comes within a window of the last event.
+        time.sleep(merge / 1000 + 1.5)
+        return names, desktop.notifications()
+    finally:
+        fake.stop()
+
+
+def notification_merge_msec(watch_usec):
+    """The applet's merge window (applet-notify.c, linkprobe-applet(1)): 700 ms, or one and a half watch
+    intervals where that is longer."""
+    return max(700, watch_usec // 1000 * 3 // 2)
+
+
+def test_links_judged_at_two_watch_samples_are_one_notification(desktop, notifications, bus, applets):
+    """Links judged flapping at two consecutive watch samples (2 s apart, the daemon watching every 2 s):
+    the applet's merge window follows WatchIntervalUSec, so they are one notification naming all five."""
+    names, shown = flapping_in_two_samples(desktop, bus, applets, 2_000_000)
+    assert len(shown) == 1, shown
+    (note,) = shown.values()
+    assert note["summary"] == "Health changed for 5 objects (5 bad)", note
+    assert all(f"link {n}: flapping" in note["body"] for n in names), note
+
+
+def test_merge_window_is_the_watch_interval(desktop, notifications, bus, applets):
+    """The same two batches from a daemon that watches every 100 ms are two moments to a person (2 s is
+    twenty samples apart): each batch is told apart, and as neither is more than three links, each link
+    in its own notification (five), so the window is the daemon's and not merely long."""
+    names, shown = flapping_in_two_samples(desktop, bus, applets, 100_000)
+    assert sorted(n["summary"] for n in shown.values()) == [f"link {n}: health went bad" for n in names], shown
+
+
 def test_many_links_going_bad_at_once_are_one_notification(desktop, notifications, bus, netns, client,
                                                            daemon_factory, applets):
     """Five links that start flapping together are one notification that names them, not five."""
