@@ -8,6 +8,8 @@ DEBIAN_BUILD_PACKAGES += libgtk-3-dev librsvg2-dev
 DEBIAN_TEST_PACKAGES += xvfb xauth xfce4-panel dunst x11-apps x11-utils imagemagick xdotool librsvg2-bin
 # desktop-file-validate: test_applet_install.py checks the .desktop files against the specification.
 DEBIAN_TEST_PACKAGES += desktop-file-utils
+# setcap: test_applet_desktop.py gives a copy of the applet a file capability (secure-execution mode).
+DEBIAN_TEST_PACKAGES += libcap2-bin
 
 PROGRAMS += linkprobe-applet
 linkprobe-applet_SOURCES := $(wildcard src/applet/*.c)

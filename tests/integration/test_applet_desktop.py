@@ -7,6 +7,7 @@ needs no privilege. Screenshots are kept in the build directory (applet-*.png) a
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -51,17 +52,23 @@ def notifications(desktop):
 class Applet:
     """linkprobe-applet as nobody on the desktop, reading linkprobed on system_bus."""
 
-    def __init__(self, desktop, system_bus, session_address=None, display=True, config=None, ctl=lp.CTL):
+    def __init__(self, desktop, system_bus, session_address=None, display=True, config=None, ctl=lp.CTL,
+                 bus_from_environment=False):
         self.desktop = desktop
-        # The test's private system bus lives in a directory only root may enter.
-        os.chmod(system_bus.dir, 0o755)
+        # The test's private system bus lives in a directory only root may enter (mkdtemp's 0700): opened,
+        # or nobody's connect() is refused with EACCES, "Permission denied", however the address is given.
+        if not bus_from_environment:
+            os.chmod(system_bus.dir, 0o755)
         env = desktop.user_env("nobody")
         if session_address:
             env["DBUS_SESSION_BUS_ADDRESS"] = session_address
         if not display:
             del env["DISPLAY"]
-        args = [f"--bus-address={system_bus.address}", f"--linkprobectl={ctl}", f"--icon-dir={ICONS}",
-                "--log-level=info"]
+        args = [f"--linkprobectl={ctl}", f"--icon-dir={ICONS}", "--log-level=info"]
+        if bus_from_environment:
+            env["DBUS_SYSTEM_BUS_ADDRESS"] = system_bus.address
+        else:
+            args.append(f"--bus-address={system_bus.address}")
         if config is not None:
             path = os.path.join(env["HOME"], "applet.conf")
             with open(path, "w") as f:
@@ -403,6 +410,46 @@ def test_bad_configuration_is_refused(tmp_path, config, error):
     proc = lp.run([APPLET, f"--config={path}"], check=False, env={"PATH": os.environ.get("PATH", "")}, timeout=10)
     assert proc.returncode == 1, proc
     assert str(path) in proc.stderr and error in proc.stderr, proc.stderr
+
+
+def test_system_bus_from_the_environment(desktop, bus, applets):
+    """Without --bus-address=, the applet running as nobody reads linkprobed on the bus that
+    DBUS_SYSTEM_BUS_ADDRESS names (sd_bus_open_system() honours it); while the socket's directory is closed
+    to nobody it says "Permission denied" (EACCES from connect(), not a refusal of the address) and
+    tries again every 5 s, and it connects once the directory is opened."""
+    from fake_linkprobed import FakeLinkprobed
+
+    os.chmod(bus.dir, 0o700)
+    fake = FakeLinkprobed(bus, ["envlink0"], 2_000_000)
+    try:
+        applet = applets(desktop, bus, bus_from_environment=True)
+        applet.wait_log("Cannot connect to the system bus: Permission denied; trying again every 5 s.")
+        assert "linkprobed is running" not in applet.log()
+        os.chmod(bus.dir, 0o755)
+        applet.wait_log("linkprobed is running: 1 objects.", timeout=20)
+        applet.wait_log("notifications merge over 3000 ms")
+    finally:
+        fake.stop()
+
+
+@pytest.mark.skipif(not shutil.which("setcap"), reason="setcap is not installed (Debian package libcap2-bin)")
+def test_file_capabilities_are_said(desktop, bus):
+    """A copy of the applet given a file capability runs in secure-execution mode, where sd-bus ignores
+    DBUS_SESSION_BUS_ADDRESS, DBUS_SYSTEM_BUS_ADDRESS and XDG_RUNTIME_DIR (secure_getenv()): it says so
+    rather than failing without a word, then cannot reach the session bus they named and exits 1."""
+    os.chmod(bus.dir, 0o755)
+    directory = tempfile.mkdtemp(prefix="capapplet-", dir=desktop.dir)
+    os.chmod(directory, 0o755)
+    program = os.path.join(directory, "linkprobe-applet")
+    shutil.copy(APPLET, program)
+    lp.run(["setcap", "cap_net_raw+ep", program])
+    env = desktop.user_env("nobody")
+    env["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+    env.pop("DISPLAY", None)
+    proc = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", program,
+                           f"--icon-dir={ICONS}"], capture_output=True, text=True, env=env, cwd="/", timeout=30)
+    assert "secure-execution mode" in proc.stderr and "DBUS_SYSTEM_BUS_ADDRESS" in proc.stderr, proc.stderr
+    assert proc.returncode == 1 and "Cannot connect to the session bus" in proc.stderr, proc
 
 
 def flapping_in_two_samples(desktop, bus, applets, watch_usec):
