@@ -146,6 +146,8 @@ static const ConfigItem config_items[] = {
         { "Health", "FallbackIpGbps", config_parse_gbps, offsetof(Config, health.fallback_ip_gbps) },
         { "Health", "FallbackRdmaPercent", config_parse_share_percent, offsetof(Config, health.fallback_rdma_share) },
         { "Health", "FallbackSamples", config_parse_count, offsetof(Config, health.fallback_samples) },
+        { "Health", "EscalationWindowSec", config_parse_escalation_window, offsetof(Config, health.escalation_window_usec) },
+        { "Health", "EscalationEvents", config_parse_escalation_events, offsetof(Config, health.escalation_events) },
         { "Memory", "PollIntervalSec", parse_duration_field, offsetof(Config, memory_poll_usec) },
         { "Memory", "ChangeThresholdPercent", parse_percent_field, offsetof(Config, memory_change_percent) },
         { "Peers", "Address", config_parse_peer_addresses, offsetof(Config, peers.addresses) },

@@ -7,9 +7,12 @@
 
 #include "gpu-prober.h"
 #include "inhibit.h"
+#include "link-watch.h"
 #include "lldp.h"
 #include "manager.h"
 #include "metrics.h"
+#include "pci-watch.h"
+#include "rdma-watch.h"
 #include "netlink.h"
 #include "reconcile.h"
 #include "responder-supervisor.h"
@@ -483,9 +486,9 @@ int manager_start(Manager *m) {
         r = watch_new(&(WatchContext) {
                               .event = m->event,
                               .interval_usec = m->config.watch_interval_usec,
-                              .netlink = m->netlink,
-                              .pci = &m->pci,
-                              .rdma = &m->rdma,
+                              .samplers = { link_watch_sampler(m->netlink), pci_watch_sampler(&m->pci),
+                                            rdma_watch_sampler(&m->rdma) },
+                              .n_samplers = 3,
                               .publisher = &m->publisher,
                               .sampled = &m->derive.health.sampled,
                       },

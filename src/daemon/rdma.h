@@ -76,7 +76,7 @@ typedef struct RdmaPort {
         char **netdevs;       /* the port's network interfaces (kernel bytes), its own first */
         int *netdev_ifindexes; /* their indexes in class/net when the port was read; 0 unknown */
 
-        /* Over time (rdma-counters.c): the port's counters at the watch's last sample, the rates of
+        /* Over time (rdma-watch.c): the port's counters at the watch's last sample, the rates of
          * its data counters over the interval, recent errors and link changes. */
         struct {
                 bool sampled;
@@ -125,8 +125,9 @@ typedef struct RdmaPort {
                  * port's counters leave it out, on InfiniBand they include IPoIB's. NaN unknown. */
                 double ip_rx_gbps, ip_tx_gbps;
                 RdmaFallback fallback; /* suspected fallback to sockets (health_rdma_fallback()) */
-                Health health;
-                char *health_reason;
+                /* derive-health.c: Health and HealthReason. Degraded and DegradedReason are remote's, the
+                 * structural fact the judge makes its degraded verdict (health-bus.h publishes them). */
+                HEALTH_STATE_MEMBER;
                 char *switch_path; /* Switch: the switch at the far end (derive-switch.c) */
         } derived;
 } RdmaPort;
@@ -177,11 +178,6 @@ void rdma_uverbs_removed(Rdma *rdma, const char *uverbs);
 
 /* The key "<device>_<port>" and the object path rdma/<key>. */
 int rdma_port_object_path(const char *device, unsigned port, char **ret_key, char **ret_path);
-
-/* The watch's reading of a port's counters (n: how many were readable; now: CLOCK_MONOTONIC usec). */
-void rdma_port_record_counters(RdmaPort *p, const InfinibandCounters *c, int n, uint64_t now);
-/* Reads every port's counters; returns how many ports were read. */
-size_t rdma_sample(Rdma *rdma, uint64_t now);
 
 /* Marks a port for re-reading at the next flush (a verbs event, or its network interface's carrier
  * or speed moved). */

@@ -92,6 +92,10 @@ static void test_bad_values(void **state) {
                 "[Health]\nBusyPercent=101\n",
                 "[Health]\nFallbackIpGbps=\n",
                 "[Health]\nLinkDowns=none\n",
+                "[Health]\nEscalationWindowSec=30\n",
+                "[Health]\nEscalationWindowSec=8d\n",
+                "[Health]\nEscalationEvents=17\n",
+                "[Health]\nEscalationEvents=-1\n",
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 Config c;
@@ -112,7 +116,8 @@ static void test_health(void **state) {
         write_config("[Health]\nErrorsWindowSec=30\nFlapWindowSec=1min\nFlapChanges=3\n"
                      "PcieCorrectableErrorsPerMinute=2.5\nLinkCrcErrorsPerMinute=0\nSymbolErrorRate=1e-15\n"
                      "RcvErrorsPerMinute=20\nLinkDowns=2\nLinkErrorRecoveriesPerMinute=10\nBusyPercent=2.5\n"
-                     "GpuBusyPercent=50\nFallbackIpGbps=0.5\nFallbackRdmaPercent=10\nFallbackSamples=3\n");
+                     "GpuBusyPercent=50\nFallbackIpGbps=0.5\nFallbackRdmaPercent=10\nFallbackSamples=3\n"
+                     "EscalationWindowSec=12h\nEscalationEvents=0\n");
         assert_int_equal(config_load(&c, path, true), 0);
         assert_true(c.health.errors_window_usec == 30 * USEC_PER_SEC && c.health.flap_window_usec == 60 * USEC_PER_SEC);
         assert_int_equal(c.health.flap_changes, 3);
@@ -122,6 +127,7 @@ static void test_health(void **state) {
         assert_true(c.health.busy_share == 0.025 && c.health.gpu_busy_percent == 50);
         assert_true(c.health.fallback_ip_gbps == 0.5 && c.health.fallback_rdma_share == 0.10);
         assert_int_equal(c.health.fallback_samples, 3);
+        assert_true(c.health.escalation_window_usec == 12 * 3600 * USEC_PER_SEC && c.health.escalation_events == 0);
         config_done(&c);
 }
 
