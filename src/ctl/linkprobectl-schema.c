@@ -23,6 +23,8 @@ static const struct {
           (const char *const[]) { "Thunderbolt", "Name", "PathRxGbps", "PathTxGbps", "LinkClass",
                                   "NetInterfaceName", NULL } },
         { "Summary", "DegradedLinks", false, (const char *const[]) { "Object", "Name", "Reason", NULL } },
+        { "Node", "Packages", false, (const char *const[]) { "Id", "Cpus", "Cores", "NumaNodes", NULL } },
+        { "Node", "NumaNodes", false, (const char *const[]) { "Id", "Cpus", NULL } },
         { "Peer", "Streams", true, (const char *const[]) { "Upload", "Download", NULL } },
         { "Pci", "GpuLinks", false,
           (const char *const[]) { "Peer", "PeerAddress", "Type", "Links", "Weight", "MinBandwidthGBps",

@@ -38,3 +38,5 @@ test-draw_PKGS += libcurl
 # The ring search is linkprobectl's (src/ctl/), pure C with no bus: its files are linked in directly.
 test-ring-search_SOURCES += src/ctl/linkprobectl-ring-search.c src/ctl/linkprobectl-ring-graph.c \
 	src/ctl/linkprobectl-ring-heuristic.c src/ctl/linkprobectl-ring-coordinator.c
+test-cpu-topology_PKGS += umockdev-1.0
+$(BUILD)/tests/unit/test-cpu-topology.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
