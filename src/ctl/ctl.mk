@@ -1,7 +1,7 @@
 # linkprobectl: the command-line client. It talks to the daemon over D-Bus only, so it links nothing
 # of the daemon's.
 PROGRAMS += linkprobectl
-linkprobectl_SOURCES := $(wildcard src/ctl/*.c)
+linkprobectl_SOURCES := $(wildcard src/ctl/*.c src/ctl/fabric/*.c)
 linkprobectl_LIBS := shared
 linkprobectl_PKGS := libsystemd json-c libgvc libcurl
 # libcurl: fabric --prometheus= reaches a Prometheus behind HTTPS, authentication and proxies.

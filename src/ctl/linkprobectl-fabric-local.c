@@ -6,7 +6,7 @@
  * `fabric` reads it from this node's daemon; `fabric --snapshots` from each node's snapshot.
  */
 #include "linkprobectl-fabric-local.h"
-#include "linkprobectl-fabric-model.h"
+#include "fabric/fabric-model.h"
 #include "linkprobectl.h"
 
 /* {Path: object} of one kind's list. */

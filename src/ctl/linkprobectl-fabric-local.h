@@ -5,7 +5,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-#include "linkprobectl-fabric-sides.h"
+#include "fabric/fabric-sides.h"
 
 /*
  * fabric_add_local_view() - what one node publishes about its neighbours, as words and interfaces

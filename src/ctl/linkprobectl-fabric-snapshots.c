@@ -8,7 +8,7 @@
 #include <fcntl.h>
 
 #include "linkprobectl-fabric-local.h"
-#include "linkprobectl-fabric-model.h"
+#include "fabric/fabric-model.h"
 #include "linkprobectl-fabric-snapshots.h"
 #include "linkprobectl.h"
 #include "shared/fileio.h"

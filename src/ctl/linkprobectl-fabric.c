@@ -6,7 +6,7 @@
 
 #include "linkprobectl-draw.h"
 #include "linkprobectl-fabric-local.h"
-#include "linkprobectl-fabric-model.h"
+#include "fabric/fabric-model.h"
 #include "linkprobectl-fabric-ring.h"
 #include "linkprobectl-fabric-snapshots.h"
 #include "linkprobectl-fabric.h"

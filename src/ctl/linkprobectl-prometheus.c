@@ -11,8 +11,8 @@
  */
 #include <math.h>
 
-#include "linkprobectl-fabric-model.h"
-#include "linkprobectl-fabric-sides.h"
+#include "fabric/fabric-model.h"
+#include "fabric/fabric-sides.h"
 #include "linkprobectl-http.h"
 #include "linkprobectl-prometheus.h"
 #include "linkprobectl.h"

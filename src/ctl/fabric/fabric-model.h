@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* linkprobectl-fabric-model.h — the cluster's graph as `fabric` holds it, whatever it was read from */
+/* fabric-model.h — the cluster's graph as `fabric` holds it, whatever it was read from */
 #pragma once
 
 #include <json-c/json.h>

@@ -3,8 +3,8 @@
  * nodes' snapshots or from Prometheus. */
 #include <stdarg.h>
 
-#include "linkprobectl-fabric-model.h"
-#include "linkprobectl-format.h"
+#include "fabric-model.h"
+#include "ctl/linkprobectl-format.h"
 #include "shared/json-util.h"
 #include "shared/string-util.h"
 
