@@ -12,7 +12,8 @@
  * @model: the fabric model (nodes, interfaces and problems are added to it)
  * @sides: where the words about its edges go (they borrow strings from @kinds: keep it until the merge)
  * @node: the node's Node interface (NodeId, Hostname), in the CLI's JSON schema
- * @kinds: {"Neighbor": [...], "Peer": [...], "Link": [...], "Thunderbolt": [...], "RdmaPort": [...]}, as
+ * @kinds: {"Neighbor": [...], "Peer": [...], "Link": [...], "Thunderbolt": [...], "RdmaPort": [...],
+ *         "Switch": [...]} (the switches become the model's Switches, Attachments and SwitchLinks), as
  *         ctl_children() or `linkprobectl snapshot` ("Objects") has them
  * @self: the node is the one this command runs on (its daemon, not a file)
  *

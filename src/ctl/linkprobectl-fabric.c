@@ -9,6 +9,7 @@
 #include "fabric/fabric-model.h"
 #include "linkprobectl-fabric-ring.h"
 #include "linkprobectl-fabric-snapshots.h"
+#include "linkprobectl-fabric-topology.h"
 #include "linkprobectl-fabric.h"
 #include "linkprobectl-prometheus.h"
 #include "linkprobectl.h"
@@ -19,7 +20,7 @@
 /* ---- from this node's daemon ---- */
 
 static int fabric_from_daemon(sd_bus *bus, json_object **ret) {
-        static const char *const kinds[] = { "Neighbor", "Peer", "Link", "Thunderbolt", "RdmaPort" };
+        static const char *const kinds[] = { "Neighbor", "Peer", "Link", "Thunderbolt", "RdmaPort", "Switch" };
         _cleanup_(json_object_putp) json_object *objects = NULL, *node = NULL, *lists = NULL, *model = NULL;
         _cleanup_(fabric_sides_done) FabricSides sides = {};
         int r;
@@ -211,9 +212,17 @@ static int print_problems(json_object *model) {
         return fflush(stdout) == 0 ? 0 : CTL_EXIT_FAILURE;
 }
 
-/* "ring" or "coordinator" after "fabric", or NULL. */
+/* "ring", "coordinator", "topology" or "verify" after "fabric", or NULL. */
 static const char *fabric_command(int argc, char **argv) {
-        return argc > 1 && (streq(argv[1], "ring") || streq(argv[1], "coordinator")) ? argv[1] : NULL;
+        return argc > 1 && (streq(argv[1], "ring") || streq(argv[1], "coordinator") || streq(argv[1], "topology") ||
+                            streq(argv[1], "verify"))
+                       ? argv[1]
+                       : NULL;
+}
+
+/* topology and verify read the tree, which one node's daemon has too (its own switches). */
+static bool command_is_tree(const char *command) {
+        return streq_ptr(command, "topology") || streq_ptr(command, "verify");
 }
 
 static int usage(const char *message) {
@@ -243,16 +252,27 @@ int check_fabric_args(int argc, char **argv) {
                 return usage("--prometheus= and --snapshots are two sources of the cluster's graph: pick one.");
         if (!command && files > 0 && !arg_snapshots) {
                 _cleanup_(freep) char *shown = escape_for_terminal(argv[1]);
-                fprintf(stderr, "Unknown fabric command \"%s\": ring or coordinator (or --snapshots FILE...).\n", strna(shown));
+                fprintf(stderr, "Unknown fabric command \"%s\": ring, coordinator, topology or verify (or --snapshots FILE...).\n",
+                        strna(shown));
                 return CTL_EXIT_USAGE;
         }
         if (arg_snapshots && files == 0)
                 return usage("--snapshots needs the files, one per node, from \"linkprobectl snapshot\".");
-        if (command && !arg_prometheus && !arg_snapshots) {
+        if (arg_topology_format && !streq_ptr(command, "topology"))
+                return usage("--format= belongs to fabric topology.");
+        if (arg_slurm && !streq_ptr(command, "verify"))
+                return usage("--slurm= belongs to fabric verify.");
+        if (streq_ptr(command, "verify") && !arg_slurm)
+                return usage("fabric verify compares a topology.conf with the fabric: give it with --slurm=FILE.");
+        if (command_is_tree(command) && (arg_dot || arg_draw != DRAW_NONE))
+                return usage("fabric topology and verify print text: --dot, --svg and --png do not apply.");
+        if (streq_ptr(command, "verify") && arg_json != JSON_OFF)
+                return usage("fabric verify prints one line per difference: --json does not apply (fabric topology --format=json).");
+        if (command && !command_is_tree(command) && !arg_prometheus && !arg_snapshots) {
                 fprintf(stderr, "fabric %s needs the whole cluster: --prometheus=URL or --snapshots FILE...\n", command);
                 return CTL_EXIT_USAGE;
         }
-        if (arg_nodes && !command)
+        if (arg_nodes && (!command || command_is_tree(command)))
                 return usage("--nodes= belongs to fabric ring and fabric coordinator.");
         if (arg_hostfile && !streq_ptr(command, "ring"))
                 return usage("--hostfile= belongs to fabric ring.");
@@ -295,6 +315,10 @@ int verb_fabric(sd_bus *bus, int argc, char **argv) {
                 return fabric_ring(model);
         if (streq_ptr(command, "coordinator"))
                 return fabric_coordinator(model);
+        if (streq_ptr(command, "topology"))
+                return fabric_topology(model);
+        if (streq_ptr(command, "verify"))
+                return fabric_verify(model, arg_slurm);
         if (arg_json != JSON_OFF)
                 return ctl_output_json(model);
         if (arg_dot)
