@@ -328,10 +328,16 @@ static void verify_nodes(Verify *v, const FabricTree *t, json_object *file_leaf)
                 else if (!streq(in_file, leaf))
                         difference(v, "node %s: under %s in %s, under %s in the fabric (%s port %s)", n->hostname, in_file, v->file, leaf,
                                    json_string_or(n->attachment, "Interface", "?"), json_string_or(n->attachment, "SwitchPort", "?"));
-                if (json_bool_or(n->attachment, "Degraded", false))
-                        difference(v, "node %s: its cable into %s port %s is degraded (%.0f Gb/s; both ends could do %.0f Gb/s)",
-                                   n->hostname, leaf, json_string_or(n->attachment, "SwitchPort", "?"),
-                                   json_double_or(n->attachment, "RateGbps", 0), json_double_or(n->attachment, "BestGbps", 0));
+                if (json_bool_or(n->attachment, "Degraded", false)) {
+                        double rate = json_double_or(n->attachment, "RateGbps", 0), best = json_double_or(n->attachment, "BestGbps", 0);
+                        char figures[96] = "";
+                        if (rate > 0 && best > 0)
+                                snprintf(figures, sizeof(figures), " (%.0f Gb/s; both ends could do %.0f Gb/s)", rate, best);
+                        else if (rate > 0)
+                                snprintf(figures, sizeof(figures), " (%.0f Gb/s)", rate);
+                        difference(v, "node %s: its cable into %s port %s is degraded%s", n->hostname, leaf,
+                                   json_string_or(n->attachment, "SwitchPort", "?"), figures);
+                }
         }
         json_object_object_foreach(file_leaf, name, sw)
                 if (!json_object_object_get_ex(seen, name, NULL))

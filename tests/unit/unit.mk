@@ -38,3 +38,5 @@ test-draw_PKGS += libcurl
 # The ring search is linkprobectl's (src/ctl/), pure C with no bus: its files are linked in directly.
 test-ring-search_SOURCES += src/ctl/fabric/ring-search.c src/ctl/fabric/ring-graph.c \
 	src/ctl/fabric/ring-heuristic.c src/ctl/fabric/ring-coordinator.c
+# Slurm's hostlist expressions and topology.conf (linkprobectl's src/ctl/fabric/, pure C).
+test-topology-conf_SOURCES += src/ctl/fabric/hostlist.c src/ctl/fabric/topology-conf.c

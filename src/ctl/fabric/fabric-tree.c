@@ -94,10 +94,14 @@ static bool better_attachment(json_object *a, json_object *b) {
         double x = fabric_tree_attachment_gbps(a), y = fabric_tree_attachment_gbps(b);
         bool ib_a = streq(json_string_or(a, "Transport", ""), "infiniband"), ib_b = streq(json_string_or(b, "Transport", ""), "infiniband");
 
-        if (x != y)
+        /* An InfiniBand port whose rate is not known still beats an Ethernet port: it is the data network
+         * far more often than not. */
+        if (x > 0 && y > 0 && x != y)
                 return x > y;
         if (ib_a != ib_b)
                 return ib_a;
+        if (x != y)
+                return x > y;
         return strcmp(json_string_or(a, "Switch", ""), json_string_or(b, "Switch", "")) < 0;
 }
 

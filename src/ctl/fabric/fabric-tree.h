@@ -47,7 +47,8 @@ typedef struct FabricTree {
  * @ret_error: on -EINVAL, why (malloc()ed)
  *
  * A node is placed under the switch of its fastest cable into one (its rate, else the best both ends
- * could do; InfiniBand before Ethernet when they tie): its data network, not its management port. The
+ * could do; InfiniBand before Ethernet when they tie or a rate is not known): its data network, not its
+ * management port. The
  * switches its nodes are placed under are the leaves (tier 0); a switch with a cable to a tier-t switch
  * and none below is at tier t + 1. A switch is named by its Name, or "sw-" and its key where it has none.
  *
