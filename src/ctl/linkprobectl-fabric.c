@@ -114,6 +114,55 @@ static int print_dot_edge(json_object *e, FILE *f) {
         return 0;
 }
 
+/* The switches as vertices of their own (their keys cannot clash with a NodeId: they hold a colon), a
+ * node's cable into a switch port and the cables between switches as edges; degraded ones red. */
+static int print_dot_switches(json_object *model, FILE *f) {
+        json_object *switches = ctl_member(model, "Switches"), *attachments = ctl_member(model, "Attachments"),
+                    *links = ctl_member(model, "SwitchLinks");
+
+        for (size_t i = 0; i < json_array_len(switches); i++) {
+                json_object *sw = json_object_array_get_idx(switches, i);
+                const char *key = json_string_or(sw, "Key", "");
+                _cleanup_(freep) char *id = fabric_dot_escape(key), *name = fabric_dot_escape(fabric_switch_name(model, key));
+                if (!id || !name)
+                        return -ENOMEM;
+                fprintf(f, "  \"%s\" [label=\"%s\", shape=hexagon];\n", id, name);
+        }
+        for (size_t i = 0; i < json_array_len(attachments); i++) {
+                json_object *a = json_object_array_get_idx(attachments, i);
+                double gbps = json_double_or(a, "RateGbps", 0);
+                bool degraded = json_bool_or(a, "Degraded", false);
+                _cleanup_(freep) char *first = ctl_strdupf("%s → port %s", json_string_or(a, "Interface", "?"),
+                                                           json_string_or(a, "SwitchPort", "?")),
+                                      *rate = gbps > 0 ? ctl_strdupf("%.0f Gb/s", gbps) : NULL, *label = NULL,
+                                      *from = fabric_dot_escape(json_string_or(a, "NodeId", "")),
+                                      *to = fabric_dot_escape(json_string_or(a, "Switch", ""));
+                const char *lines[] = { first, rate, degraded ? "degraded" : NULL };
+                label = first ? dot_label(lines, ELEMENTSOF(lines)) : NULL;
+                if (!label || !from || !to)
+                        return -ENOMEM;
+                fprintf(f, "  \"%s\" -- \"%s\" [label=\"%s\"%s];\n", from, to, label,
+                        degraded ? ", color=\"red\", fontcolor=\"red\"" : "");
+        }
+        for (size_t i = 0; i < json_array_len(links); i++) {
+                json_object *l = json_object_array_get_idx(links, i);
+                double gbps = json_double_or(l, "RateGbps", 0);
+                _cleanup_(freep) char *ports = ctl_strdupf("port %s ↔ port %s", json_string_or(l, "FromPort", "?"),
+                                                           json_string_or(l, "ToPort", "?")),
+                                      *rate = gbps > 0 ? ctl_strdupf("%s %s %.0f Gb/s", json_string_or(l, "Width", ""),
+                                                                     json_string_or(l, "Speed", ""), gbps)
+                                                       : NULL,
+                                      *label = NULL, *from = fabric_dot_escape(json_string_or(l, "From", "")),
+                                      *to = fabric_dot_escape(json_string_or(l, "To", ""));
+                const char *lines[] = { ports, rate };
+                label = ports ? dot_label(lines, ELEMENTSOF(lines)) : NULL;
+                if (!label || !from || !to)
+                        return -ENOMEM;
+                fprintf(f, "  \"%s\" -- \"%s\" [label=\"%s\", style=bold];\n", from, to, label);
+        }
+        return 0;
+}
+
 int fabric_print_dot(json_object *model, FILE *f) {
         json_object *nodes = ctl_member(model, "Nodes"), *edges = ctl_member(model, "Edges");
 
@@ -129,6 +178,8 @@ int fabric_print_dot(json_object *model, FILE *f) {
         for (size_t i = 0; i < json_object_array_length(edges); i++)
                 if (print_dot_edge(json_object_array_get_idx(edges, i), f) < 0)
                         return log_oom_ctl();
+        if (print_dot_switches(model, f) < 0)
+                return log_oom_ctl();
         fprintf(f, "}\n");
         return fflush(f) == 0 ? 0 : CTL_EXIT_FAILURE;
 }

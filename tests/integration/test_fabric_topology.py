@@ -346,3 +346,17 @@ def test_slurmctld_reads_the_written_topology(tmp_path):
             assert slurms[name]["Nodes"] == sorted(n for leaf in s["Switches"] for n in mine[leaf]["Nodes"]), name
     levels = dict(re.findall(r"SwitchName=(\S+) Level=(\d+)", shown))
     assert levels == {"leaf01": "0", "leaf02": "0", "leaf03": "0", "spine01": "1", "spine02": "1", "spine03": "1"}
+
+
+def test_switches_are_vertices_of_the_picture(tmp_path):
+    files = fat_tree(tmp_path, nodes=6, per_leaf=3, spines=2, plant=True)
+    out = ctl("fabric", "--dot", "--snapshots", *files)
+    assert out.returncode == 0, out.stderr
+    for name in ("leaf01", "leaf02", "spine01", "spine02", "tor01", "tor02"):
+        assert re.search(rf'^  "[^"]+:[^"]+" \[label="{name}", shape=hexagon\];$', out.stdout, re.M), name
+    assert '[label="mlx5_0/1 → port 1\\n50 Gb/s\\ndegraded", color="red", fontcolor="red"];' in out.stdout
+    assert '[label="port 5 ↔ port 1\\n1X HDR 50 Gb/s", style=bold];' in out.stdout
+    svg = ctl("fabric", "--svg", "--snapshots", *files)
+    assert svg.returncode == 0 and svg.stdout.count('class="node"') == 12
+    doc = json.loads(ctl("fabric", "--json", "--snapshots", *files).stdout)
+    assert len(doc["Switches"]) == 6 and len(doc["Attachments"]) == 12 and len(doc["SwitchLinks"]) == 4
