@@ -98,7 +98,7 @@ objs = $(patsubst %.c,$(BUILD)/%.o,$(1))
 DEBIAN_BUILD_PACKAGES := gcc make pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev libudev-dev \
 	libjson-c-dev libinih-dev libgraphviz-dev
 DEBIAN_RUN_PACKAGES := dbus python3 python3-gi systemd libgvc6 fonts-dejavu-core
-DEBIAN_TEST_PACKAGES := libcmocka-dev clang libclang-rt-14-dev python3-dbus python3-pytest \
+DEBIAN_TEST_PACKAGES := libcmocka-dev clang libclang-rt-14-dev python3-dbus python3-pytest python3-pytest-xdist \
 	gir1.2-umockdev-1.0 umockdev iproute2 procps iputils-ping mandoc groff-base prometheus curl jq \
 	python3-prometheus-client strace librsvg2-bin libxml2-utils ibsim-utils infiniband-diags
 DEBIAN_BENCH_PACKAGES := iproute2 hyperfine python3-yaml
@@ -251,12 +251,17 @@ else
   SANITIZED_BUILD = build-sanitize
 endif
 RUN_TESTS = /usr/bin/python3 tests/run-tests --build $(BUILD) --sanitized-build $(SANITIZED_BUILD) \
-	--fuzz-build build-fuzz --fuzz-seconds $(CHECK_FUZZ_SECONDS) $(if $(SKIP),--skip '$(SKIP)')
+	--fuzz-build build-fuzz --fuzz-seconds $(CHECK_FUZZ_SECONDS) --jobs $(CHECK_JOBS) $(if $(SKIP),--skip '$(SKIP)')
+
+# Tests, fuzz targets and integration test files run CHECK_JOBS at a time, and the three builds with as many
+# jobs: most integration tests wait on daemons and timers, so two share even one core well. The tests that
+# time what they measure (marked alone) still run by themselves.
+CHECK_JOBS ?= 2
 
 .PHONY: check-build
 check: deps
 	$(Q)rm -f $(BUILD)/test-totals
-	$(Q)$(MAKE) --no-print-directory check-build
+	$(Q)$(MAKE) --no-print-directory -j$(CHECK_JOBS) check-build
 	$(Q)$(RUN_TESTS)
 
 check-now: check-build

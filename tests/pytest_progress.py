@@ -3,16 +3,21 @@
 descriptor named by $LINKPROBE_PROGRESS_FD (run-tests passes one end of a pipe). Loaded with
 `-p pytest_progress`; without the variable it does nothing.
 
-  {"event": "collected", "count": N}
+  {"event": "collected", "count": N, "files": {FILE: N, ...}}
   {"event": "start", "nodeid": ID}
   {"event": "result", "nodeid": ID, "outcome": "passed"|"failed"|"skipped", "seconds": S, "detail": TEXT}
 
 A test's outcome is the worst of its phases (a failing fixture teardown fails a passed test). detail is
 a skip's reason, or a failure's traceback as --tb= formats it with the tail of what the test wrote to
-stderr. A file that cannot be collected is one failed result named after the file."""
+stderr. A file that cannot be collected is one failed result named after the file.
+
+Under pytest-xdist (run-tests' -n) the plugin works in the controller only, where the workers' reports
+arrive; the tests of two files then interleave, so each test's phases are kept by node ID."""
 
 import json
 import os
+
+import pytest
 
 STDERR_LINES = 20
 
@@ -35,10 +40,19 @@ def _failure_text(report):
     return text
 
 
+def _collected(nodeids):
+    files = {}
+    for nodeid in nodeids:
+        file = nodeid.partition("::")[0]
+        files[file] = files.get(file, 0) + 1
+    return {"event": "collected", "count": len(nodeids), "files": files}
+
+
 class Progress:
     def __init__(self, fd):
         self.out = os.fdopen(fd, "w", buffering=1)
-        self.current = {}
+        self.running = {}
+        self.announced = False
 
     def emit(self, **event):
         try:
@@ -47,7 +61,14 @@ class Progress:
             pass  # the reader went away; the tests go on, and junit XML still has the results
 
     def pytest_collection_finish(self, session):
-        self.emit(event="collected", count=len(session.items))
+        self.emit(**_collected([item.nodeid for item in session.items]))
+
+    # xdist's controller collects nothing itself: every worker collects the same list and reports it.
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        if not self.announced:
+            self.announced = True
+            self.emit(**_collected(ids))
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -55,22 +76,24 @@ class Progress:
                       detail=report.longreprtext)
 
     def pytest_runtest_logstart(self, nodeid, location):
-        self.current = {"outcome": "passed", "seconds": 0.0, "detail": ""}
+        self.running[nodeid] = {"outcome": "passed", "seconds": 0.0, "detail": ""}
         self.emit(event="start", nodeid=nodeid)
 
     def pytest_runtest_logreport(self, report):
-        self.current["seconds"] += report.duration
-        if report.failed and self.current["outcome"] != "failed":
+        current = self.running.setdefault(report.nodeid, {"outcome": "passed", "seconds": 0.0, "detail": ""})
+        current["seconds"] += report.duration
+        if report.failed and current["outcome"] != "failed":
             where = "" if report.when == "call" else f"(in {report.when}) "
-            self.current.update(outcome="failed", detail=where + _failure_text(report))
-        elif report.skipped and self.current["outcome"] == "passed":
-            self.current.update(outcome="skipped", detail=_skip_reason(report))
+            current.update(outcome="failed", detail=where + _failure_text(report))
+        elif report.skipped and current["outcome"] == "passed":
+            current.update(outcome="skipped", detail=_skip_reason(report))
 
     def pytest_runtest_logfinish(self, nodeid, location):
-        self.emit(event="result", nodeid=nodeid, **self.current)
+        self.emit(event="result", nodeid=nodeid, **self.running.pop(nodeid))
 
 
 def pytest_configure(config):
     fd = os.environ.get("LINKPROBE_PROGRESS_FD")
-    if fd:
+    # An xdist worker has config.workerinput; the pipe is the controller's alone.
+    if fd and not hasattr(config, "workerinput"):
         config.pluginmanager.register(Progress(int(fd)), "linkprobe-progress")

@@ -178,24 +178,38 @@ char *ctl_format_object(json_object *row, const char *key, json_object *v) {
         return ctl_object_label(path);
 }
 
-/* "192.0.2.2/24, fd00::2/64". */
-char *ctl_format_addresses(json_object *row, const char *key, json_object *v) {
+/* The elements of the array v, each as format gives it ("?" where it gives nothing), separator between
+ * them; past shown of them, " +N" says how many more there are. NULL for no array or an empty one. */
+char *ctl_format_joined(json_object *row, const char *key, json_object *v, const char *separator, size_t shown,
+                        CtlElementFormatter format) {
+        size_t n = v && json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0, len = 0;
         char *s = NULL;
-        size_t len = 0;
         FILE *f;
 
-        if (!v || !json_object_is_type(v, json_type_array) || json_object_array_length(v) == 0)
+        if (n == 0)
                 return NULL;
         f = open_memstream(&s, &len);
         if (!f)
                 return NULL;
-        for (size_t i = 0; i < json_object_array_length(v); i++) {
-                json_object *a = json_object_array_get_idx(v, i);
-                fprintf(f, "%s%s/%" PRId64, i > 0 ? ", " : "", json_string_or(a, "Address", "?"),
-                        json_int_or(a, "PrefixLength", 0));
+        for (size_t i = 0; i < MIN(n, shown); i++) {
+                _cleanup_(freep) char *one = format(row, key, json_object_array_get_idx(v, i));
+                fprintf(f, "%s%s", i > 0 ? separator : "", one ?: "?");
         }
-        fclose(f);
+        if (n > shown)
+                fprintf(f, " +%zu", n - shown);
+        if (fclose(f) < 0)
+                return mfree(s);
         return s;
+}
+
+/* One element of Addresses: "192.0.2.2/24". */
+char *ctl_format_address(json_object *row, const char *key, json_object *a) {
+        return ctl_strdupf("%s/%" PRId64, json_string_or(a, "Address", "?"), json_int_or(a, "PrefixLength", 0));
+}
+
+/* "192.0.2.2/24, fd00::2/64". */
+char *ctl_format_addresses(json_object *row, const char *key, json_object *v) {
+        return ctl_format_joined(row, key, v, ", ", SIZE_MAX, ctl_format_address);
 }
 
 /* Anything else: null as nothing, lists joined, structures as "Member value". */

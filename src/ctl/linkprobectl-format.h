@@ -38,6 +38,11 @@ char *ctl_format_duration_usec(json_object *row, const char *key, json_object *v
 char *ctl_format_age(json_object *row, const char *key, json_object *v);
 char *ctl_format_local_time(json_object *row, const char *key, json_object *v);
 char *ctl_format_addresses(json_object *row, const char *key, json_object *v);
+char *ctl_format_address(json_object *row, const char *key, json_object *a);
+/* The array's elements by format, apart by separator, the first shown of them and " +N" for the rest. */
+typedef char *(*CtlElementFormatter)(json_object *row, const char *key, json_object *element);
+char *ctl_format_joined(json_object *row, const char *key, json_object *v, const char *separator, size_t shown,
+                        CtlElementFormatter format);
 char *ctl_format_object(json_object *row, const char *key, json_object *v);
 /* "link 3" for .../link/_33: the kind and the decoded label. */
 char *ctl_object_label(const char *path);

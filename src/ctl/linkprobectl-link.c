@@ -8,25 +8,7 @@
 
 /* "192.0.2.2/24 fd00::2/64 +1": the first few, so a line stays a line (all of them with --full). */
 static char *format_address_list(json_object *row, const char *key, json_object *addresses) {
-        size_t n = addresses ? json_object_array_length(addresses) : 0, shown = arg_full ? n : MIN(n, ADDRESSES_SHOWN);
-        char *s = NULL;
-        size_t len = 0;
-        FILE *f;
-
-        if (n == 0)
-                return NULL;
-        f = open_memstream(&s, &len);
-        if (!f)
-                return NULL;
-        for (size_t i = 0; i < shown; i++) {
-                json_object *a = json_object_array_get_idx(addresses, i);
-                fprintf(f, "%s%s/%" PRId64, i > 0 ? " " : "", json_string_or(a, "Address", "?"),
-                        json_int_or(a, "PrefixLength", 0));
-        }
-        if (n > shown)
-                fprintf(f, " +%zu", n - shown);
-        fclose(f);
-        return s;
+        return ctl_format_joined(row, key, addresses, " ", arg_full ? SIZE_MAX : ADDRESSES_SHOWN, ctl_format_address);
 }
 
 /* "10 Gb/s", or for a link trained below what both ends support "10 Gb/s (of 25 Gb/s)": the commonest
@@ -227,23 +209,7 @@ static const char *colour_health(json_object *l, const char *key, json_object *v
 /* "1 Gb/s, 10 Gb/s, 25 Gb/s": SupportedSpeedsMbps, PartnerSpeedsMbps or what the switch port says it can
  * do (LldpPartnerSpeedsMbps); nothing when empty. */
 static char *format_speed_list(json_object *l, const char *key, json_object *speeds) {
-        size_t n = speeds && json_object_is_type(speeds, json_type_array) ? json_object_array_length(speeds) : 0;
-        char *s = NULL;
-        size_t len = 0;
-        FILE *f;
-
-        if (n == 0)
-                return NULL;
-        f = open_memstream(&s, &len);
-        if (!f)
-                return NULL;
-        for (size_t i = 0; i < n; i++) {
-                json_object *v = json_object_array_get_idx(speeds, i);
-                _cleanup_(freep) char *one = ctl_format_speed_mbps(l, key, v);
-                fprintf(f, "%s%s", i > 0 ? ", " : "", one ?: "?");
-        }
-        fclose(f);
-        return s;
+        return ctl_format_joined(l, key, speeds, ", ", SIZE_MAX, ctl_format_speed_mbps);
 }
 
 static char *format_lldp_warning(json_object *l, const char *key, json_object *v) {

@@ -124,19 +124,7 @@ static char *format_name(json_object *sw, const char *key, json_object *v) {
 }
 
 static char *format_list(json_object *sw, const char *key, json_object *v) {
-        char *s = NULL;
-        size_t len = 0;
-        FILE *f;
-
-        if (!v || !json_object_is_type(v, json_type_array) || json_object_array_length(v) == 0)
-                return NULL;
-        f = open_memstream(&s, &len);
-        if (!f)
-                return NULL;
-        for (size_t i = 0; i < json_object_array_length(v); i++)
-                fprintf(f, "%s%s", i > 0 ? "," : "", json_object_get_string(json_object_array_get_idx(v, i)));
-        fclose(f);
-        return s;
+        return ctl_format_joined(sw, key, v, ",", SIZE_MAX, ctl_format_string);
 }
 
 /* Which switch, and which of our links goes to which of its ports, stay; descriptions go first. */

@@ -245,8 +245,8 @@ static ConnectionType link_connection_type(Links *links, const Link *l, unsigned
 /* ---- both ends' link modes ---- */
 
 /* Both ends of an Ethernet link: the speeds this end supports (ethtool's supported link modes), the speeds
- * the other end advertised (lp_advertised, heard by autonegotiation; else, once the LLDP source records it,
- * the switch port's IEEE 802.3 MAC/PHY TLV), the best speed both share, and whether the link trained below
+ * the other end advertised (lp_advertised, heard by autonegotiation; else the switch port's IEEE 802.3 MAC/PHY TLV,
+ * which derive-switch.c recorded with the link), the best speed both share, and whether the link trained below
  * it, "10000 Mb/s while both ends support 25000 Mb/s": judged once (link-capability.c), from the speed
  * derived just before; Health takes the verdict as an input (derive-health.c) and only qualifies it. */
 
@@ -265,7 +265,8 @@ void derive_link_capability(Link *l) {
                 .state = &l->ethtool.state,
                 .carrier = link_has_carrier(l),
                 .active_speed_mbps = l->derived.speed_mbps,
-                .lldp_partner = NULL, /* the LLDP source's record, once there is one (issue 26 item 1) */
+                .lldp_partner_speeds = l->derived.lldp_partner_speeds_mbps,
+                .n_lldp_partner_speeds = l->derived.n_lldp_partner_speeds,
         };
 
         if (link_capability_judge(&f, &c) < 0) {

@@ -45,6 +45,9 @@ static void link_set_switch(Link *l, const LinkSwitch *ls) {
                         memcpy(l->derived.lldp_partner_speeds_mbps, e->speeds_mbps, n * sizeof(uint32_t));
                 l->derived.n_lldp_partner_speeds = n;
                 bus_object_changed(&l->bus, "LldpPartnerSpeedsMbps");
+                /* The link's capability is judged from them where autonegotiation heard nothing: again, in
+                 * the next pass. */
+                bus_object_queue(&l->bus);
         }
 }
 

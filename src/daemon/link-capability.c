@@ -50,22 +50,33 @@ static int set_reason(char **s, const char *format, ...) {
         return 0;
 }
 
-/* The partner's advertisement to judge by: what autonegotiation heard, else what LLDP said. */
-static const LinkModeSet *partner_modes(const LinkCapabilityFacts *f, LinkPartnerSource *ret_source) {
+/* The partner's word to judge by, as speeds (ascending, at most LINK_SPEEDS_MAX): what autonegotiation
+ * heard (lp_advertised), else what the switch port said in LLDP. Sets the best speed both ends share. */
+static LinkPartnerSource partner_word(const LinkCapabilityFacts *f, uint32_t speeds[static LINK_SPEEDS_MAX],
+                                        size_t *ret_n, uint32_t *ret_best_common) {
         if (f->modes && f->modes->have_peer && link_mode_set_has_speeds(&f->modes->partner)) {
-                *ret_source = LINK_PARTNER_ETHTOOL;
-                return &f->modes->partner;
+                *ret_n = link_mode_set_speeds(&f->modes->partner, speeds, LINK_SPEEDS_MAX);
+                *ret_best_common = f->modes->have_ours
+                        ? link_mode_sets_best_common_speed(&f->modes->supported, &f->modes->partner) : 0;
+                return LINK_PARTNER_ETHTOOL;
         }
-        /* ---- the LLDP fallback (issue 26 item 1) ----
-         * A switch that does not autonegotiate (a fixed-speed optical port) still says what its port can do
-         * in LLDP's IEEE 802.3 MAC/PHY configuration/status TLV; the LLDP source turns that TLV's advertised
-         * capabilities into link modes and records them with the link. */
-        if (f->lldp_partner && link_mode_set_has_speeds(f->lldp_partner)) {
-                *ret_source = LINK_PARTNER_LLDP;
-                return f->lldp_partner;
+        if (f->n_lldp_partner_speeds > 0) {
+                /* LLDP carries speeds, not link modes (no duplex, no media): the best common speed is the
+                 * fastest one this end has a supported mode for. */
+                *ret_n = MIN(f->n_lldp_partner_speeds, (size_t) LINK_SPEEDS_MAX);
+                memcpy(speeds, f->lldp_partner_speeds, *ret_n * sizeof(uint32_t));
+                *ret_best_common = 0;
+                if (f->modes && f->modes->have_ours)
+                        for (size_t i = *ret_n; i > 0; i--)
+                                if (link_mode_set_has_speed(&f->modes->supported, speeds[i - 1])) {
+                                        *ret_best_common = speeds[i - 1];
+                                        break;
+                                }
+                return LINK_PARTNER_LLDP;
         }
-        *ret_source = LINK_PARTNER_NONE;
-        return NULL;
+        *ret_n = 0;
+        *ret_best_common = 0;
+        return LINK_PARTNER_NONE;
 }
 
 static int judge_link_down(const LinkCapabilityFacts *f, LinkCapability *c) {
@@ -81,18 +92,16 @@ static int judge_link_down(const LinkCapabilityFacts *f, LinkCapability *c) {
 int link_capability_judge(const LinkCapabilityFacts *f, LinkCapability *ret) {
         _cleanup_(link_capability_done) LinkCapability c = {};
         uint32_t supported[LINK_SPEEDS_MAX], partner_speeds[LINK_SPEEDS_MAX];
-        const LinkModeSet *partner = NULL;
         LinkPartnerSource source = LINK_PARTNER_NONE;
+        uint32_t best_common = 0;
         int r;
 
         if (f->asked && f->answered && f->modes_error >= 0 && f->modes && f->modes->have_ours)
                 c.n_supported = link_mode_set_speeds(&f->modes->supported, supported, LINK_SPEEDS_MAX);
         if (f->asked && f->answered)
-                partner = partner_modes(f, &source);
-        if (partner)
-                c.n_partner = link_mode_set_speeds(partner, partner_speeds, LINK_SPEEDS_MAX);
-        if (c.n_supported > 0 && partner)
-                c.best_common_mbps = link_mode_sets_best_common_speed(&f->modes->supported, partner);
+                source = partner_word(f, partner_speeds, &c.n_partner, &best_common);
+        if (c.n_supported > 0)
+                c.best_common_mbps = best_common;
         r = speeds_dup(supported, c.n_supported, &c.supported_speeds);
         if (r >= 0)
                 r = speeds_dup(partner_speeds, c.n_partner, &c.partner_speeds);
@@ -110,7 +119,7 @@ int link_capability_judge(const LinkCapabilityFacts *f, LinkCapability *ret) {
                 c.note = UNKNOWN_PREFIX "the driver reports no link modes";
         else if (!f->carrier)
                 c.note = UNKNOWN_PREFIX "the link is down";
-        else if (!partner)
+        else if (source == LINK_PARTNER_NONE)
                 c.note = f->modes->autoneg == 0
                                  ? UNKNOWN_PREFIX "the link partner advertises no link modes (autonegotiation is off)"
                                  : UNKNOWN_PREFIX "the link partner advertises no link modes";

@@ -47,10 +47,12 @@ typedef struct LinkCapabilityFacts {
         const EthtoolLinkState *state;
         bool carrier;
         uint32_t active_speed_mbps; /* what the link trained at; 0 unknown */
-        /* The LLDP fallback: the advertisement of the switch port's IEEE 802.3 MAC/PHY
-         * configuration/status TLV, as link modes, when LLDP heard one (NULL until the LLDP source of issue 26
-         * item 1 records it in the link's state). Used only when ethtool's partner advertisement is empty. */
-        const LinkModeSet *lldp_partner;
+        /* The LLDP fallback: the speeds the switch port says it can run at (its IEEE 802.3 MAC/PHY
+         * configuration/status TLV: the advertised capabilities, and the operational MAU type's speed),
+         * ascending, as the switch source recorded them. Used only when ethtool's partner advertisement is
+         * empty: a fixed-speed port that does not autonegotiate still says what it runs. */
+        const uint32_t *lldp_partner_speeds;
+        size_t n_lldp_partner_speeds;
 } LinkCapabilityFacts;
 
 /* The text of the verdict: trained_low_reason, else the note, else "". */

@@ -15,6 +15,10 @@ import umockdev_testbed  # noqa: E402
 
 
 def pytest_configure(config):
+    # run-tests runs test files two at a time (pytest-xdist), then the files marked alone by themselves:
+    # those compare what they measure (rates, round trips, memory speed) with a figure that the other
+    # file's CPU use would move.
+    config.addinivalue_line("markers", "alone: times what it measures; run-tests runs it with nothing beside it")
     # Run by hand (pytest tests/integration/...) as well as by run-tests: the caller's COLUMNS, TERM,
     # PAGER or locale never reach what the tests run.
     isolated_env.isolate()

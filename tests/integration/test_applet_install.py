@@ -9,6 +9,9 @@ import pytest
 
 import lp
 
+# It builds in or installs from the shared build directory, which the files beside it run from.
+pytestmark = pytest.mark.alone
+
 
 @pytest.mark.skipif(not shutil.which("rsvg-convert"), reason="rsvg-convert is not installed (Debian package "
                     "librsvg2-bin): it checks that each installed icon draws")

@@ -45,6 +45,16 @@ class Lldpd:
                     what="lldpd's control socket")
         if self.proc.poll() is not None:
             raise RuntimeError(f"lldpd exited: {open(self.log_path).read()}")
+        # Its socket comes before it has found its interface; until then it neither sends nor hears
+        # LLDPDUs, and looks again only at its next interval. `update` makes it look now.
+        def found():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"lldpd exited: {open(self.log_path).read()}")
+            if ifname in self.cli("show", "interfaces"):
+                return True
+            self.cli("update")
+            return False
+        lp.wait_for(found, timeout=20, interval=0.5, what=f"lldpd to find {ifname}")
 
     def cli(self, *args):
         return lp.run([LLDPCLI, "-u", self.sock, *args]).stdout
@@ -121,6 +131,20 @@ def start_switch(sw, theirs, name, ttl_hold=30):
         switch.cli("configure", "system", "capabilities", "enabled", "bridge,router")
         # Last: the tests wait for this name, and then find everything else as configured.
         switch.cli("configure", "system", "hostname", name)
+        # lldpd can take commands before it has found its interface and lose them (its first LLDPDU then
+        # still names the machine, and the next comes at the default 30 s): until its chassis says the
+        # name, configure again; then send at once.
+        def configured():
+            if name in switch.cli("show", "chassis"):
+                return True
+            switch.cli("configure", "lldp", "tx-interval", "1")
+            switch.cli("configure", "lldp", "tx-hold", str(ttl_hold))
+            switch.cli("configure", "ports", theirs, "lldp", "portdescription", "Eth1/7 to node7")
+            switch.cli("configure", "system", "capabilities", "enabled", "bridge,router")
+            switch.cli("configure", "system", "hostname", name)
+            return False
+        lp.wait_for(configured, timeout=20, interval=1, what="lldpd to take its configuration")
+        switch.cli("update")
     except BaseException:
         switch.stop()
         raise
@@ -160,6 +184,11 @@ def test_switch_as_lldpd_sees_it(bus, client, netns, fabric):
         # lldpd on a veth says 10GbaseT, no autonegotiation: the partner runs at 10 Gb/s.
         assert "10GbaseT" in entry["port"]["auto-negotiation"]["current"]
         assert link["LldpPartnerSpeedsMbps"] == [10000]
+        # A veth hears no partner by autonegotiation: the switch port's word stands in for it; a veth has
+        # no link modes of its own, so nothing is judged from it.
+        lp.wait_for(lambda: client.link_by_name(ours)["PartnerSpeedsMbps"] == [10000], timeout=5,
+                    what="PartnerSpeedsMbps from the switch port's LLDP")
+        assert client.link_by_name(ours)["DegradedReason"] == "unknown: the driver reports no link modes"
         # linkprobectl: switches and its alias lldp, --json, show and list.
         out = lp.ctl(bus, "switches", "--no-pager", env={"COLUMNS": "200"}, check=True).stdout
         lines = out.splitlines()

@@ -13,7 +13,8 @@ import pytest
 
 from linkprobe_net import PROBE_TCP, RESPONDER, Namespaces, Responder, probe, run, wait_listening
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+# It compares rates and round trips with iperf3 and sockperf, which a file running beside it would move.
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"), pytest.mark.alone]
 
 A_ADDR, B_ADDR = "10.203.1.1", "10.203.1.2"
 # TCP payload per wire byte at MTU 1500 (1448 bytes of payload with timestamps in a 1514-byte frame):

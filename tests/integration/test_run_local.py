@@ -8,6 +8,10 @@ import re
 import sys
 
 import lp
+import pytest
+
+# It builds in or installs from the shared build directory, which the files beside it run from.
+pytestmark = pytest.mark.alone
 
 RUN_LOCAL = os.path.join(lp.TOP, "tests", "run-local")
 

@@ -55,7 +55,7 @@ def test_a_pytest_layer_reports_as_it_runs(tmp_path):
     out = io.StringIO()
     totals = runner.Totals(runner.Display(out))
     build = os.path.relpath(tmp_path, lp.TOP)
-    runner.run_pytest(totals, "integ", str(tmp_path), build, False, lambda n: f"integration: {n} files")
+    runner.run_pytest(totals, "integ", str(tmp_path), build, False, lambda n: f"integration: {n} files", [("", 1)])
     text = out.getvalue()
     lines = text.splitlines()
 
@@ -74,6 +74,37 @@ def test_a_pytest_layer_reports_as_it_runs(tmp_path):
     assert "subprocess.py" not in failure and len(failure.splitlines()) < 20, failure
     assert f"pytest's whole output: {build}/pytest-integ.log" in failure
     assert (tmp_path / "pytest-integ.log").exists() and (tmp_path / "pytest-integ.xml").exists()
+
+
+def test_files_two_at_a_time_then_the_ones_alone(tmp_path):
+    """make check's integration layer: files on two xdist workers, their events interleaved, each file
+    still one line with its own counts; the files marked alone after them, in a pass of their own."""
+    (tmp_path / "conftest.py").write_text(
+        "def pytest_configure(config):\n"
+        "    config.addinivalue_line('markers', 'alone: runs by itself')\n")
+    for name in ("a", "b"):
+        # Both files' tests sleep in turns, so the two workers' reports are sure to interleave.
+        (tmp_path / f"test_{name}.py").write_text(
+            "import time\n" + "".join(f"def test_{i}():\n    time.sleep(0.2)\n" for i in range(4)))
+    (tmp_path / "test_timed.py").write_text(
+        "import pytest\npytestmark = pytest.mark.alone\n\ndef test_rate():\n    pass\n\n"
+        "def test_other():\n    pytest.skip('nothing to time here')\n")
+    runner = load_runner()
+    out = io.StringIO()
+    totals = runner.Totals(runner.Display(out))
+    build = os.path.relpath(tmp_path, lp.TOP)
+    runner.run_pytest(totals, "integ", str(tmp_path), build, False, lambda n: f"integration: {n} files",
+                      [("not alone", 2), ("alone", 1)])
+    text = out.getvalue()
+    assert (totals.passed, totals.failed, totals.skipped) == (9, 0, 1), text
+    lines = [line for line in text.splitlines() if line.startswith("  integ  test_")]
+    assert sorted(line.split()[1] for line in lines) == ["test_a.py", "test_b.py", "test_timed.py"], text
+    assert all("4 passed" in line for line in lines[:2]) and lines[2].split()[1] == "test_timed.py", text
+    assert "1 passed, 1 skipped" in lines[2] and lines[2].endswith("[10/10]"), text
+    # Each pass keeps its own log and report, and the second ran the timed file alone.
+    assert "test_timed" not in (tmp_path / "pytest-integ.xml").read_text()
+    second = (tmp_path / "pytest-integ-2.xml").read_text()
+    assert "test_rate" in second and "test_a" not in second and "test_b" not in second
 
 
 def test_a_terminal_gets_a_status_line_the_log_does_not():

@@ -30,6 +30,9 @@ import pytest
 
 import lp
 
+# It builds in or installs from the shared build directory, which the files beside it run from.
+pytestmark = pytest.mark.alone
+
 TOP = lp.TOP
 BUILD = lp.BUILD
 # Run as other users, so from a copy they can read (the for_other_users fixture), never from the checkout.

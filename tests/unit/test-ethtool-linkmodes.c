@@ -497,11 +497,34 @@ static void test_judge(void **state) {
         /* The LLDP fallback: ethtool heard nothing, the switch port's 802.3 TLV said 10G and 25G. */
         set_of(&modes.supported, cx4_lx);
         modes.have_peer = false;
-        LinkModeSet lldp;
-        set_of(&lldp, switch_25g);
+        static const uint32_t lldp_10g_25g[] = { 10000, 25000 };
         f = facts(&modes, &st, 10000);
-        f.lldp_partner = &lldp;
+        f.lldp_partner_speeds = lldp_10g_25g;
+        f.n_lldp_partner_speeds = ELEMENTSOF(lldp_10g_25g);
         JUDGE(f, true, "10000 Mb/s while both ends support 25000 Mb/s (the switch port's, from LLDP)");
+        assert_int_equal(link_capability_judge(&f, &c), 0);
+        assert_int_equal(c.n_partner, 2);
+        assert_int_equal(c.partner_speeds[1], 25000);
+        assert_int_equal(c.best_common_mbps, 25000);
+        link_capability_done(&c);
+        /* The switch port runs at 10G (its operational MAU) and advertises nothing faster: at its best. */
+        f.n_lldp_partner_speeds = 1;
+        JUDGE(f, false, "");
+        /* A speed this end has no mode for (a 1G copper port facing a 10G/25G switch port): nothing shared. */
+        set_of(&modes.supported, i350);
+        f = facts(&modes, &st, 1000);
+        f.lldp_partner_speeds = lldp_10g_25g;
+        f.n_lldp_partner_speeds = ELEMENTSOF(lldp_10g_25g);
+        JUDGE(f, false, "unknown: no speed that both ends support");
+        /* What autonegotiation heard wins over LLDP. */
+        set_of(&modes.supported, cx4_lx);
+        set_of(&modes.partner, (const int[]) { 43, END });
+        modes.have_peer = true;
+        f = facts(&modes, &st, 10000);
+        f.lldp_partner_speeds = lldp_10g_25g;
+        f.n_lldp_partner_speeds = ELEMENTSOF(lldp_10g_25g);
+        JUDGE(f, false, "");
+        modes.have_peer = false;
 
         /* veth: no link modes at all. */
         EthtoolLinkModes veth;
