@@ -212,7 +212,7 @@ static int print_json(const FabricTree *t) {
 int fabric_topology(json_object *model) {
         _cleanup_(fabric_tree_done) FabricTree t = {};
         _cleanup_(topology_conf_done) TopoConf c = {};
-        const char *format = arg_topology_format ?: "slurm";
+        const char *format = arg_topology_format ?: arg_json != JSON_OFF ? "json" : "slurm";
         int r;
 
         r = build_tree(model, &t);

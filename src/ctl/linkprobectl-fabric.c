@@ -317,6 +317,8 @@ int check_fabric_args(int argc, char **argv) {
                 return usage("fabric verify compares a topology.conf with the fabric: give it with --slurm=FILE.");
         if (command_is_tree(command) && (arg_dot || arg_draw != DRAW_NONE))
                 return usage("fabric topology and verify print text: --dot, --svg and --png do not apply.");
+        if (streq_ptr(command, "topology") && arg_json != JSON_OFF && arg_topology_format && !streq(arg_topology_format, "json"))
+                return usage("--json is --format=json: pick one format.");
         if (streq_ptr(command, "verify") && arg_json != JSON_OFF)
                 return usage("fabric verify prints one line per difference: --json does not apply (fabric topology --format=json).");
         if (command && !command_is_tree(command) && !arg_prometheus && !arg_snapshots) {

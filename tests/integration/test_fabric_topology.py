@@ -213,6 +213,9 @@ def test_verify_usage_and_unreadable_files(tmp_path):
     assert out.returncode == 2 and "NUL" in out.stderr
     out = ctl("fabric", "topology", "--format=yaml", "--snapshots", *files)
     assert out.returncode == 2 and "slurm, slurm-block, k8s-labels or json" in out.stderr
+    out = ctl("fabric", "topology", "--json", "--format=slurm", "--snapshots", *files)
+    assert out.returncode == 2 and "--json is --format=json" in out.stderr
+    assert json.loads(ctl("fabric", "topology", "--json", "--snapshots", *files).stdout)["Tiers"] == 2
     out = ctl("fabric", "ring", "--format=slurm", "--snapshots", *files)
     assert out.returncode == 2 and "--format= belongs to fabric topology" in out.stderr
 

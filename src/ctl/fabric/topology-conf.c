@@ -164,8 +164,6 @@ int topology_conf_parse(const char *text, TopoConf *ret, unsigned *ret_line, cha
                 bool continued;
 
                 p.line++;
-                if (memchr(s, '\0', (size_t) (eol - s)) != NULL)
-                        break;
                 hash = memchr(s, '#', (size_t) (eol - s));
                 if (hash)
                         end = hash;
