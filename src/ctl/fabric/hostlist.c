@@ -249,6 +249,10 @@ char *hostlist_compress(char *const *names, size_t n) {
                 /* The group: one prefix with a number (a width 0 entry is a whole name, alone). */
                 while (j + 1 < n && e[i].width > 0 && e[j + 1].width > 0 && same_prefix(&e[i], &e[j + 1]))
                         j++;
+                if (j == i && i > 0 && strcmp(e[i].name, e[i - 1].name) == 0) {
+                        i++; /* a name given twice is written once */
+                        continue;
+                }
                 if (i > 0)
                         fputc(',', f);
                 if (j == i) {

@@ -36,5 +36,5 @@ int hostlist_expand(const char *expr, HostList *l, const char **ret_error);
 
 /* The names as one expression Slurm reads back into the same set: names that differ only in a trailing
  * number are merged into bracketed ranges ("node01".."node20" -> "node[01-20]"), by prefix, then by
- * number. NULL when out of memory. */
+ * number; a name given twice is written once. NULL when out of memory. */
 char *hostlist_compress(char *const *names, size_t n);
