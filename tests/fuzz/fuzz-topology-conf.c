@@ -19,6 +19,8 @@ static int compare(const void *a, const void *b) {
 static size_t distinct(const HostList *l) {
         size_t n = 0;
 
+        if (l->n == 0)
+                return 0;
         qsort(l->names, l->n, sizeof(char *), compare);
         for (size_t i = 0; i < l->n; i++)
                 n += i == 0 || strcmp(l->names[i], l->names[i - 1]) != 0;

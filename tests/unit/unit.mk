@@ -40,3 +40,6 @@ test-ring-search_SOURCES += src/ctl/fabric/ring-search.c src/ctl/fabric/ring-gra
 	src/ctl/fabric/ring-heuristic.c src/ctl/fabric/ring-coordinator.c
 # Slurm's hostlist expressions and topology.conf (linkprobectl's src/ctl/fabric/, pure C).
 test-topology-conf_SOURCES += src/ctl/fabric/hostlist.c src/ctl/fabric/topology-conf.c
+# The switch tree reads the fabric model (linkprobectl's JSON helpers): linked as test-draw is.
+test-fabric-tree_SOURCES += $(filter-out src/ctl/linkprobectl-main.c,$(wildcard src/ctl/*.c src/ctl/fabric/*.c))
+test-fabric-tree_PKGS += libcurl
