@@ -78,7 +78,7 @@ static void test_compress(void **state) {
         assert_round_trip((const char *const[]) { "n007", "n7", "n07" }, 3, NULL);
         assert_round_trip((const char *const[]) { "12", "13" }, 2, "[12-13]");
         /* A name given twice is written once (the expansion has it once). */
-        _cleanup_(freep) char *twice = hostlist_compress((char *const[]) { "a", "n1", "a", "n1", "n2" }, 5);
+        _cleanup_(freep) char *twice = hostlist_compress((char *const *) (const char *const[]) { "a", "n1", "a", "n1", "n2" }, 5);
         assert_string_equal(twice, "a,n[1-2]");
 }
 

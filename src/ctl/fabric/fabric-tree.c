@@ -70,23 +70,23 @@ _printf_(2, 3) static int fail(char **ret_error, const char *format, ...) {
         return -EINVAL;
 }
 
-static const FabricTree *sort_tree; /* qsort() has no context argument; this runs single-threaded */
-
 static int by_hostname(const void *a, const void *b) {
         const TreeNode *x = a, *y = b;
         int c = strcmp(x->hostname, y->hostname);
         return c ? c : strcmp(x->node_id, y->node_id);
 }
 
-static int by_switch_name(const void *a, const void *b) {
-        const TreeSwitch *x = &sort_tree->switches[*(const uint32_t *) a], *y = &sort_tree->switches[*(const uint32_t *) b];
+static int by_switch_name(const void *a, const void *b, void *userdata) {
+        const FabricTree *t = userdata;
+        const TreeSwitch *x = &t->switches[*(const uint32_t *) a], *y = &t->switches[*(const uint32_t *) b];
         if (x->tier != y->tier)
                 return x->tier < y->tier ? -1 : 1;
         return strcmp(x->name, y->name);
 }
 
-static int by_index_name(const void *a, const void *b) {
-        return strcmp(sort_tree->switches[*(const uint32_t *) a].name, sort_tree->switches[*(const uint32_t *) b].name);
+static int by_index_name(const void *a, const void *b, void *userdata) {
+        const FabricTree *t = userdata;
+        return strcmp(t->switches[*(const uint32_t *) a].name, t->switches[*(const uint32_t *) b].name);
 }
 
 /* Whether a beats b as the cable a node is placed by. */
@@ -275,14 +275,15 @@ int fabric_tree_build(json_object *model, FabricTree *ret, char **ret_error) {
                 if ((unsigned) s->tier + 1 > t.tiers)
                         t.tiers = (unsigned) s->tier + 1;
         }
-        sort_tree = &t;
-        qsort(t.order, t.n_order, sizeof(uint32_t), by_switch_name);
+        qsort_r(t.order, t.n_order, sizeof(uint32_t), by_switch_name, &t);
         for (size_t i = 0; i < t.n_order; i++) {
                 TreeSwitch *s = &t.switches[t.order[i]];
-                qsort(s->children, s->n_children, sizeof(uint32_t), by_index_name);
-                qsort(s->parents, s->n_parents, sizeof(uint32_t), by_index_name);
+                /* (No array at all where there are none: qsort() must not be given NULL.) */
+                if (s->n_children > 1)
+                        qsort_r(s->children, s->n_children, sizeof(uint32_t), by_index_name, &t);
+                if (s->n_parents > 1)
+                        qsort_r(s->parents, s->n_parents, sizeof(uint32_t), by_index_name, &t);
         }
-        sort_tree = NULL;
         *ret = t;
         return 0;
 fail:
