@@ -77,8 +77,9 @@ static bool valid_id(const char *id) {
  * the reason FABRIC_NONZERO gives). */
 #define SWITCH_SERIES                                                                                     \
         "{__name__=~\"linkprobe_(link_switch_info|rdma_port_remote_info|switch_link_info|switch_link_rate_gbps|" \
-        "link_best_common_speed_bytes)\"}"
-#define SWITCH_DEGRADED "{__name__=~\"linkprobe_(link_degraded|rdma_port_health)\",health=~\"|degraded\"} > 0"
+        "link_best_common_speed_bytes|rdma_port_best_rate_bytes)\"}"
+#define SWITCH_DEGRADED                                                                                   \
+        "{__name__=~\"linkprobe_(link_degraded|rdma_port_degraded|rdma_port_health)\",health=~\"|degraded\"} > 0"
 /* Who is who: enough to find a few nodes' series among a thousand. */
 #define IDENTITY_SERIES "{__name__=~\"linkprobe_(node_info|node_identity_info)\"}"
 /* Past this many nodes asked for, the whole cluster is read: a selector that long gains nothing. */
@@ -364,7 +365,11 @@ static void index_switch_series(Reading *rd, json_object *s, const char *name) {
         } else if (streq(name, "linkprobe_link_degraded") && node && label(s, "device")) {
                 snprintf(key, sizeof(key), "%s/%s", node, label(s, "device"));
                 json_object_object_add(rd->degraded, key, json_object_new_boolean(true));
-        } else if (streq(name, "linkprobe_rdma_port_health") && node && label(s, "device")) {
+        } else if (streq(name, "linkprobe_rdma_port_best_rate_bytes") && node && label(s, "device")) {
+                snprintf(key, sizeof(key), "%s/%s/%s", node, label(s, "device"), strempty(label(s, "port")));
+                json_object_object_add(rd->best, key, json_object_new_double(value(s) * 8e-9));
+        } else if ((streq(name, "linkprobe_rdma_port_health") || streq(name, "linkprobe_rdma_port_degraded")) && node &&
+                   label(s, "device")) {
                 snprintf(key, sizeof(key), "%s/%s/%s", node, label(s, "device"), strempty(label(s, "port")));
                 json_object_object_add(rd->degraded, key, json_object_new_boolean(true));
         } else if (streq(name, "linkprobe_switch_link_rate_gbps") &&
@@ -401,8 +406,8 @@ static int add_switch_series(Reading *rd, json_object *s, const char *name) {
                 snprintf(k, sizeof(k), "%s/%s", node, label(s, "device"));
                 double rate = number_at(rd->rdma_rate, k);
                 snprintf(k, sizeof(k), "%s/%s/%s", node, label(s, "device"), strempty(label(s, "port")));
-                return fabric_add_attachment(rd->model, node, iface, "infiniband", key, label(s, "remote_port"), rate, 0,
-                                             json_object_object_get_ex(rd->degraded, k, NULL));
+                return fabric_add_attachment(rd->model, node, iface, "infiniband", key, label(s, "remote_port"), rate,
+                                             number_at(rd->best, k), json_object_object_get_ex(rd->degraded, k, NULL));
         }
         if (streq(name, "linkprobe_switch_link_info")) {
                 if (fabric_switch_key(label(s, "switch_guid"), NULL, NULL, key, sizeof(key)) < 0 ||

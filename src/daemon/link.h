@@ -144,10 +144,9 @@ struct Link {
                 bool rdma_roce; /* that port is RoCE */
                 char *pci_device_path; /* PciDevice: the PCI function below device_path (derive-pci.c) */
                 LinkCapability capability; /* derive-link.c: both ends' speeds, trained low, LinkDownReason */
-                Health health;         /* derive-health.c, from one verdict with Degraded and DegradedReason */
-                bool degraded;
-                char *degraded_reason;
-                char *health_reason;
+                /* derive-health.c: Health, Degraded and their reasons, from one verdict; a link that is not
+                 * Degraded says in DegradedReason why nothing was judged (its capability's note). */
+                HEALTH_STATE_MEMBER;
                 char *switch_path;     /* Switch: the switch at the far end (derive-switch.c) */
                 uint32_t lldp_partner_speeds_mbps[4]; /* what that switch's port says it can do */
                 size_t n_lldp_partner_speeds;

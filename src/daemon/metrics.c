@@ -10,6 +10,7 @@
 #include "memory.h"
 #include "metrics-fabric.h"
 #include "metrics-health.h"
+#include "metrics-switch.h"
 #include "metrics-text.h"
 #include "metrics.h"
 #include "node.h"
@@ -408,6 +409,8 @@ int metrics_render(const MetricsSources *m, FILE *f) {
         render_switches(m, f);
         render_thunderbolt(m, f);
         render_rdma(m, f);
+        metrics_render_rdma_remote(m, f);
+        metrics_render_switch_links(m, f);
         render_gpus(m, f);
         render_pci(m, f);
         render_peers(m, f);

@@ -130,13 +130,13 @@ def test_prometheus_writes_the_same_tree_as_the_simulation(tmp_path):
         assert conf[spine]["Switches"] == sorted(want["leaves"]) and conf[spine]["LinkSpeed"] == "200"
     assert len(conf) == len(want["leaves"]) + len(want["spines"])
     assert labels.returncode == 0 and len(labels.stdout.splitlines()) == 45
-    assert "node0044 --overwrite network.topology.nvidia.com/leaf=tor2 network.topology.nvidia.com/spine=spine0" \
+    assert "node0044 --overwrite network.topology.nvidia.com/leaf=leaf2 network.topology.nvidia.com/spine=spine1" \
         in labels.stdout
     # The file agrees with the fabric; what the fabric plants is said, one line each.
     assert verify.returncode == 1
     leaf, spine = want["degraded_uplink"]
     assert sorted(verify.stdout.splitlines()) == sorted([
-        f"node {want['degraded_node']}: its cable into tor1 port 1 is degraded (50 Gb/s)",
+        f"node {want['degraded_node']}: its cable into leaf1 port 1 is degraded (50 Gb/s; both ends could do 200 Gb/s)",
         f"switch link {spine} port 1 - {leaf} port 23: degraded, 50 Gb/s (1X HDR) while the fastest of {spine} "
         "runs at 200 Gb/s"]), verify.stdout
 
