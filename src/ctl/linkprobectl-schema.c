@@ -17,6 +17,8 @@ static const struct {
         { "Link", "Addresses", false, (const char *const[]) { "Address", "PrefixLength", "Scope", "Class", NULL } },
         { "RdmaPort", "Gids", false, (const char *const[]) { "Index", "Gid", "Type", "NetDevice", NULL } },
         { "Switch", "Ports", false, (const char *const[]) { "Object", "PortId", "PortDescription", NULL } },
+        { "Switch", "Links", false,
+          (const char *const[]) { "Port", "Switch", "RemoteNodeGuid", "RemotePort", "Width", "Speed", "RateGbps", NULL } },
         { "Summary", "FastestLink", true,
           (const char *const[]) { "Link", "Name", "ConnectionType", "SpeedMbps", NULL } },
         { "Summary", "ThunderboltPeers", false,

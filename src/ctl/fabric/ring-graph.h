@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* linkprobectl-ring-graph.h — the ring search's own view of the lanes: one hop per ordered pair of
+/* ring-graph.h — the ring search's own view of the lanes: one hop per ordered pair of
  * nodes, its speed at the width being tried, and the tests a ring must pass (private to ring-*.c) */
 #pragma once
 
-#include "linkprobectl-ring-search.h"
+#include "ring-search.h"
 #include "shared/macros.h"
 
 /* The lanes from one node to another: lane_order[first .. first + count), fastest first. */

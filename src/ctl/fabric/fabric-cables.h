@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* linkprobectl-fabric-cables.h — the fabric model as the ring sees it: a chosen set of nodes, numbered,
+/* fabric-cables.h — the fabric model as the ring sees it: a chosen set of nodes, numbered,
  * and the cables between them with what each carries each way, by transport */
 #pragma once
 
 #include <json-c/json.h>
 
-#include "linkprobectl-ring-search.h"
+#include "ring-search.h"
 #include "shared/macros.h"
 
 typedef enum CableTransport {

@@ -9,9 +9,9 @@
  */
 #include <math.h>
 
-#include "linkprobectl-fabric-cables.h"
-#include "linkprobectl-fabric-model.h"
-#include "linkprobectl.h"
+#include "fabric-cables.h"
+#include "fabric-model.h"
+#include "ctl/linkprobectl.h"
 
 const char *cable_transport_to_string(CableTransport t) {
         switch (t) {

@@ -13,7 +13,7 @@
  * Beyond, ring-heuristic.c searches, and the graph's necessary conditions (ring-graph.c) give the upper
  * bound the answer is reported against.
  */
-#include "linkprobectl-ring-graph.h"
+#include "ring-graph.h"
 
 int ring_exact(const RingGraph *g, double t, uint32_t *order) {
         size_t n = g->n;

@@ -8,7 +8,7 @@
  */
 #include <math.h>
 
-#include "linkprobectl-ring-graph.h"
+#include "ring-graph.h"
 
 #define NONE UINT32_MAX
 

@@ -8,9 +8,9 @@
  */
 #include <math.h>
 
-#include "linkprobectl-fabric-model.h"
-#include "linkprobectl-fabric-sides.h"
-#include "linkprobectl.h"
+#include "fabric-model.h"
+#include "fabric-sides.h"
+#include "ctl/linkprobectl.h"
 #include "shared/time-util.h"
 
 #define SIDES_MAX ((size_t) FABRIC_EDGES_MAX * 8)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* linkprobectl-ring-search.h — the ring whose slowest hop is fastest, and the best-placed coordinator,
+/* ring-search.h — the ring whose slowest hop is fastest, and the best-placed coordinator,
  * over nodes numbered 0..n-1 and the cables between them (no JSON, no I/O: the verbs feed it numbers) */
 #pragma once
 

@@ -21,7 +21,7 @@
  */
 #include <math.h>
 
-#include "linkprobectl-ring-graph.h"
+#include "ring-graph.h"
 
 typedef enum TrailKind { TRAIL_STATE, TRAIL_END, TRAIL_LEN, TRAIL_ROLE } TrailKind;
 

@@ -9,7 +9,7 @@
 #include <limits.h>
 #include <math.h>
 
-#include "linkprobectl-ring-graph.h"
+#include "ring-graph.h"
 
 #define FAR UINT_MAX
 

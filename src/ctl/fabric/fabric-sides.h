@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* linkprobectl-fabric-sides.h — what each node says about its edges, gathered from any source, and the
+/* fabric-sides.h — what each node says about its edges, gathered from any source, and the
  * merge that makes one edge of an edge's two ends */
 #pragma once
 

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The graph `fabric` prints: nodes, edges, interfaces and problems, built from this daemon, from the
  * nodes' snapshots or from Prometheus. */
+#include <ctype.h>
+#include <inttypes.h>
 #include <stdarg.h>
 
-#include "linkprobectl-fabric-model.h"
-#include "linkprobectl-format.h"
+#include "fabric-model.h"
+#include "ctl/linkprobectl-format.h"
 #include "shared/json-util.h"
 #include "shared/string-util.h"
 
@@ -27,6 +29,9 @@ json_object *fabric_model_new(const char *source) {
         json_object_object_add(m, "Nodes", json_object_new_array());
         json_object_object_add(m, "Edges", json_object_new_array());
         json_object_object_add(m, "Interfaces", json_object_new_array());
+        json_object_object_add(m, "Switches", json_object_new_array());
+        json_object_object_add(m, "Attachments", json_object_new_array());
+        json_object_object_add(m, "SwitchLinks", json_object_new_array());
         json_object_object_add(m, "Problems", json_object_new_array());
         return m;
 }
@@ -147,6 +152,146 @@ int fabric_interface_add_rdma(json_object *iface, const char *device, double gbp
         if (gbps > 0 && json_double_or(iface, "RdmaGbps", 0) < gbps)
                 json_object_object_add(iface, "RdmaGbps", json_object_new_double(gbps));
         return json_object_array_add(list, json_object_new_string(device)) < 0 ? -ENOMEM : 0;
+}
+
+/* ---- switches ---- */
+
+int fabric_switch_key(const char *guid, const char *chassis_id, const char *name, char *buf, size_t size) {
+        if (!isempty(guid)) {
+                uint64_t v = 0;
+                unsigned digits = 0;
+                const char *p = guid[0] == '0' && (guid[1] == 'x' || guid[1] == 'X') ? guid + 2 : guid;
+
+                for (; *p; p++) {
+                        int d = *p >= '0' && *p <= '9' ? *p - '0'
+                                : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+                                : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
+                                                         : -1;
+                        if (*p == ':')
+                                continue;
+                        if (d < 0 || ++digits > 16)
+                                return -EINVAL;
+                        v = v << 4 | (unsigned) d;
+                }
+                if (digits == 0 || v == 0)
+                        return -EINVAL;
+                snprintf(buf, size, "guid:%016" PRIx64, v);
+                return 0;
+        }
+        if (!isempty(chassis_id)) {
+                int n = snprintf(buf, size, "chassis:%s", chassis_id);
+                for (char *q = buf; *q; q++)
+                        *q = (char) tolower((unsigned char) *q);
+                return n > 0 && (size_t) n < size ? 0 : -EINVAL;
+        }
+        if (!isempty(name)) {
+                int n = snprintf(buf, size, "name:%s", name);
+                return n > 0 && (size_t) n < size ? 0 : -EINVAL;
+        }
+        return -EINVAL;
+}
+
+json_object *fabric_switch(json_object *model, const char *key) {
+        return key ? indexed(model, "switch", key, NULL) : NULL;
+}
+
+const char *fabric_switch_name(json_object *model, const char *key) {
+        const char *name = json_string_or(fabric_switch(model, key), "Name", NULL);
+        return isempty(name) ? key : name;
+}
+
+static int add_source(json_object *sw, const char *source) {
+        json_object *sources = ctl_member(sw, "Sources");
+
+        for (size_t k = 0; k < json_array_len(sources); k++)
+                if (streq(json_object_get_string(json_object_array_get_idx(sources, k)), source))
+                        return 0;
+        return json_object_array_add(sources, json_object_new_string(source)) < 0 ? -ENOMEM : 0;
+}
+
+json_object *fabric_add_switch(json_object *model, const char *key, const char *name, const char *description,
+                               const char *source) {
+        json_object *list = ctl_member(model, "Switches"), *sw = fabric_switch(model, key);
+
+        if (!sw) {
+                if (json_array_len(list) >= FABRIC_SWITCHES_MAX || !(sw = json_object_new_object()))
+                        return NULL;
+                json_object_object_add(sw, "Key", json_object_new_string(key));
+                json_object_object_add(sw, "Name", NULL);
+                json_object_object_add(sw, "Description", NULL);
+                json_object_object_add(sw, "Sources", json_object_new_array());
+                if (json_object_array_add(list, sw) < 0) {
+                        json_object_put(sw);
+                        return NULL;
+                }
+                index_add(model, "switch", key, NULL, sw);
+        }
+        if (!isempty(name) && isempty(json_string_or(sw, "Name", NULL)))
+                json_object_object_add(sw, "Name", json_object_new_string(name));
+        if (!isempty(description) && isempty(json_string_or(sw, "Description", NULL)))
+                json_object_object_add(sw, "Description", json_object_new_string(description));
+        if (source && add_source(sw, source) < 0)
+                return NULL;
+        return sw;
+}
+
+int fabric_add_attachment(json_object *model, const char *node_id, const char *interface, const char *transport,
+                          const char *switch_key, const char *port, double rate, double best, bool degraded) {
+        json_object *list = ctl_member(model, "Attachments"), *a;
+        char ids[256];
+
+        snprintf(ids, sizeof(ids), "%s\x1e%s", strempty(interface), switch_key);
+        if (indexed(model, "attachment", node_id, ids))
+                return 0;
+        if (json_array_len(list) >= FABRIC_ATTACHMENTS_MAX)
+                return -E2BIG;
+        a = json_object_new_object();
+        if (!a)
+                return -ENOMEM;
+        json_object_object_add(a, "NodeId", json_object_new_string(node_id));
+        json_object_object_add(a, "Interface", json_string_or_null(interface));
+        json_object_object_add(a, "Switch", json_object_new_string(switch_key));
+        json_object_object_add(a, "SwitchPort", json_string_or_null(port));
+        json_object_object_add(a, "Transport", json_object_new_string(transport));
+        json_object_object_add(a, "RateGbps", rate > 0 ? json_object_new_double(rate) : NULL);
+        json_object_object_add(a, "BestGbps", best > 0 ? json_object_new_double(best) : NULL);
+        json_object_object_add(a, "Degraded", json_object_new_boolean(degraded));
+        if (json_object_array_add(list, a) < 0) {
+                json_object_put(a);
+                return -ENOMEM;
+        }
+        index_add(model, "attachment", node_id, ids, a);
+        return 0;
+}
+
+int fabric_add_switch_link(json_object *model, const char *from, const char *from_port, const char *to,
+                           const char *to_port, const char *width, const char *speed, double rate) {
+        json_object *list = ctl_member(model, "SwitchLinks"), *l;
+        char a[256], b[256];
+
+        /* One cable whichever end names it: keyed by its ends in order. */
+        snprintf(a, sizeof(a), "%s\x1e%s", from, strempty(from_port));
+        snprintf(b, sizeof(b), "%s\x1e%s", to, strempty(to_port));
+        if (indexed(model, "switchlink", strcmp(a, b) < 0 ? a : b, strcmp(a, b) < 0 ? b : a))
+                return 0;
+        if (json_array_len(list) >= FABRIC_EDGES_MAX)
+                return -E2BIG;
+        l = json_object_new_object();
+        if (!l)
+                return -ENOMEM;
+        json_object_object_add(l, "From", json_object_new_string(from));
+        json_object_object_add(l, "FromPort", json_string_or_null(from_port));
+        json_object_object_add(l, "To", json_object_new_string(to));
+        json_object_object_add(l, "ToPort", json_string_or_null(to_port));
+        json_object_object_add(l, "Width", json_string_or_null(isempty(width) ? NULL : width));
+        json_object_object_add(l, "Speed", json_string_or_null(isempty(speed) ? NULL : speed));
+        json_object_object_add(l, "RateGbps", rate > 0 ? json_object_new_double(rate) : NULL);
+        if (json_object_array_add(list, l) < 0) {
+                json_object_put(l);
+                return -ENOMEM;
+        }
+        index_add(model, "switchlink", strcmp(a, b) < 0 ? a : b, strcmp(a, b) < 0 ? b : a, l);
+        return 0;
 }
 
 int fabric_add_problem(json_object *model, const char *format, ...) {
