@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 
 #include "net-client.h"
+#include "proto-bulk.h"
 #include "proto-identity.h"
 #include "responder-conn.h"
 #include "shared/log.h"
