@@ -1,15 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* One Thunderbolt/USB4 link: its rate per direction, its class, and whether it runs below what both
- * ends can do. Pure logic over TbtLinkFacts; declared in tbt-topology.h. */
+ * ends can do. Pure logic over TbtLinkFacts. */
 #include "shared/string-table.h"
 #include "shared/string-util.h"
-#include "tbt-topology.h"
-
-static const char *const node_type_table[_TBT_NODE_TYPE_MAX] = {
-        [TBT_NODE_DOMAIN] = "domain", [TBT_NODE_HOST] = "host",       [TBT_NODE_HUB] = "hub",
-        [TBT_NODE_DEVICE] = "device", [TBT_NODE_PEER] = "peer",       [TBT_NODE_SERVICE] = "service",
-        [TBT_NODE_RETIMER] = "retimer",
-};
+#include "tbt-link.h"
 
 static const char *const link_class_table[_TBT_LINK_CLASS_MAX] = {
         [TBT_LINK_CLASS_UNKNOWN] = "Unknown",
@@ -30,7 +24,6 @@ static const char *const link_class_table[_TBT_LINK_CLASS_MAX] = {
         [TBT_LINK_CLASS_OTHER] = "Other",
 };
 
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING(tbt_node_type, TbtNodeType, node_type_table)
 DEFINE_STRING_TABLE_LOOKUP(tbt_link_class, TbtLinkClass, link_class_table)
 
 unsigned tbt_link_class_generation(TbtLinkClass c) {

@@ -6,8 +6,17 @@
 #include <limits.h>
 #include <stdarg.h>
 
+#include "shared/string-table.h"
 #include "shared/string-util.h"
 #include "tbt-topology.h"
+
+static const char *const node_type_table[_TBT_NODE_TYPE_MAX] = {
+        [TBT_NODE_DOMAIN] = "domain", [TBT_NODE_HOST] = "host",       [TBT_NODE_HUB] = "hub",
+        [TBT_NODE_DEVICE] = "device", [TBT_NODE_PEER] = "peer",       [TBT_NODE_SERVICE] = "service",
+        [TBT_NODE_RETIMER] = "retimer",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(tbt_node_type, TbtNodeType, node_type_table)
 
 typedef struct Builder {
         TbtDevice *const *devices;
