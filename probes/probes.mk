@@ -54,3 +54,15 @@ linkprobe-probe-gpu_PKGS := OpenCL json-c
 DEBIAN_BUILD_PACKAGES += ocl-icd-opencl-dev opencl-headers
 DEBIAN_TEST_PACKAGES += pocl-opencl-icd
 DEBIAN_BENCH_PACKAGES += clpeak
+
+# The subnet sweep ([Fabric] Sweep=yes, issue 26): libibnetdisc, ibnetdiscover's own library, walks the
+# subnet with directed-route SMPs (its retries, timeouts and outstanding-SMP window); hand-rolling the walk
+# would duplicate it. libibmad decodes the PortInfo fields it needs to tell an unanswered port.
+PROBES += linkprobe-probe-fabric
+linkprobe-probe-fabric_SOURCES := probes/linkprobe-probe-fabric.c
+linkprobe-probe-fabric_LIBS := probe shared
+linkprobe-probe-fabric_PKGS := json-c libibnetdisc libibmad libibumad
+PKG_MODULES += libibnetdisc
+DEBIAN_BUILD_PACKAGES += libibnetdisc-dev
+# ibnetdiscover and ibsim: the anchor and the fabric of bench/bench-sweep (the tests have them already).
+DEBIAN_BENCH_PACKAGES += infiniband-diags ibsim-utils

@@ -81,3 +81,28 @@ int config_parse_gbps(const char *value, void *field, char *why, size_t n) {
         }
         return 0;
 }
+
+int config_parse_escalation_window(const char *value, void *field, char *why, size_t n) {
+        uint64_t v;
+
+        if (parse_duration_usec(value, &v) < 0 || v < HEALTH_ESCALATION_WINDOW_MIN_USEC ||
+            v > HEALTH_ESCALATION_WINDOW_MAX_USEC || v % USEC_PER_SEC != 0) {
+                snprintf(why, n, "expected whole seconds from %us to %us (a week), such as 86400 or 24h",
+                         (unsigned) (HEALTH_ESCALATION_WINDOW_MIN_USEC / USEC_PER_SEC),
+                         (unsigned) (HEALTH_ESCALATION_WINDOW_MAX_USEC / USEC_PER_SEC));
+                return -EINVAL;
+        }
+        *(uint64_t *) field = v;
+        return 0;
+}
+
+int config_parse_escalation_events(const char *value, void *field, char *why, size_t n) {
+        uint32_t v;
+
+        if (parse_u32(value, &v) < 0 || v > HEALTH_EVENTS_MAX) {
+                snprintf(why, n, "expected a whole number from 0 (never escalate) to %u", HEALTH_EVENTS_MAX);
+                return -EINVAL;
+        }
+        *(unsigned *) field = v;
+        return 0;
+}

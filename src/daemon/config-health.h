@@ -15,3 +15,7 @@ int config_parse_bit_error_rate(const char *value, void *field, char *why, size_
 int config_parse_share_percent(const char *value, void *field, char *why, size_t why_size);
 /* Gb/s, a decimal number from 0 to 100000. */
 int config_parse_gbps(const char *value, void *field, char *why, size_t why_size);
+/* Whole seconds from a minute to a week: the window degradation events are counted over. */
+int config_parse_escalation_window(const char *value, void *field, char *why, size_t why_size);
+/* 0 (never escalate) to HEALTH_EVENTS_MAX degradation events. */
+int config_parse_escalation_events(const char *value, void *field, char *why, size_t why_size);

@@ -146,6 +146,8 @@ static const ConfigItem config_items[] = {
         { "Health", "FallbackIpGbps", config_parse_gbps, offsetof(Config, health.fallback_ip_gbps) },
         { "Health", "FallbackRdmaPercent", config_parse_share_percent, offsetof(Config, health.fallback_rdma_share) },
         { "Health", "FallbackSamples", config_parse_count, offsetof(Config, health.fallback_samples) },
+        { "Health", "EscalationWindowSec", config_parse_escalation_window, offsetof(Config, health.escalation_window_usec) },
+        { "Health", "EscalationEvents", config_parse_escalation_events, offsetof(Config, health.escalation_events) },
         { "Memory", "PollIntervalSec", parse_duration_field, offsetof(Config, memory_poll_usec) },
         { "Memory", "ChangeThresholdPercent", parse_percent_field, offsetof(Config, memory_change_percent) },
         { "Peers", "Address", config_parse_peer_addresses, offsetof(Config, peers.addresses) },
@@ -180,6 +182,10 @@ static const ConfigItem config_items[] = {
         { "Gpu", "RandomizedDelaySec", parse_duration_field, offsetof(Config, gpu_randomized_delay_usec) },
         { "Gpu", "DeadlineSec", parse_deadline_field, offsetof(Config, gpu_deadline_usec) },
         { "Gpu", "Quick", parse_bool_field, offsetof(Config, gpu_quick) },
+        { "Fabric", "Sweep", parse_bool_field, offsetof(Config, fabric_sweep) },
+        { "Fabric", "SweepIntervalSec", config_parse_sweep_interval, offsetof(Config, fabric.interval_usec) },
+        { "Fabric", "SweepTimeoutSec", config_parse_sweep_timeout, offsetof(Config, fabric.timeout_usec) },
+        { "Fabric", "MaxSwitches", config_parse_max_switches, offsetof(Config, fabric.max_switches) },
 };
 
 void config_init(Config *c) {
@@ -196,6 +202,11 @@ void config_init(Config *c) {
                 .gpu_randomized_delay_usec = 300 * USEC_PER_SEC,
                 .gpu_deadline_usec = 120 * USEC_PER_SEC,
                 .health = health_limits_default,
+                .fabric = {
+                        .interval_usec = FABRIC_SWEEP_INTERVAL_DEFAULT_SEC * USEC_PER_SEC,
+                        .timeout_usec = FABRIC_SWEEP_TIMEOUT_DEFAULT_SEC * USEC_PER_SEC,
+                        .max_switches = FABRIC_MAX_SWITCHES_DEFAULT,
+                },
         };
         peers_config_init(&c->peers);
         inhibit_config_init(&c->inhibit);

@@ -2,9 +2,11 @@
 /* config.h — linkprobed.conf: an INI file read with inih, one table of known keys */
 #pragma once
 
+#include "config-fabric.h"
 #include "config-health.h"
 #include "config-inhibit.h"
 #include "config-peers.h"
+#include "fabric-sweep.h"
 #include "health.h"
 #include "shared/macros.h"
 
@@ -37,6 +39,9 @@ typedef struct Config {
         uint64_t gpu_randomized_delay_usec; /* RandomizedDelaySec= */
         uint64_t gpu_deadline_usec;     /* DeadlineSec= */
         bool gpu_quick;                 /* Quick= (tests: rough figures, fast) */
+        /* [Fabric] */
+        bool fabric_sweep;              /* Sweep= */
+        FabricSweepConfig fabric;       /* SweepIntervalSec=, SweepTimeoutSec=, MaxSwitches= */
 } Config;
 
 void config_init(Config *c);

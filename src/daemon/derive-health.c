@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The health part of the derivation pass. The sources record what the kernel's counters say on each
- * object (link.c, rdma-counters.c, pci.c, tbt.c); here the facts that combine
+ * object (link.c, rdma-watch.c, pci-watch.c, tbt.c); here the facts that combine
  * kinds are put together, each object is judged once (health-judge.c), Health and HealthReason are
  * published, and every change of Health is logged once with its catalog MESSAGE_ID.
  */
@@ -42,12 +42,13 @@ typedef struct Subject {
         const char *field;
         const char *name;
         BusObject *bus;
-        Health *health;
-        char **reason;
-        /* Degraded and DegradedReason, for a kind whose Degraded the judge decides; NULL for one that
-         * publishes its structural fact as it is (Thunderbolt: no power saving qualifies it). */
-        bool *degraded;
-        char **degraded_reason;
+        HealthState *state;
+        /* Whether Degraded and DegradedReason are published from the state: not for an RDMA port, whose
+         * Degraded is its structural fact as rdma-remote.c records it (the judge's only degraded
+         * reason, so the two are the same). */
+        bool degraded;
+        /* What DegradedReason says when the object is not degraded (a link's "unknown: ..."); NULL: "". */
+        const char *not_degraded;
 } Subject;
 
 /* A new object's first verdict of ok, and anything while the watch is off, is not news: everything
@@ -78,13 +79,21 @@ static void log_transition(const Subject *s, Health from, Health to, const char 
                                              isempty(reason) ? "no reason given" : reason);
 }
 
+static const HealthLimits *limits_of(const DeriveHealth *h) {
+        return h->limits ?: &health_limits_default;
+}
+
 /* Publishes one verdict as Health, HealthReason and, where the kind has them, Degraded and
  * DegradedReason: both from the same verdict, so they cannot disagree. */
-static void publish(const Subject *s, HealthVerdict *v, bool watched) {
+static void publish(const DeriveHealth *h, const Subject *s, HealthVerdict *v, uint64_t at) {
         _cleanup_(freep) char *reason = NULL, *degraded_reason = NULL;
-        Health was = *s->health, now;
+        HealthState *state = s->state;
+        Health was = state->health, now;
+        bool watched = h->interval_usec > 0;
 
-        if (!watched) {
+        if (watched)
+                health_escalate(&state->events, limits_of(h), at, v);
+        else {
                 health_verdict_keep_degraded(v);
                 health_verdict_add(v, HEALTH_UNKNOWN, NOT_WATCHED);
         }
@@ -98,12 +107,13 @@ static void publish(const Subject *s, HealthVerdict *v, bool watched) {
                 log_oom();
                 return;
         }
-        bus_object_set(s->bus, *s->health, now, "Health");
-        if (bus_object_set_string(s->bus, s->reason, reason ?: "", "HealthReason") < 0)
+        bus_object_set(s->bus, state->health, now, "Health");
+        if (bus_object_set_string(s->bus, &state->health_reason, reason ?: "", "HealthReason") < 0)
                 log_oom();
         if (s->degraded) {
-                bus_object_set(s->bus, *s->degraded, degraded, "Degraded");
-                if (bus_object_set_string(s->bus, s->degraded_reason, degraded_reason, "DegradedReason") < 0)
+                bus_object_set(s->bus, state->degraded, degraded, "Degraded");
+                if (bus_object_set_string(s->bus, &state->degraded_reason, degraded ? degraded_reason : s->not_degraded,
+                                          "DegradedReason") < 0)
                         log_oom();
         }
         if (was != now && watched)
@@ -111,10 +121,6 @@ static void publish(const Subject *s, HealthVerdict *v, bool watched) {
 }
 
 /* ---- network links ---- */
-
-static const HealthLimits *limits_of(const DeriveHealth *h) {
-        return h->limits ?: &health_limits_default;
-}
 
 static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
         const HealthLimits *limits = limits_of(h);
@@ -131,9 +137,9 @@ static void judge_link(DeriveHealth *h, Link *l, uint64_t now) {
         HealthVerdict v = {};
 
         health_judge_link(&f, &v);
-        publish(&(Subject) { "link", "INTERFACE", l->name_utf8, &l->bus, &l->derived.health, &l->derived.health_reason,
-                             &l->derived.degraded, &l->derived.degraded_reason },
-                &v, h->interval_usec > 0);
+        publish(h, &(Subject) { "link", "INTERFACE", l->name_utf8, &l->bus, &l->derived.health_state, true,
+                             l->derived.capability.note },
+                &v, now);
 }
 
 /* ---- RDMA ports ---- */
@@ -187,8 +193,7 @@ static void judge_rdma(DeriveHealth *h, RdmaPort *p, uint64_t now) {
         f.fallback = p->derived.fallback.suspected;
         f.ip_gbps = health_rdma_ip_gbps(&traffic);
         health_judge_rdma(&f, &v_);
-        publish(&(Subject) { "RDMA port", "RDMA_PORT", p->key, &p->bus, &p->derived.health, &p->derived.health_reason },
-                &v_, h->interval_usec > 0);
+        publish(h, &(Subject) { "RDMA port", "RDMA_PORT", p->key, &p->bus, &p->derived.health_state, false }, &v_, now);
 }
 
 /* ---- PCI functions ---- */
@@ -279,9 +284,8 @@ static void judge_pci(DeriveHealth *h, PciObject *o, uint64_t now) {
                                            below->derived.load };
         }
         health_judge_pci(&f, &v);
-        publish(&(Subject) { "PCI function", "PCI_DEVICE", o->address, &o->bus, &o->derived.health, &o->derived.health_reason,
-                             &o->derived.degraded, &o->derived.degraded_reason },
-                &v, h->interval_usec > 0);
+        publish(h, &(Subject) { "PCI function", "PCI_DEVICE", o->address, &o->bus, &o->derived.health_state, true }, &v,
+                now);
 }
 
 /* ---- Thunderbolt ---- */
@@ -298,9 +302,9 @@ static void judge_thunderbolt(DeriveHealth *h, TbtObject *t, uint64_t now) {
         HealthVerdict v = {};
 
         health_judge_thunderbolt(&f, &v);
-        publish(&(Subject) { "Thunderbolt device", "THUNDERBOLT_DEVICE", t->sysname_utf8, &t->bus, &t->derived.health,
-                             &t->derived.health_reason },
-                &v, h->interval_usec > 0);
+        publish(h, &(Subject) { "Thunderbolt device", "THUNDERBOLT_DEVICE", t->sysname_utf8, &t->bus,
+                             &t->derived.health_state, true },
+                &v, now);
 }
 
 /* ---- the pass ---- */

@@ -282,10 +282,9 @@ void derive_link_capability(Link *l) {
         /* Degraded and DegradedReason are the health judge's to publish (derive-health.c), from this fact:
          * the link is judged again in this pass, or the next one when it was not marked yet. The note (why
          * nothing was judged) is what DegradedReason says of a link that is not Degraded. */
-        if (old->trained_low != c.trained_low || !streq_ptr(old->trained_low_reason, c.trained_low_reason))
+        if (old->trained_low != c.trained_low || !streq_ptr(old->trained_low_reason, c.trained_low_reason) ||
+            old->note != c.note)
                 bus_object_queue(&l->bus);
-        if (old->note != c.note)
-                bus_object_changed(&l->bus, "DegradedReason");
         if (!streq(strempty(old->link_down_reason), strempty(c.link_down_reason)))
                 bus_object_changed(&l->bus, "LinkDownReason");
         link_capability_done(old);

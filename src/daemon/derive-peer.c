@@ -29,8 +29,8 @@ static bool link_can_reach_link_local(const Link *l) {
         snprintf(spec, sizeof(spec), "fe80::1%%%s", l->name);
         if (peer_address_parse(spec, 0, &probe_name, NULL) < 0)
                 return false;
-        for (size_t i = 0; i < l->n_addresses; i++) {
-                const LinkAddress *a = &l->addresses[i];
+        for (size_t i = 0; i < l->addrs.n_addresses; i++) {
+                const LinkAddress *a = &l->addrs.addresses[i];
                 if (a->family == AF_INET6 && a->address[0] == 0xfe && (a->address[1] & 0xc0) == 0x80 &&
                     !(a->flags & (IFA_F_TENTATIVE | IFA_F_DADFAILED)))
                         return true;
@@ -140,8 +140,8 @@ static bool expand(DerivePeers *d) {
 static bool link_has_address(const Link *l, const PeerAddress *a) {
         size_t len = a->family == AF_INET ? 4 : 16;
 
-        for (size_t i = 0; i < l->n_addresses; i++)
-                if (l->addresses[i].family == a->family && memcmp(l->addresses[i].address, a->bytes, len) == 0)
+        for (size_t i = 0; i < l->addrs.n_addresses; i++)
+                if (l->addrs.addresses[i].family == a->family && memcmp(l->addrs.addresses[i].address, a->bytes, len) == 0)
                         return true;
         return false;
 }

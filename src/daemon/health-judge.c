@@ -59,6 +59,9 @@ const HealthLimits health_limits_default = {
         .fallback_ip_gbps = 1.0,
         .fallback_rdma_share = 0.05,
         .fallback_samples = 5,
+        /* NVIDIA's NIC health monitor: escalates after 5 degradation events in 24 hours. */
+        .escalation_window_usec = 24 * 3600 * USEC_PER_SEC,
+        .escalation_events = 5,
 };
 
 int health_limits_check(const HealthLimits *l, char *why, size_t size) {
@@ -70,6 +73,13 @@ int health_limits_check(const HealthLimits *l, char *why, size_t size) {
         }
         if (l->flap_changes == 0 || l->link_downs == 0 || l->fallback_samples == 0) {
                 snprintf(why, size, "FlapChanges=, LinkDowns= and FallbackSamples= must be at least 1");
+                return -EINVAL;
+        }
+        if (l->escalation_window_usec < HEALTH_ESCALATION_WINDOW_MIN_USEC ||
+            l->escalation_window_usec > HEALTH_ESCALATION_WINDOW_MAX_USEC || l->escalation_events > HEALTH_EVENTS_MAX) {
+                snprintf(why, size, "EscalationWindowSec= must be between %us and %us, EscalationEvents= at most %u",
+                         (unsigned) (HEALTH_ESCALATION_WINDOW_MIN_USEC / USEC_PER_SEC),
+                         (unsigned) (HEALTH_ESCALATION_WINDOW_MAX_USEC / USEC_PER_SEC), HEALTH_EVENTS_MAX);
                 return -EINVAL;
         }
         return 0;
@@ -93,6 +103,10 @@ char *health_format_window(uint64_t usec, char *buf, size_t size) {
 
         if (sec == 60)
                 snprintf(buf, size, "in the last minute");
+        else if (sec == 3600)
+                snprintf(buf, size, "in the last hour");
+        else if (sec % 3600 == 0)
+                snprintf(buf, size, "in the last %" PRIu64 " h", sec / 3600);
         else if (sec % 60 == 0)
                 snprintf(buf, size, "in the last %" PRIu64 " min", sec / 60);
         else
@@ -108,6 +122,12 @@ void health_verdict_done(HealthVerdict *v) {
         for (size_t i = 0; i < v->n; i++)
                 free(v->text[i]);
         *v = (HealthVerdict) {};
+}
+
+void health_state_done(HealthState *s) {
+        free(s->health_reason);
+        free(s->degraded_reason);
+        *s = HEALTH_STATE_INIT;
 }
 
 void health_verdict_add(HealthVerdict *v, Health h, const char *format, ...) {
@@ -469,4 +489,37 @@ void health_judge_thunderbolt(const TbtHealthFacts *f, HealthVerdict *v) {
         if (f->degraded)
                 health_verdict_add(v, HEALTH_DEGRADED, "%s", isempty(f->degraded_reason) ? "trained below what both ends support"
                                                                                             : f->degraded_reason);
+}
+
+/* ---- escalation ---- */
+
+static bool is_event(Health h) {
+        return IN_SET(h, HEALTH_ERRORS, HEALTH_FLAPPING);
+}
+
+void health_escalate(HealthEvents *e, const HealthLimits *limits, uint64_t now, HealthVerdict *v) {
+        char window[32];
+        bool event = is_event(health_verdict_health(v));
+        unsigned old = 0;
+
+        limits = limits_of(limits);
+        if (event && !e->in_event) {
+                if (e->n == HEALTH_EVENTS_MAX) {
+                        memmove(e->at, e->at + 1, (HEALTH_EVENTS_MAX - 1) * sizeof(e->at[0]));
+                        e->n--;
+                }
+                e->at[e->n++] = now;
+        }
+        e->in_event = event;
+        /* Oldest first: those that left the window are a prefix. */
+        while (old < e->n && now - e->at[old] >= limits->escalation_window_usec)
+                old++;
+        if (old > 0) {
+                memmove(e->at, e->at + old, (e->n - old) * sizeof(e->at[0]));
+                e->n -= old;
+        }
+        if (limits->escalation_events == 0 || e->n < limits->escalation_events)
+                return;
+        health_format_window(limits->escalation_window_usec, window, sizeof(window));
+        health_verdict_add(v, HEALTH_ERRORS, "%u degradation events (errors or flapping) %s: escalated", e->n, window);
 }

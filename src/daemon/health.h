@@ -44,11 +44,19 @@ typedef struct HealthLimits {
         double fallback_ip_gbps;               /* FallbackIpGbps= */
         double fallback_rdma_share;            /* FallbackRdmaPercent=/100 */
         unsigned fallback_samples;             /* FallbackSamples= */
+        uint64_t escalation_window_usec;       /* EscalationWindowSec= (NVIDIA: 24 h) */
+        unsigned escalation_events;            /* EscalationEvents= (NVIDIA: 5); 0: never escalated */
 } HealthLimits;
 
 /* The windows are kept in buckets (counter.h): at most WINDOW_SPAN_USEC, at least one bucket. */
 #define HEALTH_WINDOW_MIN_USEC WINDOW_BUCKET_USEC
 #define HEALTH_WINDOW_MAX_USEC WINDOW_SPAN_USEC
+
+/* The escalation window is kept as the times of the last events (HealthEvents): from a minute to a week,
+ * and at most HEALTH_EVENTS_MAX events are counted in it. */
+#define HEALTH_ESCALATION_WINDOW_MIN_USEC (60 * USEC_PER_SEC)
+#define HEALTH_ESCALATION_WINDOW_MAX_USEC (7 * 24 * 3600 * USEC_PER_SEC)
+#define HEALTH_EVENTS_MAX 16u
 
 extern const HealthLimits health_limits_default;
 
@@ -60,7 +68,7 @@ uint64_t health_limit_count(double rate_per_minute, uint64_t window_usec) _const
  * a port whose rate is unknown is taken for 40 Gb/s, InfiniBand's most common rate of the 2010s): more
  * than that is judged. */
 uint64_t health_symbol_error_count(double ber, double rate_gbps, uint64_t window_usec) _const_;
-/* "in the last minute", "in the last 2 min", "in the last 45 s". */
+/* "in the last minute", "in the last 2 min", "in the last 45 s", "in the last 24 h". */
 char *health_format_window(uint64_t usec, char *buf, size_t size);
 
 const char *health_to_string(Health h) _const_;
@@ -86,6 +94,56 @@ Health health_verdict_health(const HealthVerdict *v) _pure_;
 /* The reasons of the verdict, worst first, joined by "; "; informing ones only when the verdict is ok.
  * "" when there are none; NULL out of memory. */
 char *health_verdict_reason(const HealthVerdict *v);
+
+/*
+ * What an object publishes of its verdict (derive-health.c writes it, health-bus.h publishes it): one
+ * struct that every judged kind embeds, instead of four field sets. Degraded and DegradedReason come
+ * from the same verdict as Health, so they cannot disagree.
+ */
+/*
+ * An object's degradation events: each time its verdict turned to errors or flapping (what the rates and
+ * counts judge; a structural Degraded stands, it does not happen). NVIDIA's NIC health monitor escalates
+ * after 5 such events in 24 h; so does health_escalate(). Kept in memory only: a restart forgets them.
+ */
+typedef struct HealthEvents {
+        uint64_t at[HEALTH_EVENTS_MAX]; /* CLOCK_MONOTONIC usec of the most recent events, oldest first */
+        unsigned n;
+        bool in_event; /* the last verdict judged errors or flapping, before escalation */
+} HealthEvents;
+
+/* Counts an event when the verdict v turns to errors or flapping, forgets those older than the escalation
+ * window, and escalates: with EscalationEvents= of them in the window, v gets an errors reason that says
+ * so, until fewer are left in it. Call once per judgement of the object (now: CLOCK_MONOTONIC usec). */
+void health_escalate(HealthEvents *e, const HealthLimits *limits, uint64_t now, HealthVerdict *v);
+
+#define HEALTH_STATE_FIELDS                                                                                    \
+        Health health;         /* Health */                                                                    \
+        HealthEvents events;   /* the degradation events that escalate it */                                   \
+        bool degraded;         /* Degraded: health_verdict_degraded() */                                       \
+        char *health_reason;   /* HealthReason */                                                              \
+        char *degraded_reason; /* DegradedReason: the degraded reasons, else what the kind says instead */
+
+typedef struct HealthState {
+        HEALTH_STATE_FIELDS
+} HealthState;
+
+/*
+ * How a kind embeds it: as health_state, for what handles every kind alike (derive-health.c,
+ * health-bus.h), with its fields also reachable by their own names (l->derived.health) for the sources
+ * and exporters that read one field. Both views are one storage: a union of two structs with the same
+ * member list.
+ */
+#define HEALTH_STATE_MEMBER                 \
+        union {                             \
+                HealthState health_state;   \
+                struct {                    \
+                        HEALTH_STATE_FIELDS \
+                };                          \
+        }
+
+/* A new object's state: Health unknown, nothing degraded. */
+#define HEALTH_STATE_INIT ((HealthState) { .health = HEALTH_UNKNOWN })
+void health_state_done(HealthState *s);
 
 /* The one predicate behind every published Degraded: whether the verdict holds a degraded reason. So a
  * Degraded object is Health=degraded, or worse (errors, flapping); a link below its best for power

@@ -3,6 +3,7 @@
 
 #include "bus-registry.h"
 #include "bus-util.h"
+#include "health-bus.h"
 #include "link-bus.h"
 #include "link.h"
 #include "shared/bus-names.h"
@@ -51,8 +52,8 @@ static int property_get_addresses(sd_bus *bus, const char *path, const char *int
         r = sd_bus_message_open_container(reply, 'a', "(suss)");
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < l->n_addresses; i++) {
-                const LinkAddress *a = &l->addresses[i];
+        for (size_t i = 0; i < l->addrs.n_addresses; i++) {
+                const LinkAddress *a = &l->addrs.addresses[i];
                 uint32_t prefixlen = a->prefixlen;
 
                 /* Every string here was made when the address arrived (address_from_netlink()). */
@@ -73,23 +74,12 @@ static int property_get_addresses(sd_bus *bus, const char *path, const char *int
         return sd_bus_message_close_container(reply);
 }
 
-BUS_DEFINE_PROPERTY_GET_ENUM(property_get_health, Health, health_to_string)
-
 static int property_get_lldp_partner_speeds(sd_bus *bus, const char *path, const char *interface,
                                             const char *property, sd_bus_message *reply, void *userdata,
                                             sd_bus_error *error) {
         Link *l = userdata;
         return sd_bus_message_append_array(reply, 'u', l->derived.lldp_partner_speeds_mbps,
                                            l->derived.n_lldp_partner_speeds * sizeof(uint32_t));
-}
-
-/* The verdict's degraded reason (derive-health.c), else why nothing could be judged (the capability's note,
- * "unknown: the driver reports no link modes"): two recorded fields, one of which stands. */
-static int property_get_degraded_reason(sd_bus *bus, const char *path, const char *interface, const char *property,
-                                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        const Link *l = userdata;
-        return bus_message_append_valid_string(reply, l->derived.degraded ? strempty(l->derived.degraded_reason)
-                                                                          : strempty(l->derived.capability.note));
 }
 
 /* Both ends' speeds (derive-link.c, link-capability.c), ascending, in Mb/s as SpeedMbps. */
@@ -149,16 +139,10 @@ static const sd_bus_vtable link_vtable[] = {
         SD_BUS_PROPERTY("PartnerSpeedsMbps", "au", property_get_partner_speeds, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("BestCommonSpeedMbps", "u", NULL, offsetof(Link, derived.capability.best_common_mbps),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("Degraded", "b", bus_property_get_bool, offsetof(Link, derived.degraded),
-                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("DegradedReason", "s", property_get_degraded_reason, 0,
-                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        HEALTH_BUS_DEGRADED_PROPERTIES(Link, derived.health_state),
         SD_BUS_PROPERTY("LinkDownReason", "s", bus_property_get_valid_string,
                         offsetof(Link, derived.capability.link_down_reason), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("Health", "s", property_get_health, offsetof(Link, derived.health),
-                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("HealthReason", "s", bus_property_get_string, offsetof(Link, derived.health_reason),
-                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        HEALTH_BUS_PROPERTIES(Link, derived.health_state),
         SD_BUS_PROPERTY("Switch", "o", bus_property_get_object_path, offsetof(Link, derived.switch_path),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("LldpPartnerSpeedsMbps", "au", property_get_lldp_partner_speeds, 0,

@@ -1,60 +1,39 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A link's side of ethtool's netlink family (link-ethtool.c asks, off the loop): which links are asked,
- * when (every link event of theirs, link_prepare(); every notification of the monitor group), and what
- * their answers record in the link's state. A changed answer queues the link: the derivation pass turns it
- * into SpeedMbps, both ends' speeds and the structural fact the health judge qualifies (derive-link.c).
+ * A link's side of ethtool's netlink family (link-ethtool.c asks, off the loop): which kinds are asked,
+ * when a request goes (link.c calls link_modes_request() on every link event, link_prepare(), and every
+ * notification of the monitor group), and what an answer records. A changed answer queues the link (link.c):
+ * the derivation pass turns it into SpeedMbps, both ends' speeds and the structural fact the health judge
+ * qualifies (derive-link.c).
  */
-#include "link-ethtool.h"
-#include "link.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
-bool link_asks_ethtool(const Link *l) {
+#include "link-modes.h"
+#include "shared/log.h"
+
+bool link_modes_kind_asked(LinkKind kind) {
         /* veth answers too (no link modes, a fixed speed): asked, so the Link says so instead of nothing. */
-        return IN_SET(l->kind, LINK_KIND_ETHERNET, LINK_KIND_VETH);
+        return IN_SET(kind, LINK_KIND_ETHERNET, LINK_KIND_VETH);
 }
 
-/* Sends the request now; on a full queue the link keeps waiting, and the next answer tries again. */
-static void link_send_ethtool(Link *l) {
-        Links *links = l->links;
+bool link_modes_send(LinkModesAsker *a, LinkModes *m, int ifindex, const char *name) {
         int r;
 
-        r = link_ethtool_request(links->ethtool, l->ifindex, l->name, &l->ethtool.request);
-        l->ethtool.waiting = r == -EAGAIN;
+        r = link_ethtool_request(a->ethtool, ifindex, name, &m->request);
+        m->waiting = r == -EAGAIN;
         if (r == -EAGAIN)
-                links->ethtool_backlog = true;
+                a->backlog = true;
         else if (r < 0)
-                log_link_debug_errno(l, r, "Failed to ask for the link modes: %m");
+                log_debug_errno(r, "Failed to ask for the link modes of %s: %m", name);
+        return !m->waiting;
 }
 
-/* Every link waiting to be asked, until the worker's queue is full (a start-up burst goes in turns). */
-static void links_send_waiting(Links *links) {
-        Link *l;
-
-        links->ethtool_backlog = false;
-        TABLE_FOREACH(l, &links->table) {
-                if (!l->ethtool.waiting)
-                        continue;
-                link_send_ethtool(l);
-                if (l->ethtool.waiting)
-                        return; /* still full: the next answer tries again */
-        }
-}
-
-static int on_ethtool_defer(sd_event_source *s, void *userdata) {
-        links_send_waiting(userdata);
-        return 0;
-}
-
-void link_request_ethtool(Link *l) {
-        Links *links = l->links;
-
-        if (!links->ethtool || !link_asks_ethtool(l) || !l->name)
-                return;
-        /* Asked once the loop is idle, after this iteration's PropertiesChanged went out: the worker then
-         * takes the RTNL lock while the link's event is already published, not before. */
-        l->ethtool.waiting = true;
-        links->ethtool_backlog = true;
-        (void) sd_event_source_set_enabled(links->ethtool_defer, SD_EVENT_ONESHOT);
+void link_modes_request(LinkModesAsker *a, LinkModes *m) {
+        m->waiting = true;
+        a->backlog = true;
+        (void) sd_event_source_set_enabled(a->defer, SD_EVENT_ONESHOT);
 }
 
 /* Whether an answer says anything about link modes: a veth's (empty sets, a speed) does not, and is not
@@ -74,77 +53,54 @@ static bool link_modes_equal(const EthtoolLinkModes *a, const EthtoolLinkModes *
                a->lanes == b->lanes && a->duplex == b->duplex && a->autoneg == b->autoneg;
 }
 
-static void on_ethtool_answer(void *userdata, const LinkEthtoolAnswer *a) {
-        Links *links = userdata;
-        Link *l = link_get(links, a->ifindex);
+int link_modes_apply(LinkModes *m, const LinkEthtoolAnswer *a) {
+        const EthtoolLinkModes *modes = a->modes_error >= 0 && link_modes_any(&a->modes) ? &a->modes : NULL;
+        uint32_t speed = a->modes_error >= 0 ? a->modes.speed_mbps : 0;
 
-        if (l && l->ethtool.request == a->seq) {
-                const EthtoolLinkModes *modes = a->modes_error >= 0 && link_modes_any(&a->modes) ? &a->modes : NULL;
-                uint32_t speed = a->modes_error >= 0 ? a->modes.speed_mbps : 0;
-
-                l->ethtool.request = 0;
-                if (a->modes_error < 0 && a->modes_error != -EOPNOTSUPP)
-                        log_link_debug_errno(l, a->modes_error, "ethtool gave no link modes: %m");
-                if (!l->ethtool.answered || l->ethtool.modes_error != a->modes_error ||
-                    l->ethtool.state_error != a->state_error || l->ethtool.speed_mbps != speed ||
-                    !link_modes_equal(l->ethtool.modes, modes) ||
-                    memcmp(&l->ethtool.state, &a->state, sizeof(a->state)) != 0) {
-                        if (modes && !l->ethtool.modes) {
-                                l->ethtool.modes = new0(EthtoolLinkModes, 1);
-                                if (!l->ethtool.modes) {
-                                        log_oom();
-                                        return;
-                                }
-                        }
-                        if (modes)
-                                *l->ethtool.modes = *modes;
-                        else
-                                l->ethtool.modes = mfree(l->ethtool.modes);
-                        l->ethtool.answered = true;
-                        l->ethtool.modes_error = a->modes_error;
-                        l->ethtool.state_error = a->state_error;
-                        l->ethtool.speed_mbps = speed;
-                        l->ethtool.state = a->state;
-                        /* The pass derives what follows (SpeedMbps, the capability, Health). */
-                        bus_object_queue(&l->bus);
-                }
+        m->request = 0;
+        if (m->answered && m->modes_error == a->modes_error && m->state_error == a->state_error &&
+            m->speed_mbps == speed && link_modes_equal(m->modes, modes) &&
+            memcmp(&m->state, &a->state, sizeof(a->state)) == 0)
+                return 0;
+        if (modes && !m->modes) {
+                m->modes = new0(EthtoolLinkModes, 1);
+                if (!m->modes)
+                        return -ENOMEM;
         }
-        if (links->ethtool_backlog)
-                links_send_waiting(links);
+        if (modes)
+                *m->modes = *modes;
+        else
+                m->modes = mfree(m->modes);
+        m->answered = true;
+        m->modes_error = a->modes_error;
+        m->state_error = a->state_error;
+        m->speed_mbps = speed;
+        m->state = a->state;
+        return 1;
 }
 
-static void on_ethtool_changed(void *userdata, int ifindex) {
-        Links *links = userdata;
-        Link *l;
-
-        if (ifindex > 0) {
-                l = link_get(links, ifindex);
-                if (l) {
-                        log_link_debug(l, "ethtool's monitor group says the link modes or settings changed.");
-                        link_request_ethtool(l);
-                }
-                return;
-        }
-        TABLE_FOREACH(l, &links->table)
-                link_request_ethtool(l);
-}
-
-int links_start_ethtool(Links *links, sd_event *event) {
+int link_modes_asker_start(LinkModesAsker *a, sd_event *event, link_ethtool_answer_t on_answer,
+                           link_ethtool_changed_t on_changed, sd_event_handler_t on_defer, void *userdata) {
         int r;
 
-        r = sd_event_add_defer(event, &links->ethtool_defer, on_ethtool_defer, links);
+        r = sd_event_add_defer(event, &a->defer, on_defer, userdata);
         if (r < 0)
                 return r;
-        (void) sd_event_source_set_enabled(links->ethtool_defer, SD_EVENT_OFF);
-        (void) sd_event_source_set_priority(links->ethtool_defer, SD_EVENT_PRIORITY_IDLE);
-        (void) sd_event_source_set_description(links->ethtool_defer, "link-ethtool-requests");
-        r = link_ethtool_new(event, on_ethtool_answer, on_ethtool_changed, links, &links->ethtool);
+        (void) sd_event_source_set_enabled(a->defer, SD_EVENT_OFF);
+        (void) sd_event_source_set_priority(a->defer, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_description(a->defer, "link-ethtool-requests");
+        r = link_ethtool_new(event, on_answer, on_changed, userdata, &a->ethtool);
         if (r < 0)
-                links->ethtool_defer = sd_event_source_disable_unref(links->ethtool_defer);
+                a->defer = sd_event_source_disable_unref(a->defer);
         return r;
 }
 
-void links_stop_ethtool(Links *links) {
-        links->ethtool_defer = sd_event_source_disable_unref(links->ethtool_defer);
-        links->ethtool = link_ethtool_free(links->ethtool);
+void link_modes_asker_stop(LinkModesAsker *a) {
+        a->defer = sd_event_source_disable_unref(a->defer);
+        a->ethtool = link_ethtool_free(a->ethtool);
+        a->backlog = false;
+}
+
+void link_modes_done(LinkModes *m) {
+        m->modes = mfree(m->modes);
 }

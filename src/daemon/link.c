@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <arpa/inet.h>
 #include <math.h>
 #include <libudev.h>
 #include <linux/if.h>
@@ -68,8 +67,7 @@ static Link *link_free(Link *l) {
         free(l->driver);
         free(l->devtype);
         free(l->device_path);
-        free(l->addresses);
-        free(l->synced);
+        link_addresses_done(&l->addrs);
         free(l->derived.thunderbolt_peer_path);
         free(l->derived.rdma_port_path);
         free(l->derived.pci_device_path);
@@ -77,7 +75,7 @@ static Link *link_free(Link *l) {
         free(l->derived.switch_path);
         free(l->lldp_warning);
         free(l->derived.degraded_reason);
-        free(l->ethtool.modes);
+        link_modes_done(&l->ethtool);
         link_capability_done(&l->derived.capability);
         return mfree(l);
 }
@@ -182,24 +180,6 @@ const char *link_operstate_to_string(uint8_t operstate) {
                 [IF_OPER_DORMANT] = "dormant", [IF_OPER_UP] = "up",
         };
         return string_table_lookup_to_string(table, ELEMENTSOF(table), operstate) ?: "unknown";
-}
-
-static const char *link_scope_to_string(uint8_t scope, char buf[static 4]) {
-        /* The names iproute2 prints, so `ip -j addr` and we agree. */
-        switch (scope) {
-        case 0:
-                return "global";
-        case 200:
-                return "site";
-        case 253:
-                return "link";
-        case 254:
-                return "host";
-        case 255:
-                return "nowhere";
-        }
-        snprintf(buf, 4, "%u", scope);
-        return buf;
 }
 
 static int link_set_name(Link *l, const char *name) {
@@ -471,6 +451,84 @@ static void link_prepare(BusObject *o) {
         }
 }
 
+/* ---- link modes (link-modes.c records them; the links are found and announced here) ---- */
+
+bool link_asks_ethtool(const Link *l) {
+        return link_modes_kind_asked(l->kind);
+}
+
+void link_request_ethtool(Link *l) {
+        if (!l->links->modes.ethtool || !link_asks_ethtool(l) || !l->name)
+                return;
+        link_modes_request(&l->links->modes, &l->ethtool);
+}
+
+/* Every link waiting to be asked, until the worker's queue is full (a start-up burst goes in turns). Each
+ * answer frees one place: the walk goes on from where the last one stopped, not from the first link, or
+ * 2000 links at start-up would cost 2000 walks of the table. */
+static void links_send_waiting(Links *links) {
+        size_t n = links->table.n_items;
+
+        links->modes.backlog = false;
+        for (size_t k = 0; k < n; k++) {
+                size_t i = (links->modes_cursor + k) % n;
+                Link *l = links->table.items[i];
+
+                if (l->ethtool.waiting && !link_modes_send(&links->modes, &l->ethtool, l->ifindex, l->name)) {
+                        links->modes_cursor = i; /* still full: the next answer tries again, here */
+                        return;
+                }
+        }
+        links->modes_cursor = 0;
+}
+
+static int on_ethtool_defer(sd_event_source *s, void *userdata) {
+        links_send_waiting(userdata);
+        return 0;
+}
+
+static void on_ethtool_answer(void *userdata, const LinkEthtoolAnswer *a) {
+        Links *links = userdata;
+        Link *l = link_get(links, a->ifindex);
+
+        if (l && l->ethtool.request == a->seq) {
+                if (a->modes_error < 0 && a->modes_error != -EOPNOTSUPP)
+                        log_link_debug_errno(l, a->modes_error, "ethtool gave no link modes: %m");
+                int r = link_modes_apply(&l->ethtool, a);
+                if (r < 0)
+                        log_oom();
+                else if (r > 0)
+                        bus_object_queue(&l->bus); /* the pass derives what follows (SpeedMbps, the capability, Health) */
+        }
+        if (links->modes.backlog)
+                links_send_waiting(links);
+}
+
+static void on_ethtool_changed(void *userdata, int ifindex) {
+        Links *links = userdata;
+        Link *l;
+
+        if (ifindex > 0) {
+                l = link_get(links, ifindex);
+                if (l) {
+                        log_link_debug(l, "ethtool's monitor group says the link modes or settings changed.");
+                        link_request_ethtool(l);
+                }
+                return;
+        }
+        TABLE_FOREACH(l, &links->table)
+                link_request_ethtool(l);
+}
+
+int links_start_ethtool(Links *links, sd_event *event) {
+        return link_modes_asker_start(&links->modes, event, on_ethtool_answer, on_ethtool_changed, on_ethtool_defer,
+                                      links);
+}
+
+void links_stop_ethtool(Links *links) {
+        link_modes_asker_stop(&links->modes);
+}
+
 /* ---- over time: the watch's statistics ---- */
 
 /* What a link does over time: the watch dumps every link's statistics from rtnetlink once per interval
@@ -489,8 +547,8 @@ void link_record_stats(Links *links, const LinkStats *s, uint64_t now) {
         Link *l = link_get(links, s->ifindex);
         uint64_t interval, n;
 
-        if (!l)
-                return;
+        if (!l || (l->watch.sampled && now == l->watch.at))
+                return; /* gone, or seen twice by one interrupted dump */
         interval = l->watch.sampled && now > l->watch.at ? now - l->watch.at : 0;
 
         bus_object_set_double(&l->bus, &l->watch.rx_gbps, rate(&l->watch.last_rx, s->rx_bytes, interval), "RxGbps");
@@ -514,85 +572,22 @@ void link_record_stats(Links *links, const LinkStats *s, uint64_t now) {
         l->watch.at = now;
 }
 
-/* ---- addresses ---- */
-
-static int address_compare(const LinkAddress *a, const LinkAddress *b) {
-        if (a->family != b->family)
-                return a->family == AF_INET ? -1 : 1;
-        int c = memcmp(a->address, b->address, sizeof(a->address));
-        if (c != 0)
-                return c;
-        return (int) a->prefixlen - (int) b->prefixlen;
-}
-
-static int address_from_netlink(struct rtnl_addr *ra, LinkAddress *ret) {
-        struct nl_addr *local = rtnl_addr_get_local(ra);
-        int family = rtnl_addr_get_family(ra);
-        size_t len = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
-
-        if (len == 0 || !local || nl_addr_get_len(local) != len)
-                return -EAFNOSUPPORT;
-        *ret = (LinkAddress) {
-                .family = family,
-                .prefixlen = (uint8_t) rtnl_addr_get_prefixlen(ra),
-                .scope = (uint8_t) rtnl_addr_get_scope(ra),
-                .flags = (uint32_t) rtnl_addr_get_flags(ra),
-        };
-        memcpy(ret->address, nl_addr_get_binary_addr(local), len);
-        if (!inet_ntop(family, ret->address, ret->text, sizeof(ret->text)))
-                return -errno;
-        char scope[4];
-        snprintf(ret->scope_text, sizeof(ret->scope_text), "%s", link_scope_to_string(ret->scope, scope));
-        ret->class = address_class(family, ret->address);
-        return 0;
-}
+/* ---- addresses (link-address.c keeps each link's set) ---- */
 
 int link_process_address(Links *links, struct rtnl_addr *ra, bool removed) {
+        Link *l = link_get(links, rtnl_addr_get_ifindex(ra));
         LinkAddress a;
-        Link *l;
-        size_t i;
+        int r;
 
-        l = link_get(links, rtnl_addr_get_ifindex(ra));
         if (!l)
                 return 0; /* the link's removal is already processed, or its addition is queued */
-        if (address_from_netlink(ra, &a) < 0)
+        if (link_address_from_netlink(ra, &a) < 0)
                 return 0;
-
-        for (i = 0; i < l->n_addresses; i++) {
-                int c = address_compare(&a, &l->addresses[i]);
-                if (c == 0)
-                        break;
-                if (c < 0) {
-                        if (removed)
-                                return 0;
-                        goto insert;
-                }
-        }
-
-        if (i < l->n_addresses) {
-                if (removed) {
-                        memmove(l->addresses + i, l->addresses + i + 1,
-                                (l->n_addresses - i - 1) * sizeof(LinkAddress));
-                        l->n_addresses--;
-                        bus_object_changed(&l->bus, "Addresses");
-                } else if (memcmp(&l->addresses[i], &a, sizeof(a)) != 0) {
-                        l->addresses[i] = a;
-                        bus_object_changed(&l->bus, "Addresses");
-                }
-                return 0;
-        }
-        if (removed)
-                return 0;
-
-insert:;
-        LinkAddress *grown = reallocarray(l->addresses, l->n_addresses + 1, sizeof(LinkAddress));
-        if (!grown)
+        r = link_addresses_apply(&l->addrs, &a, removed);
+        if (r < 0)
                 return log_oom();
-        l->addresses = grown;
-        memmove(l->addresses + i + 1, l->addresses + i, (l->n_addresses - i) * sizeof(LinkAddress));
-        l->addresses[i] = a;
-        l->n_addresses++;
-        bus_object_changed(&l->bus, "Addresses");
+        if (r > 0)
+                bus_object_changed(&l->bus, "Addresses");
         return 0;
 }
 
@@ -600,11 +595,8 @@ insert:;
 
 void links_mark(Links *links) {
         Link *l;
-        TABLE_FOREACH(l, &links->table) {
+        TABLE_FOREACH(l, &links->table)
                 l->seen = false;
-                l->n_synced = 0;
-                l->synced = mfree(l->synced);
-        }
 }
 
 void links_sweep(Links *links) {
@@ -614,38 +606,28 @@ void links_sweep(Links *links) {
                         link_remove(l);
 }
 
-int link_sync_address(Links *links, struct rtnl_addr *ra) {
-        LinkAddress a;
-        Link *l = link_get(links, rtnl_addr_get_ifindex(ra));
+void links_mark_addresses(Links *links) {
+        Link *l;
+        TABLE_FOREACH(l, &links->table)
+                link_addresses_restart_sync(&l->addrs);
+}
 
-        if (!l || address_from_netlink(ra, &a) < 0)
+int link_sync_address(Links *links, struct rtnl_addr *ra) {
+        Link *l = link_get(links, rtnl_addr_get_ifindex(ra));
+        LinkAddress a;
+
+        if (!l || link_address_from_netlink(ra, &a) < 0)
                 return 0;
-        LinkAddress *grown = reallocarray(l->synced, l->n_synced + 1, sizeof(LinkAddress));
-        if (!grown)
+        if (link_addresses_sync(&l->addrs, &a) < 0)
                 return log_oom();
-        l->synced = grown;
-        l->synced[l->n_synced++] = a;
         return 0;
 }
 
-static int address_qsort_compare(const void *a, const void *b) {
-        return address_compare(a, b);
-}
-
-void links_sweep_addresses(Links *links) {
+void links_sweep_addresses(Links *links, bool complete) {
         Link *l;
-
-        TABLE_FOREACH(l, &links->table) {
-                if (l->n_synced > 1)
-                        qsort(l->synced, l->n_synced, sizeof(LinkAddress), address_qsort_compare);
-                if (l->n_synced != l->n_addresses ||
-                    (l->n_synced > 0 && memcmp(l->synced, l->addresses, l->n_synced * sizeof(LinkAddress)) != 0))
+        TABLE_FOREACH(l, &links->table)
+                if (link_addresses_sweep(&l->addrs, complete))
                         bus_object_changed(&l->bus, "Addresses");
-                free(l->addresses);
-                l->addresses = TAKE_PTR(l->synced);
-                l->n_addresses = l->n_synced;
-                l->n_synced = 0;
-        }
 }
 
 /* ---- udev ---- */

@@ -8,31 +8,18 @@
 #include "bus-object.h"
 #include "classify.h"
 #include "counter.h"
+#include "link-address.h"
 #include "link-capability.h"
+#include "link-modes.h"
 #include "health.h"
 #include "log-object.h"
 #include "shared/table.h"
 
 typedef struct Link Link;
-typedef struct LinkEthtool LinkEthtool;
-typedef struct LinkEthtoolAnswer LinkEthtoolAnswer;
 typedef struct LinkSpeedReader LinkSpeedReader;
 typedef struct UdevSource UdevSource;
 struct rtnl_link;
 struct rtnl_addr;
-
-typedef struct LinkAddress {
-        int family;
-        uint8_t address[16];
-        uint8_t prefixlen;
-        uint8_t scope;
-        uint32_t flags; /* IFA_F_* */
-        /* Made once when the address arrives, from the fields above: the bus and the metrics print
-         * them for every request (GetManagedObjects at 2000 links), and IPv6 formatting is dear. */
-        char text[INET6_ADDRSTRLEN]; /* as inet_ntop() writes it */
-        char scope_text[8];          /* as iproute2 names it ("link", "host"), else its number */
-        AddressClass class;
-} LinkAddress;
 
 /* What rtnetlink's statistics say about one link at one moment (struct rtnl_link_stats64). */
 typedef struct LinkStats {
@@ -53,9 +40,8 @@ typedef struct Links {
         BusPublisher *publisher;
         int sysfs_fd;
         LinkSpeedReader *speed_reader; /* NULL: speeds are read in place */
-        LinkEthtool *ethtool;          /* NULL: link modes are not asked (the worker did not start) */
-        sd_event_source *ethtool_defer; /* sends the waiting requests once the loop is idle */
-        bool ethtool_backlog;          /* some links wait to be asked */
+        LinkModesAsker modes;          /* asks ethtool for every Ethernet and veth link */
+        size_t modes_cursor;           /* where the walk for waiting requests goes on (a hint: links come and go) */
         /* Links came or went, or one changed what others derive from it (kind, lower devices, its
          * backing device): the derivation pass redoes the cross-links and inherited types. */
         bool topology_changed;
@@ -83,8 +69,7 @@ struct Link {
         char *hw_address;
         int master_ifindex;
         int parent_ifindex;
-        LinkAddress *addresses; /* sorted: IPv4 first, then by address and prefix length */
-        size_t n_addresses;
+        LinkAddresses addrs;
 
         /* From sysfs, re-read once per flush after any event (link_prepare); speed and duplex by the
          * speed reader once the daemon runs. */
@@ -101,19 +86,10 @@ struct Link {
 
         /* From the LLDP receiver (lldp.c): why this link shows no switch though it could. */
         char *lldp_warning;
-        /* From ethtool's netlink family (link-ethtool.c), asked on every link event of an Ethernet or veth
-         * link and on the monitor group's notifications: both ends' link modes, the link-down reason. */
-        struct {
-                uint64_t request; /* the answer we wait for; 0: none */
-                bool waiting;     /* to be asked when the loop is idle, or once the worker's queue has room */
-                bool answered;
-                int modes_error, state_error; /* negative errno of each request; 0 answered */
-                uint32_t speed_mbps;          /* the answer's speed; 0 unknown */
-                /* The answer's link modes; NULL when it had none at all (a veth): 2000 of those cost no
-                 * bitsets. */
-                EthtoolLinkModes *modes;
-                EthtoolLinkState state;
-        } ethtool;
+        /* From ethtool's netlink family (link-ethtool.c, recorded by link-modes.c), asked on every link
+         * event of an Ethernet or veth link and on the monitor group's notifications: both ends' link
+         * modes, the link-down reason. */
+        LinkModes ethtool;
 
         /* Over time: the statistics at the watch's last sample, the rates over its last
          * interval, and recent errors and carrier changes. */
@@ -126,10 +102,8 @@ struct Link {
                 Window crc_errors, carrier_changes;
         } watch;
 
-        /* Mark and sweep state of a full dump (start-up, overrun, Refresh). */
+        /* Mark and sweep state of a full dump of links (start-up, overrun, Refresh). */
         bool seen;
-        LinkAddress *synced;
-        size_t n_synced;
 
         /* Facts that combine this link with other objects: derive-link.c writes them, nothing else. */
         struct {
@@ -144,10 +118,9 @@ struct Link {
                 bool rdma_roce; /* that port is RoCE */
                 char *pci_device_path; /* PciDevice: the PCI function below device_path (derive-pci.c) */
                 LinkCapability capability; /* derive-link.c: both ends' speeds, trained low, LinkDownReason */
-                Health health;         /* derive-health.c, from one verdict with Degraded and DegradedReason */
-                bool degraded;
-                char *degraded_reason;
-                char *health_reason;
+                /* derive-health.c: Health, Degraded and their reasons, from one verdict; a link that is not
+                 * Degraded says in DegradedReason why nothing was judged (its capability's note). */
+                HEALTH_STATE_MEMBER;
                 char *switch_path;     /* Switch: the switch at the far end (derive-switch.c) */
                 uint32_t lldp_partner_speeds_mbps[4]; /* what that switch's port says it can do */
                 size_t n_lldp_partner_speeds;
@@ -185,11 +158,14 @@ int link_process_netlink(Links *links, struct rtnl_link *rl, bool removed);
 int link_process_address(Links *links, struct rtnl_addr *ra, bool removed);
 
 /* A full dump: mark every link, feed every link and address, then sweep what was not seen and
- * publish only the differences. */
+ * publish only the differences. Each mark starts the collection afresh (a dump tried again after an
+ * interruption). An incomplete dump (interrupted every time) is swept with complete=false: what it saw
+ * is applied, nothing is removed on its word. */
 void links_mark(Links *links);
 void links_sweep(Links *links);
+void links_mark_addresses(Links *links);
 int link_sync_address(Links *links, struct rtnl_addr *ra);
-void links_sweep_addresses(Links *links);
+void links_sweep_addresses(Links *links, bool complete);
 
 /* The watch's sample of one link (now: CLOCK_MONOTONIC usec); a link that is not in the table is
  * ignored (its removal or addition is on its way). */

@@ -7,9 +7,12 @@
 
 #include "gpu-prober.h"
 #include "inhibit.h"
+#include "link-watch.h"
 #include "lldp.h"
 #include "manager.h"
 #include "metrics.h"
+#include "pci-watch.h"
+#include "rdma-watch.h"
 #include "netlink.h"
 #include "reconcile.h"
 #include "responder-supervisor.h"
@@ -25,6 +28,10 @@
 static void on_derive(BusPublisher *p, size_t from, size_t to, void *userdata) {
         Manager *m = userdata;
         derive_run(&m->derive, p, from, to);
+        /* The InfiniBand queries the pass's re-reads asked for; a port that was asked changed, and the
+         * fabric may have with it: sweep again. */
+        if (rdma_remote_sync(m->rdma_remote) > 0)
+                fabric_sweep_request(m->fabric_sweep);
 }
 
 /* "running: 2 links degraded, 1 flapping": what systemctl status shows. */
@@ -110,6 +117,12 @@ static bool sysfs_root_is_the_machines(const char *root) {
         return !root || streq(root, "/sys") || streq(root, "/sys/");
 }
 
+static void on_fabric_swept(void *userdata) {
+        Manager *m = userdata;
+
+        bus_publisher_schedule(&m->publisher);
+}
+
 int manager_new(const Config *config, const ManagerOptions *options, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         const char *root;
@@ -181,8 +194,14 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
                                            .publisher = &m->publisher,
                                    },
                                    &m->gpu_prober);
+        if (r >= 0 && m->config.fabric_sweep)
+                r = fabric_sweep_new(m->event, &m->switches, &m->config.fabric, &m->fabric_sweep);
         if (r < 0)
                 return log_oom();
+        if (m->fabric_sweep) {
+                m->fabric_sweep->applied = on_fabric_swept;
+                m->fabric_sweep->userdata = m;
+        }
         m->derive.peers.reconciler = m->reconciler;
         m->derive.pci = &m->pci;
         m->derive.gpus = &m->gpus;
@@ -212,6 +231,9 @@ Manager *manager_free(Manager *m) {
         m->responder = responder_supervisor_free(m->responder);
         m->reconciler = reconcile_free(m->reconciler);
         m->gpu_prober = gpu_prober_free(m->gpu_prober);
+        m->fabric_sweep = fabric_sweep_free(m->fabric_sweep);
+        /* Before the RDMA ports: its worker's answers name them. */
+        m->rdma_remote = rdma_remote_free(m->rdma_remote);
         m->metrics = metrics_exporter_free(m->metrics);
         m->watch = watch_free(m->watch);
         m->unit_watch = unit_watch_free(m->unit_watch);
@@ -446,6 +468,8 @@ int manager_start(Manager *m) {
         if (r >= 0)
                 r = thunderbolt_watch(&m->thunderbolt, m->udev);
         if (r >= 0)
+                r = rdma_remote_new(&m->rdma, &m->rdma_remote);
+        if (r >= 0)
                 r = rdma_watch(&m->rdma, m->udev);
         if (r >= 0)
                 r = pci_watch(&m->pci, m->udev);
@@ -483,9 +507,9 @@ int manager_start(Manager *m) {
         r = watch_new(&(WatchContext) {
                               .event = m->event,
                               .interval_usec = m->config.watch_interval_usec,
-                              .netlink = m->netlink,
-                              .pci = &m->pci,
-                              .rdma = &m->rdma,
+                              .samplers = { link_watch_sampler(m->netlink), pci_watch_sampler(&m->pci),
+                                            rdma_watch_sampler(&m->rdma) },
+                              .n_samplers = 3,
                               .publisher = &m->publisher,
                               .sampled = &m->derive.health.sampled,
                       },
@@ -537,6 +561,8 @@ int manager_start(Manager *m) {
                         return r;
         } else
                 log_debug("GPU probing is off ([Gpu] Enabled=no).");
+        if (m->fabric_sweep)
+                fabric_sweep_request(m->fabric_sweep);
         return 0;
 }
 
@@ -567,6 +593,7 @@ int manager_refresh(Manager *m) {
                 (void) udev_source_enumerate(m->udev);
         node_refresh(&m->node);
         memory_refresh(&m->memory);
+        fabric_sweep_request(m->fabric_sweep);
         return r;
 }
 

@@ -9,6 +9,7 @@
 #include "bus-registry.h"
 #include "config.h"
 #include "derive.h"
+#include "fabric-sweep.h"
 #include "identity-file.h"
 #include "gpu.h"
 #include "link.h"
@@ -18,6 +19,7 @@
 #include "peer.h"
 #include "pci.h"
 #include "persist.h"
+#include "rdma-remote.h"
 #include "rdma.h"
 #include "shared/ratelimit.h"
 #include "state-file.h"
@@ -89,6 +91,8 @@ typedef struct Manager {
         UnitWatch *unit_watch; /* [Inhibit] WhileUnitsActive=; NULL when none */
         Reconciler *reconciler;
         GpuProber *gpu_prober; /* NULL with [Gpu] Enabled=no */
+        FabricSweep *fabric_sweep; /* NULL unless [Fabric] Sweep=yes */
+        RdmaRemote *rdma_remote;   /* InfiniBand neighbours; NULL before the sources start */
         ResponderSupervisor *responder;
         MetricsExporter *metrics;
         Watch *watch;       /* [Watch] IntervalSec=; NULL when off */

@@ -11,7 +11,7 @@
 #include "link.h"
 #include "metrics-health.h"
 #include "metrics-text.h"
-#include "metrics.h"
+#include "metrics-sources.h"
 #include "pci.h"
 #include "rdma.h"
 #include "tbt.h"

@@ -10,6 +10,7 @@
 #include "memory.h"
 #include "metrics-fabric.h"
 #include "metrics-health.h"
+#include "metrics-switch.h"
 #include "metrics-text.h"
 #include "metrics.h"
 #include "node.h"
@@ -133,8 +134,8 @@ static void render_links(const MetricsSources *m, FILE *f) {
                 sample(f, "linkprobe_link_degraded", l->derived.degraded, "device", l->name_utf8, NULL);
         family(f, "linkprobe_link_address_info", "gauge", "An address on a link and its class (always 1).");
         TABLE_FOREACH(l, &m->links->table)
-                for (size_t i = 0; i < l->n_addresses; i++) {
-                        const LinkAddress *a = &l->addresses[i];
+                for (size_t i = 0; i < l->addrs.n_addresses; i++) {
+                        const LinkAddress *a = &l->addrs.addresses[i];
                         char prefix[8];
                         snprintf(prefix, sizeof(prefix), "%u", a->prefixlen);
                         sample(f, "linkprobe_link_address_info", 1, "device", l->name_utf8, "address", a->text,
@@ -408,6 +409,8 @@ int metrics_render(const MetricsSources *m, FILE *f) {
         render_switches(m, f);
         render_thunderbolt(m, f);
         render_rdma(m, f);
+        metrics_render_rdma_remote(m, f);
+        metrics_render_switch_links(m, f);
         render_gpus(m, f);
         render_pci(m, f);
         render_peers(m, f);

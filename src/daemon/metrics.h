@@ -6,39 +6,11 @@
 #include <systemd/sd-event.h>
 
 #include "metrics-http.h"
+#include "metrics-sources.h"
 #include "shared/macros.h"
 
 typedef struct Config Config;
-typedef struct DaemonStatus DaemonStatus;
-typedef struct Gpus Gpus;
-typedef struct Links Links;
-typedef struct Memory Memory;
 typedef struct MetricsExporter MetricsExporter;
-typedef struct Neighbors Neighbors;
-typedef struct Node Node;
-typedef struct Peers Peers;
-typedef struct Pci Pci;
-typedef struct Rdma Rdma;
-typedef struct Thunderbolt Thunderbolt;
-
-/* Everything the exposition is made of. */
-typedef struct Switches Switches;
-
-typedef struct MetricsSources {
-        const DaemonStatus *status;
-        const Node *node;
-        const Memory *memory;
-        Links *links;
-        Thunderbolt *thunderbolt;
-        Rdma *rdma;
-        Gpus *gpus;
-        Peers *peers;
-        Pci *pci; /* may be NULL */
-        Neighbors *neighbors; /* may be NULL */
-        Switches *switches;   /* may be NULL */
-        uint64_t netlink_overruns;
-        uint64_t udev_overruns;
-} MetricsSources;
 
 /*
  * Writes the exposition (Prometheus text format 0.0.4, which node_exporter's textfile collector

@@ -14,6 +14,7 @@
 #include "netlink.h"
 #include "status.h"
 #include "shared/log.h"
+#include "shared/parse-util.h"
 #include "shared/socket-util.h"
 
 /* libnl parses; the state lives in our link table alone. libnl's cache manager would keep a second
@@ -22,6 +23,7 @@
 struct Netlink {
         Links *links;
         DaemonStatus *status;
+        sd_event *event;
         struct nl_sock *event_sock;  /* subscribed to link and address events, non-blocking */
         struct nl_cb *event_cb;      /* event_sock's callbacks, our reference */
         struct nl_sock *sync_sock;   /* dumps, blocking */
@@ -30,14 +32,27 @@ struct Netlink {
         bool stats_by_getlink;       /* the kernel has no RTM_GETSTATS (before 4.7) */
         uint64_t n_overruns;
         bool dumping_addresses;      /* a dump's addresses are collected, then swept as a whole */
+        sd_event_source *resync_timer; /* a full dump again, after one the kernel kept interrupting */
+        uint64_t resync_delay;         /* the next wait for it; doubles while dumps stay interrupted */
+        uint64_t n_interrupted;        /* full dumps accepted as interrupted */
+        /* For the tests: this many link and address dumps are taken as interrupted, as the kernel
+         * interrupts them only by luck ($LINKPROBE_TEST_INTERRUPT_DUMPS). */
+        uint32_t test_interruptions;
 };
 
 /* Recv calls per wake-up before the loop gets a turn (the bus flush, other sources); the socket is
  * level-triggered, so the rest is read on the next iteration. */
 #define NETLINK_RECV_BUDGET 64
 
-/* Interrupted dumps are retried; the kernel interrupts one only when the table changed under it. */
+/* Interrupted dumps are retried; the kernel interrupts one only when the table changed under it
+ * (NLM_F_DUMP_INTR: an entry may have been skipped or seen twice). Under a steady stream of changes
+ * (2000 links coming up, each with IPv6 duplicate address detection) every try may be interrupted: the
+ * last try's result then stands, nothing is removed on its word, the changes that interrupted it
+ * arrive as events anyway, and a fresh dump follows after a pause that doubles while it stays
+ * interrupted. A start never fails for it. */
 #define NETLINK_DUMP_ATTEMPTS 5
+#define NETLINK_RESYNC_DELAY_USEC (100 * USEC_PER_MSEC)
+#define NETLINK_RESYNC_DELAY_MAX_USEC (10 * USEC_PER_SEC)
 
 /* libnl's errors are its own small positive numbers; translate once, here, at the edge. */
 static int nl_to_errno(int nlerr) {
@@ -118,27 +133,32 @@ static int on_message(struct nl_msg *msg, void *userdata) {
 }
 
 /* Sends one dump request (a bare rtgenmsg, or payload when given) and feeds every answer through
- * on_message(), or cb's handlers. */
-static int netlink_dump_with(Netlink *nl, int type, const void *payload, size_t size, struct nl_cb *cb) {
+ * on_message(), or cb's handlers. restart, if given, is called before each try (a retried dump collects
+ * afresh). Answers -EINTR when every try was interrupted; each was read to its end (libnl reads on after
+ * NLM_F_DUMP_INTR), so what the last one said has been fed. */
+static int netlink_dump_with(Netlink *nl, int type, const void *payload, size_t size, struct nl_cb *cb,
+                             void (*restart)(Links *links)) {
         int r;
 
         for (int attempt = 1;; attempt++) {
+                if (restart)
+                        restart(nl->links);
                 if (payload)
                         r = nl_send_simple(nl->sync_sock, type, NLM_F_DUMP, (void *) payload, size);
                 else
                         r = nl_rtgen_request(nl->sync_sock, type, AF_UNSPEC, NLM_F_DUMP);
                 if (r >= 0)
                         r = cb ? nl_recvmsgs(nl->sync_sock, cb) : nl_recvmsgs_default(nl->sync_sock);
+                if (r >= 0 && restart && nl->test_interruptions > 0) {
+                        nl->test_interruptions--;
+                        r = -NLE_DUMP_INTR;
+                }
                 if (r >= 0)
                         return 0;
                 if (abs(r) != NLE_DUMP_INTR || attempt == NETLINK_DUMP_ATTEMPTS)
                         return nl_to_errno(r);
                 log_debug("Netlink dump %d interrupted by a change, again (%d).", type, attempt);
         }
-}
-
-static int netlink_dump(Netlink *nl, int type) {
-        return netlink_dump_with(nl, type, NULL, 0, NULL);
 }
 
 /* ---- the watch's statistics ---- */
@@ -210,38 +230,94 @@ int netlink_sample_stats(Netlink *nl, uint64_t now, size_t *ret_n) {
         if (r < 0)
                 return nl_to_errno(r);
         if (!nl->stats_by_getlink) {
-                r = netlink_dump_with(nl, RTM_GETSTATS, &request, sizeof(request), nl->stats_cb);
+                r = netlink_dump_with(nl, RTM_GETSTATS, &request, sizeof(request), nl->stats_cb, NULL);
                 if (IN_SET(r, -EOPNOTSUPP, -EINVAL, -EPROTONOSUPPORT) && dump.n == 0) {
                         log_debug_errno(r, "RTM_GETSTATS is not supported (%m), dumping links for their statistics.");
                         nl->stats_by_getlink = true;
                 }
         }
         if (nl->stats_by_getlink)
-                r = netlink_dump_with(nl, RTM_GETLINK, NULL, 0, nl->stats_cb);
+                r = netlink_dump_with(nl, RTM_GETLINK, NULL, 0, nl->stats_cb, NULL);
+        /* Every reading of an interrupted dump is a true one (link_record_stats() takes one per link and
+         * sample); a link it skipped is read at the next sample. */
+        if (r == -EINTR)
+                r = 0;
         if (ret_n)
                 *ret_n = dump.n;
         return r;
 }
 
+static int on_resync_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) netlink_resync(userdata);
+        return 0;
+}
+
+/* After a full dump the kernel kept interrupting: another one, later. */
+static void netlink_schedule_resync(Netlink *nl) {
+        int r;
+
+        nl->n_interrupted++;
+        nl->resync_delay = nl->resync_delay == 0 ? NETLINK_RESYNC_DELAY_USEC
+                                                 : MIN(nl->resync_delay * 2, NETLINK_RESYNC_DELAY_MAX_USEC);
+        log_info("Netlink dumps were interrupted by changes %d times in a row; their result stands and the links "
+                 "and addresses are read again in %" PRIu64 " ms.", NETLINK_DUMP_ATTEMPTS,
+                 nl->resync_delay / USEC_PER_MSEC);
+        if (nl->resync_timer)
+                r = sd_event_source_set_time_relative(nl->resync_timer, nl->resync_delay);
+        else {
+                r = sd_event_add_time_relative(nl->event, &nl->resync_timer, CLOCK_MONOTONIC, nl->resync_delay, 0,
+                                               on_resync_timer, nl);
+                if (r >= 0)
+                        (void) sd_event_source_set_description(nl->resync_timer, "netlink-resync");
+        }
+        if (r >= 0)
+                r = sd_event_source_set_enabled(nl->resync_timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_warning_errno(r, "Failed to schedule the netlink resync, links stay as the interrupted dump "
+                                     "said until the next event: %m");
+}
+
 int netlink_enumerate(Netlink *nl) {
+        /* Without the statistics (RTEXT_FILTER_SKIP_STATS, Linux 4.20; ignored before): nothing here
+         * reads them (the watch asks RTM_GETSTATS), and they are a third of a veth's message, IPv6's
+         * counters included, for the kernel to gather and libnl to parse, at every start and resync. */
+        struct {
+                struct ifinfomsg ifi;
+                struct nlattr ext_mask_header;
+                uint32_t ext_mask;
+        } link_request = {
+                .ifi.ifi_family = AF_UNSPEC,
+                .ext_mask_header = { .nla_len = NLA_HDRLEN + sizeof(uint32_t), .nla_type = IFLA_EXT_MASK },
+                .ext_mask = RTEXT_FILTER_SKIP_STATS,
+        };
         Links *links = nl->links;
+        bool interrupted;
         int r;
 
         /* Mark, apply every dumped object, sweep what was not seen: the table ends equal to the
          * kernel's, and only the differences are announced. */
-        links_mark(links);
-        r = netlink_dump(nl, RTM_GETLINK);
-        if (r < 0)
+        r = netlink_dump_with(nl, RTM_GETLINK, &link_request, sizeof(link_request), NULL, links_mark);
+        if (r < 0 && r != -EINTR)
                 return log_error_errno(r, "Failed to dump links: %m");
-        links_sweep(links);
+        interrupted = r == -EINTR;
+        if (!interrupted)
+                links_sweep(links);
 
         nl->dumping_addresses = true;
-        r = netlink_dump(nl, RTM_GETADDR);
+        r = netlink_dump_with(nl, RTM_GETADDR, NULL, 0, NULL, links_mark_addresses);
         nl->dumping_addresses = false;
-        if (r < 0)
+        if (r < 0 && r != -EINTR)
                 return log_error_errno(r, "Failed to dump addresses: %m");
-        links_sweep_addresses(links);
+        interrupted |= r == -EINTR;
+        links_sweep_addresses(links, r >= 0);
         links->enumerated = true;
+
+        if (interrupted)
+                netlink_schedule_resync(nl);
+        else {
+                nl->resync_delay = 0;
+                (void) sd_event_source_set_enabled(nl->resync_timer, SD_EVENT_OFF);
+        }
 
         /* A dump of thousands of links leaves freed pages between our long-lived objects; give
          * them back rather than keep the peak as resident set. */
@@ -337,6 +413,10 @@ int netlink_new(sd_event *event, Links *links, DaemonStatus *status, int event_f
                 return log_oom();
         nl->links = links;
         nl->status = status;
+        nl->event = event;
+        const char *e = secure_getenv("LINKPROBE_TEST_INTERRUPT_DUMPS");
+        if (e && parse_u32(e, &nl->test_interruptions) < 0)
+                log_warning("Ignoring LINKPROBE_TEST_INTERRUPT_DUMPS=%s: not a number.", e);
 
         r = netlink_socket_new(nl, &nl->sync_sock);
         if (r >= 0)
@@ -386,6 +466,7 @@ Netlink *netlink_free(Netlink *nl) {
         if (!nl)
                 return NULL;
         sd_event_source_disable_unref(nl->io);
+        sd_event_source_disable_unref(nl->resync_timer);
         if (nl->event_cb)
                 nl_cb_put(nl->event_cb);
         if (nl->stats_cb)

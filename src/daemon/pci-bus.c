@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-registry.h"
 #include "bus-util.h"
+#include "health-bus.h"
 #include "manager.h"
 #include "pci-bus.h"
 #include "pci.h"
@@ -49,8 +50,6 @@ static int property_get_gpu_links(sd_bus *bus, const char *path, const char *int
         return sd_bus_message_close_container(reply);
 }
 
-BUS_DEFINE_PROPERTY_GET_ENUM(property_get_health, Health, health_to_string)
-
 #define CONST SD_BUS_VTABLE_PROPERTY_CONST
 #define EMITS SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 
@@ -74,8 +73,7 @@ static const sd_bus_vtable pci_vtable[] = {
         SD_BUS_PROPERTY("MaxLinkGeneration", "u", property_get_max_generation, 0, EMITS),
         SD_BUS_PROPERTY("MaxLinkWidth", "u", property_get_max_width, 0, EMITS),
         SD_BUS_PROPERTY("Gbps", "d", NULL, offsetof(PciObject, derived.gbps), EMITS),
-        SD_BUS_PROPERTY("Degraded", "b", bus_property_get_bool, offsetof(PciObject, derived.degraded), EMITS),
-        SD_BUS_PROPERTY("DegradedReason", "s", bus_property_get_string, offsetof(PciObject, derived.degraded_reason), EMITS),
+        HEALTH_BUS_DEGRADED_PROPERTIES(PciObject, derived.health_state),
         SD_BUS_PROPERTY("Parent", "o", bus_property_get_object_path, offsetof(PciObject, derived.parent_path), EMITS),
         SD_BUS_PROPERTY("PathGbps", "d", NULL, offsetof(PciObject, derived.path_gbps), EMITS),
         SD_BUS_PROPERTY("PathLimitedBy", "s", bus_property_get_string, offsetof(PciObject, derived.path_limit), EMITS),
@@ -86,8 +84,7 @@ static const sd_bus_vtable pci_vtable[] = {
         SD_BUS_PROPERTY("AerCorrectable", "t", NULL, offsetof(PciObject, watch.aer[PCI_AER_CORRECTABLE]), EMITS),
         SD_BUS_PROPERTY("AerNonFatal", "t", NULL, offsetof(PciObject, watch.aer[PCI_AER_NONFATAL]), EMITS),
         SD_BUS_PROPERTY("AerFatal", "t", NULL, offsetof(PciObject, watch.aer[PCI_AER_FATAL]), EMITS),
-        SD_BUS_PROPERTY("Health", "s", property_get_health, offsetof(PciObject, derived.health), EMITS),
-        SD_BUS_PROPERTY("HealthReason", "s", bus_property_get_string, offsetof(PciObject, derived.health_reason), EMITS),
+        HEALTH_BUS_PROPERTIES(PciObject, derived.health_state),
         SD_BUS_VTABLE_END,
 };
 

@@ -65,9 +65,8 @@ static PciObject *pci_object_free(PciObject *o) {
         free(o->name);
         free(o->derived.parent_path);
         free(o->derived.path_limit);
-        free(o->derived.degraded_reason);
         free(o->derived.trained_low_below);
-        free(o->derived.health_reason);
+        health_state_done(&o->derived.health_state);
         strv_free(o->derived.problems);
         pci_gpu_links_free(o->derived.gpu_links, o->derived.n_gpu_links);
         return mfree(o);
@@ -156,7 +155,7 @@ static int pci_object_new(Pci *pci, PciDevice *d) {
                 return -ENOMEM;
         }
         o->derived.type = _PCI_PORT_TYPE_INVALID;
-        o->derived.health = HEALTH_UNKNOWN;
+        o->derived.health_state = HEALTH_STATE_INIT;
         o->watch.gpu_busy_percent = -1;
         for (PciAerSeverity s = 0; s < _PCI_AER_SEVERITY_MAX; s++) {
                 o->watch.aer[s] = COUNTER_UNKNOWN;
@@ -207,7 +206,8 @@ static bool link_known(const PciLink *l) {
 
 /* Counts a change between two readings that both knew the link: a VF's "Unknown"/x0, or a device in
  * D3cold that answers nothing, is not a change. */
-static void count_change(PciObject *o, const PciLink *from, const PciLink *to, uint64_t now, uint64_t realtime) {
+void pci_object_count_link_change_at(PciObject *o, const PciLink *from, const PciLink *to, uint64_t now,
+                                     uint64_t realtime) {
         if (!link_known(from) || !link_known(to) || (from->gts == to->gts && from->width == to->width))
                 return;
         o->watch.link_changes++;
@@ -223,25 +223,7 @@ static void count_change(PciObject *o, const PciLink *from, const PciLink *to, u
 
 void pci_object_count_link_change(PciObject *o, const PciLink *from, const PciLink *to) {
         if (o->published)
-                count_change(o, from, to, now_usec(CLOCK_MONOTONIC), now_usec(CLOCK_REALTIME));
-}
-
-void pci_object_record_link(PciObject *o, const PciLink *current, uint64_t now, uint64_t realtime) {
-        PciLink *old = &o->device->current;
-
-        count_change(o, old, current, now, realtime);
-        if (old->gts == current->gts && old->width == current->width)
-                return;
-        if (old->gts != current->gts) {
-                bus_object_changed(&o->bus, "CurrentLinkSpeed");
-                bus_object_changed(&o->bus, "CurrentLinkGeneration");
-        }
-        if (old->width != current->width)
-                bus_object_changed(&o->bus, "CurrentLinkWidth");
-        *old = *current;
-        /* The tree's facts (Degraded, path rates) follow the link: the pass rebuilds it. */
-        o->owner->changed = true;
-        bus_publisher_schedule(o->owner->publisher);
+                pci_object_count_link_change_at(o, from, to, now_usec(CLOCK_MONOTONIC), now_usec(CLOCK_REALTIME));
 }
 
 /* Records which published properties read straight from the function differ, then takes over d. */
@@ -402,98 +384,4 @@ int pci_watch(Pci *pci, UdevSource *udev) {
         if (r < 0)
                 return log_error_errno(r, "Failed to watch udev's pci subsystem: %m");
         return 0;
-}
-
-/* ---- over time: the AER counters and a GPU's load, as the watch reads them ---- */
-
-/* "Receiver Error, Bad TLP": the kinds that rose since the last reading, most first. */
-static void note_kinds(PciObject *o, const PciAerCounters *now) {
-        const PciAerCounters *was = &o->watch.correctable;
-        uint64_t rise[PCI_AER_KINDS_MAX] = {};
-        size_t len = 0;
-
-        for (size_t i = 0; i < now->n_kinds; i++)
-                for (size_t k = 0; k < was->n_kinds; k++)
-                        if (streq(now->kinds[i].name, was->kinds[k].name) && now->kinds[i].count > was->kinds[k].count)
-                                rise[i] = now->kinds[i].count - was->kinds[k].count;
-        o->watch.correctable_kinds[0] = '\0';
-        for (;;) {
-                size_t best = SIZE_MAX;
-                for (size_t i = 0; i < now->n_kinds; i++)
-                        if (rise[i] > 0 && (best == SIZE_MAX || rise[i] > rise[best]))
-                                best = i;
-                if (best == SIZE_MAX)
-                        break;
-                int n = snprintf(o->watch.correctable_kinds + len, sizeof(o->watch.correctable_kinds) - len, "%s%s",
-                                 len > 0 ? ", " : "", now->kinds[best].name);
-                if (n < 0 || (size_t) n >= sizeof(o->watch.correctable_kinds) - len) {
-                        o->watch.correctable_kinds[len] = '\0';
-                        break;
-                }
-                len += (size_t) n;
-                rise[best] = 0;
-        }
-}
-
-void pci_object_record_aer(PciObject *o, PciAerSeverity s, const PciAerCounters *c, uint64_t now, uint64_t interval) {
-        static const char *const property[_PCI_AER_SEVERITY_MAX] = {
-                [PCI_AER_CORRECTABLE] = "AerCorrectable",
-                [PCI_AER_NONFATAL] = "AerNonFatal",
-                [PCI_AER_FATAL] = "AerFatal",
-        };
-        uint64_t total = c ? c->total : COUNTER_UNKNOWN, increase;
-
-        bus_object_set(&o->bus, o->watch.aer[s], total, property[s]);
-        if (counter_advance(&o->watch.aer_last[s], total, counter_max_events(interval), &increase) && increase > 0) {
-                window_add(&o->watch.aer_window[s], now, increase);
-                if (s == PCI_AER_CORRECTABLE && c)
-                        note_kinds(o, c);
-        }
-        if (s == PCI_AER_CORRECTABLE)
-                o->watch.correctable = c ? *c : (PciAerCounters) { .total = COUNTER_UNKNOWN };
-}
-
-void pci_object_record_gpu_busy(PciObject *o, int percent) {
-        o->watch.gpu_busy_percent = percent;
-}
-
-static void sample_one(Pci *pci, PciObject *o, uint64_t now, uint64_t realtime, uint64_t interval) {
-        const char *dir = o->device->syspath;
-        PciAerCounters aer;
-        PciLink current;
-        int r, busy;
-
-        r = pci_read_current_link(pci->sysfs_fd, dir, &current);
-        if (r >= 0)
-                pci_object_record_link(o, &current, now, realtime);
-        else if (r != -ENOENT)
-                log_pci_debug(o, "Cannot read the current link: %s", strerror(-r));
-
-        for (PciAerSeverity s = 0; s < _PCI_AER_SEVERITY_MAX; s++) {
-                r = pci_aer_read(pci->sysfs_fd, dir, s, &aer);
-                if (r < 0 && r != -ENOENT)
-                        log_pci_debug(o, "Cannot read %s: %s", pci_aer_severity_to_attribute(s), strerror(-r));
-                pci_object_record_aer(o, s, r >= 0 ? &aer : NULL, now, interval);
-        }
-
-        /* Only GPUs say how busy they are; everything else is judged by its traffic. */
-        if (pci_object_is_gpu(o)) {
-                r = pci_read_gpu_busy(pci->sysfs_fd, dir, &busy);
-                pci_object_record_gpu_busy(o, r >= 0 ? busy : -1);
-        }
-        o->watch.sampled = true;
-        bus_object_queue(&o->bus);
-}
-
-size_t pci_sample(Pci *pci, uint64_t now, uint64_t interval) {
-        uint64_t realtime = now_usec(CLOCK_REALTIME);
-        size_t n = 0;
-        PciObject *o;
-
-        TABLE_FOREACH(o, &pci->functions)
-                if (o->published) {
-                        sample_one(pci, o, now, realtime, interval);
-                        n++;
-                }
-        return n;
 }

@@ -90,8 +90,6 @@ typedef struct PciObject {
                 double gbps; /* its own link as it reports it, after encoding */
                 double path_gbps;
                 char *path_limit; /* the hop that limits the path, described */
-                bool degraded;         /* the health judge's verdict (derive-health.c) */
-                char *degraded_reason;
                 char **problems;
                 PciGpuLink *gpu_links;
                 size_t n_gpu_links;
@@ -104,8 +102,7 @@ typedef struct PciObject {
                 bool trained_low;        /* below what both ends support (pci-tree.c) */
                 char *trained_low_below; /* a port: the function below whose link trained low; NULL */
                 HealthLoad load; /* its traffic and that of everything below it (derive-health.c) */
-                Health health;   /* derive-health.c */
-                char *health_reason;
+                HEALTH_STATE_MEMBER; /* derive-health.c: Health, Degraded and their reasons, one verdict */
         } derived;
 } PciObject;
 
@@ -137,15 +134,12 @@ int pci_enumerate_all(void *userdata);
 void pci_gpu_links_free(PciGpuLink *l, size_t n);
 void pci_affinity_free(PciAffinity *a, size_t n);
 
-/* The watch's readings. now: CLOCK_MONOTONIC, realtime: CLOCK_REALTIME, in usec. A
- * link change is also recorded when udev makes a function be read again. */
-void pci_object_record_link(PciObject *o, const PciLink *current, uint64_t now, uint64_t realtime);
-/* Counts a change of the trained link that a udev event's re-read found (now). */
+/* Counts a change of the trained link, at now (CLOCK_MONOTONIC) and realtime (CLOCK_REALTIME) usec, as
+ * the watch (pci-watch.c) or a udev event's re-read found it; a change from or to an unknown link is none. */
+void pci_object_count_link_change_at(PciObject *o, const PciLink *from, const PciLink *to, uint64_t now,
+                                     uint64_t realtime);
+/* The same at this moment, of a published function. */
 void pci_object_count_link_change(PciObject *o, const PciLink *from, const PciLink *to);
-void pci_object_record_aer(PciObject *o, PciAerSeverity s, const PciAerCounters *c, uint64_t now, uint64_t interval);
-void pci_object_record_gpu_busy(PciObject *o, int percent);
-/* Reads what the watch samples of every published function; returns how many were read. */
-size_t pci_sample(Pci *pci, uint64_t now, uint64_t interval);
 
 /* Tells pci objects apart from others in the publisher's queue. */
 extern const BusObjectType pci_bus_type;

@@ -31,6 +31,7 @@ struct ProbeRun {
         sd_event_source *timer_source;
         char *output;
         size_t output_size;
+        size_t output_max;
         bool overflow;
         bool timed_out;
         uint64_t started;
@@ -231,6 +232,10 @@ ProbeRun *probe_run_free(ProbeRun *run) {
         return mfree(run);
 }
 
+void probe_run_set_output_max(ProbeRun *run, size_t max) {
+        run->output_max = max;
+}
+
 pid_t probe_run_pid(const ProbeRun *run) {
         return run ? run->pid : 0;
 }
@@ -250,7 +255,7 @@ static void probe_run_read(ProbeRun *run) {
                         run->stdout_fd = safe_close(run->stdout_fd);
                         break;
                 }
-                if (run->output_size + (size_t) k > PROBE_OUTPUT_MAX) {
+                if (run->output_size + (size_t) k > run->output_max) {
                         run->overflow = true;
                         (void) kill(-run->pid, SIGKILL);
                         run->io_source = sd_event_source_disable_unref(run->io_source);
@@ -317,8 +322,8 @@ static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata
                 result_fail(&result, PROBE_OUTCOME_TIMEOUT, "deadline", "killed after %.1f s",
                             (double) result.duration_usec / USEC_PER_SEC);
         else if (run->overflow)
-                result_fail(&result, PROBE_OUTCOME_CRASHED, "bad-output", "more than %u bytes of output",
-                            PROBE_OUTPUT_MAX);
+                result_fail(&result, PROBE_OUTCOME_CRASHED, "bad-output", "more than %zu bytes of output",
+                            run->output_max);
         else
                 probe_result_from_output(&result, run->output, run->output_size, si->si_code == CLD_EXITED,
                                          si->si_status);
@@ -417,6 +422,8 @@ static int spawn(sd_event *event, const char *probe_dir, const char *program, ch
                                                 "that holds the probe programs)", path);
 
         run = new0(ProbeRun, 1);
+        if (run)
+                run->output_max = PROBE_OUTPUT_MAX;
         if (!run)
                 return -ENOMEM;
         run->event = sd_event_ref(event);

@@ -67,6 +67,10 @@ int probe_run_kill(ProbeRun *run, int sig);
 ProbeRun *probe_run_free(ProbeRun *run);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ProbeRun *, probe_run_free);
 
+/* A probe whose document grows with what it finds (the subnet sweep) may print more than
+ * PROBE_OUTPUT_MAX; set right after the start, before the loop reads anything. */
+void probe_run_set_output_max(ProbeRun *run, size_t max);
+
 pid_t probe_run_pid(const ProbeRun *run);
 
 /* Judges a finished probe from its output and how it exited; exported for tests and fuzzing. */

@@ -31,8 +31,8 @@ int rank_addresses(Links *links, RankPurpose purpose, RankedAddress **ret, size_
 
                 if (type_order < 0 || !link_is_up(l))
                         continue;
-                for (size_t i = 0; i < l->n_addresses; i++) {
-                        const LinkAddress *a = &l->addresses[i];
+                for (size_t i = 0; i < l->addrs.n_addresses; i++) {
+                        const LinkAddress *a = &l->addrs.addresses[i];
                         int class_order = rank_class_order(a->class);
 
                         /* Not yet usable, or no longer offered: not an address to hand out. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bus-registry.h"
 #include "bus-util.h"
+#include "health-bus.h"
 #include "rdma-bus.h"
 #include "rdma-names.h"
 #include "rdma.h"
@@ -21,8 +22,6 @@ BUS_DEFINE_PROPERTY_GET_ENUM(property_get_phys_state, RdmaPhysState, rdma_phys_s
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_link_layer, RdmaLinkLayer, rdma_link_layer_to_bus)
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_width, RdmaWidth, rdma_width_to_bus)
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_speed, RdmaSpeed, rdma_speed_to_bus)
-
-BUS_DEFINE_PROPERTY_GET_ENUM(property_get_health, Health, health_to_string)
 
 static int property_get_rate(sd_bus *bus, const char *path, const char *interface, const char *property,
                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -134,11 +133,9 @@ static const sd_bus_vtable rdma_port_vtable[] = {
         SD_BUS_PROPERTY("BestWidth", "s", property_get_best_width, 0, EMITS),
         SD_BUS_PROPERTY("BestSpeed", "s", property_get_best_speed, 0, EMITS),
         SD_BUS_PROPERTY("BestRateGbps", "d", NULL, offsetof(RdmaPort, remote.best_gbps), EMITS),
-        SD_BUS_PROPERTY("Degraded", "b", bus_property_get_bool, offsetof(RdmaPort, remote.degraded), EMITS),
-        SD_BUS_PROPERTY("DegradedReason", "s", bus_property_get_string, offsetof(RdmaPort, remote.degraded_reason), EMITS),
+        HEALTH_BUS_DEGRADED_PROPERTIES(RdmaPort, remote), /* the structural fact, which is the verdict's */
         SD_BUS_PROPERTY("Switch", "o", bus_property_get_object_path, offsetof(RdmaPort, derived.switch_path), EMITS),
-        SD_BUS_PROPERTY("Health", "s", property_get_health, offsetof(RdmaPort, derived.health), EMITS),
-        SD_BUS_PROPERTY("HealthReason", "s", bus_property_get_string, offsetof(RdmaPort, derived.health_reason), EMITS),
+        HEALTH_BUS_PROPERTIES(RdmaPort, derived.health_state),
         SD_BUS_VTABLE_END,
 };
 

@@ -2,10 +2,11 @@
 /* The port at the other end of an InfiniBand cable, and the CAs only libibumad knows. rdma-mad.c asks
  * (off the loop); here the answers are decoded (ib-smp.c), checked and recorded on the RdmaPort. A
  * port is asked when it is read again, which follows an event (udev, a verbs port event, Refresh()):
- * nothing is polled. */
+ * nothing is polled. rdma.c raises flags for it and never calls in here (rdma-remote.h). */
 #include <math.h>
 
 #include "rdma-mad.h"
+#include "rdma-remote.h"
 #include "rdma.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
@@ -27,7 +28,7 @@ static void rdma_port_remote_problem(RdmaPort *p, int level, const char *problem
         p->remote.problem = problem ? strdup(problem) : NULL;
 }
 
-void rdma_port_forget_switch(RdmaPort *p) {
+static void rdma_port_forget_switch(RdmaPort *p) {
         Switches *switches = p->owner->switches;
 
         if (!p->remote.switch_key)
@@ -65,7 +66,7 @@ static void record_switch(RdmaPort *p, const IbNodeInfo *ni, const char *descrip
                 log_oom();
 }
 
-void rdma_port_remote_clear(RdmaPort *p) {
+static void rdma_port_remote_clear(RdmaPort *p) {
         rdma_port_forget_switch(p);
         p->remote.known = false;
         if (p->remote.node_guid != 0 || p->remote.node_type != RDMA_NODE_TYPE_UNKNOWN) {
@@ -83,8 +84,7 @@ void rdma_port_remote_clear(RdmaPort *p) {
         (void) bus_object_set_string(&p->bus, &p->remote.degraded_reason, NULL, "DegradedReason");
 }
 
-static void query(RdmaPort *p, bool retry) {
-        Rdma *rdma = p->owner;
+static void query(RdmaRemote *remote, RdmaPort *p, bool retry) {
         int r;
 
         if (!retry)
@@ -94,22 +94,12 @@ static void query(RdmaPort *p, bool retry) {
                 return;
         }
         p->remote.again = false;
-        p->remote.seq = ++rdma->mad_seq;
-        r = rdma_mad_query_port(rdma->mad, p->device, p->number, p->remote.seq);
+        p->remote.seq = ++remote->seq;
+        r = rdma_mad_query_port(remote->mad, p->device, p->number, p->remote.seq);
         if (r < 0) {
                 p->remote.seq = 0;
                 log_rdma_full_errno(p, LOG_WARNING, r, "Cannot ask for its neighbour: %m");
         }
-}
-
-void rdma_port_query_remote(RdmaPort *p) {
-        if (!p->owner->mad)
-                return;
-        if (p->status.link_layer != RDMA_LINK_LAYER_INFINIBAND) {
-                rdma_port_remote_clear(p);
-                return;
-        }
-        query(p, false);
 }
 
 /* A port only libibumad knows: its PortInfo is its state. */
@@ -174,7 +164,8 @@ static int apply_remote(RdmaPort *p, const RdmaMadAnswer *a, const IbPortInfo *l
 }
 
 static void on_port(void *userdata, const RdmaMadAnswer *a) {
-        Rdma *rdma = userdata;
+        RdmaRemote *remote = userdata;
+        Rdma *rdma = remote->rdma;
         RdmaPort *p = rdma_port_get(rdma, a->ca, a->port);
         RdmaDevice *dev = rdma_device_get(rdma, a->ca);
         _cleanup_(freep) char *problem = NULL;
@@ -205,7 +196,7 @@ static void on_port(void *userdata, const RdmaMadAnswer *a) {
         if (!problem && a->changed) {
                 if (p->remote.retries++ < RDMA_REMOTE_FLAP_RETRIES) {
                         log_rdma_debug(p, "The port changed while its neighbour was asked: asking again.");
-                        query(p, true);
+                        query(remote, p, true);
                         return;
                 }
                 (void) asprintf(&problem, "The port changed each of the %u times its neighbour was asked: it is "
@@ -225,7 +216,7 @@ static void on_port(void *userdata, const RdmaMadAnswer *a) {
                 rdma_port_remote_clear(p);
         rdma_port_remote_problem(p, LOG_WARNING, problem);
         if (p->remote.again)
-                query(p, false);
+                query(remote, p, false);
 }
 
 /* ---- CAs that only libibumad knows ---- */
@@ -284,7 +275,8 @@ static int device_from_umad(const RdmaMadCa *ca, InfinibandDevice **ret) {
 }
 
 static void on_cas(void *userdata, const RdmaMadCa *cas, size_t n, int error) {
-        Rdma *rdma = userdata;
+        RdmaRemote *remote = userdata;
+        Rdma *rdma = remote->rdma;
         RdmaDevice *dev;
         RdmaPort *p;
 
@@ -304,7 +296,7 @@ static void on_cas(void *userdata, const RdmaMadCa *cas, size_t n, int error) {
                         dev->seen = true;
                         TABLE_FOREACH(p, &rdma->ports)
                                 if (streq(p->device, dev->name))
-                                        query(p, false);
+                                        query(remote, p, false);
                         continue;
                 }
                 if (device_from_umad(&cas[i], &d) < 0) {
@@ -324,28 +316,64 @@ static void on_cas(void *userdata, const RdmaMadCa *cas, size_t n, int error) {
                 }
 }
 
-void rdma_remote_list(Rdma *rdma) {
-        int r;
+static void list_cas(RdmaRemote *remote) {
+        int r = rdma_mad_list_cas(remote->mad);
 
-        if (!rdma->mad)
-                return;
-        r = rdma_mad_list_cas(rdma->mad);
         if (r < 0)
                 log_warning_errno(r, "Cannot ask libibumad for its CAs: %m");
 }
 
-void rdma_remote_start(Rdma *rdma) {
-        int r;
+unsigned rdma_remote_sync(RdmaRemote *remote) {
+        Rdma *rdma;
+        RdmaPort *p;
+        unsigned asked = 0;
 
-        /* Only the machine's own devices can be asked (a test's sysfs tree has no umad devices). */
-        if (rdma->mad || !rdma->verbs_allowed)
-                return;
-        r = rdma_mad_new(rdma->event, on_cas, on_port, rdma, &rdma->mad);
-        if (r < 0)
-                log_warning_errno(r, "Cannot start the InfiniBand subnet management worker, neighbours will not be "
-                                     "known: %m");
+        if (!remote)
+                return 0;
+        rdma = remote->rdma;
+        if (rdma->umad_list_wanted && remote->mad)
+                list_cas(remote);
+        rdma->umad_list_wanted = false;
+        if (!rdma->remote_wanted)
+                return 0;
+        rdma->remote_wanted = false;
+        TABLE_FOREACH(p, &rdma->ports) {
+                if (!p->remote.wanted)
+                        continue;
+                p->remote.wanted = false;
+                if (!remote->mad)
+                        continue;
+                if (p->status.link_layer != RDMA_LINK_LAYER_INFINIBAND) {
+                        rdma_port_remote_clear(p);
+                        continue;
+                }
+                query(remote, p, false);
+                asked++;
+        }
+        return asked;
 }
 
-void rdma_remote_stop(Rdma *rdma) {
-        rdma->mad = rdma_mad_free(rdma->mad);
+int rdma_remote_new(Rdma *rdma, RdmaRemote **ret) {
+        _cleanup_(rdma_remote_freep) RdmaRemote *remote = new0(RdmaRemote, 1);
+        int r;
+
+        if (!remote)
+                return -ENOMEM;
+        remote->rdma = rdma;
+        /* Only the machine's own devices can be asked (a test's sysfs tree has no umad devices). */
+        if (rdma->verbs_allowed) {
+                r = rdma_mad_new(rdma->event, on_cas, on_port, remote, &remote->mad);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot start the InfiniBand subnet management worker, neighbours "
+                                             "will not be known: %m");
+        }
+        *ret = TAKE_PTR(remote);
+        return 0;
+}
+
+RdmaRemote *rdma_remote_free(RdmaRemote *remote) {
+        if (!remote)
+                return NULL;
+        rdma_mad_free(remote->mad);
+        return mfree(remote);
 }

@@ -7,6 +7,7 @@
 #include "shared/bus-names.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
+#include "switch.h"
 #include "sysfs/net.h"
 #include "udev.h"
 
@@ -170,8 +171,7 @@ void rdma_done(Rdma *rdma) {
         RdmaPort *p;
         RdmaDevice *dev;
 
-        /* The worker first: its answers name ports. */
-        rdma_remote_stop(rdma);
+        /* rdma-remote.c's worker is stopped by its owner before this: its answers name ports. */
         TABLE_FOREACH(p, &rdma->ports)
                 rdma_port_free(p);
         table_done(&rdma->ports);
@@ -243,6 +243,18 @@ static bool rdma_port_identity_matches(const RdmaPort *p, const InfinibandDevice
                streq_ptr(p->hca_type, d->hca_type) && streq_ptr(p->board_id, d->board_id);
 }
 
+/* Asks rdma-remote.c, at the end of this pass, for the port's neighbour (flags: it is called back by no one). */
+static void rdma_port_want_remote(RdmaPort *p) {
+        p->remote.wanted = true;
+        p->owner->remote_wanted = true;
+        bus_publisher_schedule(p->owner->publisher);
+}
+
+static void rdma_want_umad_list(Rdma *rdma) {
+        rdma->umad_list_wanted = true;
+        bus_publisher_schedule(rdma->publisher);
+}
+
 void rdma_port_request_reread(RdmaPort *p) {
         p->reread = true;
         bus_object_queue(&p->bus);
@@ -252,7 +264,8 @@ static void rdma_port_remove(RdmaPort *p) {
         Rdma *rdma = p->owner;
 
         log_rdma_debug(p, "Removed.");
-        rdma_port_forget_switch(p);
+        if (p->remote.switch_key && rdma->switches)
+                switches_remove_local(rdma->switches, SWITCH_SOURCE_INFINIBAND, p->bus.path);
         bus_object_remove(&p->bus);
         table_remove(&rdma->ports, p->key);
         /* Another port may carry the same interface (a bond); otherwise the link has none now. */
@@ -402,7 +415,7 @@ static int rdma_port_apply_state(RdmaPort *p, const InfinibandPort *ip) {
         relink = bus_object_set(&p->bus, p->transport, rdma_transport_from(p->node_type, s.link_layer), "Transport");
         /* Every read of an InfiniBand port follows an event (udev, verbs, Refresh()): its neighbour
          * may have changed too. */
-        rdma_port_query_remote(p);
+        rdma_port_want_remote(p);
         r = rdma_port_set_gids(p, ip);
         if (r < 0)
                 return r;
@@ -487,7 +500,7 @@ void rdma_device_process(Rdma *rdma, const char *name, bool try_verbs) {
         r = infiniband_device_read(rdma->sysfs_fd, name, &d);
         if ((r == -ENOENT || r == -EINVAL) && (dev = rdma_device_get(rdma, name)) && dev->from_umad) {
                 /* Not in sysfs, and never was: libibumad's listing keeps it. */
-                rdma_remote_list(rdma);
+                rdma_want_umad_list(rdma);
                 return;
         }
         if (r == -ENOENT || r == -EINVAL) {
@@ -529,7 +542,7 @@ int rdma_enumerate(void *userdata) {
                                 if (streq(p->device, dev->name))
                                         p->seen = true;
                 }
-        rdma_remote_list(rdma);
+        rdma_want_umad_list(rdma);
 
         TABLE_FOREACH_SAFE(p, &rdma->ports)
                 if (!p->seen)
@@ -559,7 +572,7 @@ static void rdma_port_prepare(BusObject *o) {
         dev = rdma_device_get(rdma, p->device);
         if (dev && dev->from_umad) {
                 /* No sysfs to read: its PortInfo, asked with the neighbour's, is the port's state. */
-                rdma_port_query_remote(p);
+                rdma_port_want_remote(p);
                 return;
         }
         r = infiniband_port_read(rdma->sysfs_fd, p->device, p->number, &ip);
@@ -621,7 +634,6 @@ static void rdma_verbs_udev_event(void *userdata, struct udev_device *d, const c
 int rdma_watch(Rdma *rdma, UdevSource *udev) {
         int r;
 
-        rdma_remote_start(rdma);
         r = udev_source_add_subsystem(udev, "infiniband", rdma_udev_event, rdma_enumerate, rdma);
         if (r >= 0)
                 r = udev_source_add_subsystem(udev, "infiniband_verbs", rdma_verbs_udev_event, NULL, rdma);

@@ -14,7 +14,6 @@
 #include "sysfs/watched.h"
 
 typedef struct UdevSource UdevSource;
-typedef struct RdmaMad RdmaMad;
 
 /* Every RDMA port, and the devices they belong to. No RDMA subsystem is a normal state: empty. */
 typedef struct Switches Switches;
@@ -33,10 +32,10 @@ typedef struct Rdma {
         /* The first enumeration is done: a port that appears now is new, and its error counters count
          * from zero since it appeared. */
         bool enumerated;
-        /* InfiniBand subnet management (rdma-remote.c): NULL where verbs are not allowed, or the worker
-         * could not start. */
-        RdmaMad *mad;
-        uint64_t mad_seq;
+        /* What the InfiniBand subnet management queries (rdma-remote.c, which owns them) are asked to do
+         * at the end of the pass: a port's neighbour (RdmaPort.remote.wanted), libibumad's CAs listed. */
+        bool remote_wanted;
+        bool umad_list_wanted;
         /* Where a neighbour that is a switch is recorded (rdma-remote.c); NULL: nowhere (unit tests). */
         Switches *switches;
 } Rdma;
@@ -76,7 +75,7 @@ typedef struct RdmaPort {
         char **netdevs;       /* the port's network interfaces (kernel bytes), its own first */
         int *netdev_ifindexes; /* their indexes in class/net when the port was read; 0 unknown */
 
-        /* Over time (rdma-counters.c): the port's counters at the watch's last sample, the rates of
+        /* Over time (rdma-watch.c): the port's counters at the watch's last sample, the rates of
          * its data counters over the interval, recent errors and link changes. */
         struct {
                 bool sampled;
@@ -91,6 +90,7 @@ typedef struct RdmaPort {
         /* The port at the other end of the cable, as its subnet management agent answers (rdma-remote.c):
          * asked when the port's state is read again, never polled. */
         struct {
+                bool wanted;       /* read again after an event: ask its neighbour (rdma-remote.c) */
                 uint64_t seq;      /* of the query in flight; 0 none */
                 bool again;        /* an event came while it was in flight: ask once more */
                 unsigned retries;  /* queries in a row that found the port flapping */
@@ -125,8 +125,9 @@ typedef struct RdmaPort {
                  * port's counters leave it out, on InfiniBand they include IPoIB's. NaN unknown. */
                 double ip_rx_gbps, ip_tx_gbps;
                 RdmaFallback fallback; /* suspected fallback to sockets (health_rdma_fallback()) */
-                Health health;
-                char *health_reason;
+                /* derive-health.c: Health and HealthReason. Degraded and DegradedReason are remote's, the
+                 * structural fact the judge makes its degraded verdict (health-bus.h publishes them). */
+                HEALTH_STATE_MEMBER;
                 char *switch_path; /* Switch: the switch at the far end (derive-switch.c) */
         } derived;
 } RdmaPort;
@@ -178,11 +179,6 @@ void rdma_uverbs_removed(Rdma *rdma, const char *uverbs);
 /* The key "<device>_<port>" and the object path rdma/<key>. */
 int rdma_port_object_path(const char *device, unsigned port, char **ret_key, char **ret_path);
 
-/* The watch's reading of a port's counters (n: how many were readable; now: CLOCK_MONOTONIC usec). */
-void rdma_port_record_counters(RdmaPort *p, const InfinibandCounters *c, int n, uint64_t now);
-/* Reads every port's counters; returns how many ports were read. */
-size_t rdma_sample(Rdma *rdma, uint64_t now);
-
 /* Marks a port for re-reading at the next flush (a verbs event, or its network interface's carrier
  * or speed moved). */
 void rdma_port_request_reread(RdmaPort *p);
@@ -205,15 +201,6 @@ void rdma_device_apply(Rdma *rdma, const InfinibandDevice *d, bool try_verbs);
 RdmaDevice *rdma_device_get(Rdma *rdma, const char *name);
 void rdma_port_set_status(RdmaPort *p, const RdmaPortStatus *s);
 
-/* rdma-remote.c: the worker started (where verbs are allowed), libibumad's CAs listed again, one
- * port's neighbour asked again, and what a port keeps of it freed. */
-void rdma_remote_start(Rdma *rdma);
-void rdma_remote_stop(Rdma *rdma);
-void rdma_remote_list(Rdma *rdma);
-void rdma_port_query_remote(RdmaPort *p);
-void rdma_port_remote_clear(RdmaPort *p);
-/* Takes the port out of the switch its neighbour was (switch.c), if any. */
-void rdma_port_forget_switch(RdmaPort *p);
 
 /* Tells RDMA ports apart from others in the publisher's queue. */
 extern const BusObjectType rdma_port_bus_type;

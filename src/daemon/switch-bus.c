@@ -33,6 +33,31 @@ static int property_get_ports(sd_bus *bus, const char *path, const char *interfa
         return sd_bus_message_close_container(reply);
 }
 
+/* Links a(uosussd): the sweep's switch-to-switch cables: our port, the other switch's object and node
+ * GUID, its port, width, speed, rate in Gb/s. */
+static int property_get_links(sd_bus *bus, const char *path, const char *interface, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Switch *sw = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(uosussd)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < sw->n_links; i++) {
+                const SwitchLink *l = &sw->links[i];
+                _cleanup_(freep) char *remote = NULL;
+
+                r = switch_object_path(l->remote_guid, &remote);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_append(reply, "(uosussd)", l->port, remote, l->remote_guid, l->remote_port,
+                                          l->width, l->speed, l->rate_gbps);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
 #define EMITS SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 
 static const sd_bus_vtable switch_vtable[] = {
@@ -46,6 +71,7 @@ static const sd_bus_vtable switch_vtable[] = {
         SD_BUS_PROPERTY("ManagementAddresses", "as", bus_property_get_strv, offsetof(Switch, management_addresses),
                         EMITS),
         SD_BUS_PROPERTY("Ports", "a(oss)", property_get_ports, 0, EMITS),
+        SD_BUS_PROPERTY("Links", "a(uosussd)", property_get_links, 0, EMITS),
         SD_BUS_PROPERTY("LastSeen", "t", NULL, offsetof(Switch, last_seen), EMITS),
         SD_BUS_VTABLE_END,
 };

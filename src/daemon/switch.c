@@ -14,6 +14,7 @@ const BusObjectType switch_bus_type = {
 static const char *const switch_source_table[_SWITCH_SOURCE_MAX] = {
         [SWITCH_SOURCE_LLDP] = "lldp",
         [SWITCH_SOURCE_INFINIBAND] = "infiniband",
+        [SWITCH_SOURCE_SWEEP] = "sweep",
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(switch_source, SwitchSource, switch_source_table);
@@ -42,6 +43,7 @@ static Switch *switch_free(Switch *sw) {
         for (size_t i = 0; i < sw->n_ports; i++)
                 switch_port_done(&sw->ports[i]);
         free(sw->ports);
+        free(sw->links);
         free(sw->key);
         free(sw->chassis_id);
         free(sw->node_guid);
@@ -69,12 +71,14 @@ int switch_object_path(const char *key, char **ret) {
         return sd_bus_path_encode(SWITCH_PATH_PREFIX, key, ret);
 }
 
-static int switch_new(Switches *s, const char *key, Switch **ret) {
+static int switch_new(Switches *s, const char *key, bool swept, Switch **ret) {
         _cleanup_(freep) char *path = NULL;
         Switch *sw;
         int r;
 
-        if (table_size(&s->table) >= SWITCHES_MAX) {
+        /* The sweep is bounded by its own cap ([Fabric] MaxSwitches=); the bound here is for the
+         * sources anybody on a segment can talk to. */
+        if (!swept && table_size(&s->table) - s->n_swept >= SWITCHES_MAX) {
                 if (!s->warned_full)
                         log_warning("More than %d switches seen; ignoring switch %s and any other new one "
                                     "(a flood of LLDP chassis?).", SWITCHES_MAX, key);
@@ -139,6 +143,12 @@ static int switch_update_from_ports(Switch *sw) {
                                 if (r < 0)
                                         return r;
                         }
+        if (sw->swept) {
+                r = strv_extend_unique(&sources, switch_source_to_string(SWITCH_SOURCE_SWEEP));
+                if (r < 0)
+                        return r;
+                last = sw->swept_at;
+        }
         for (size_t i = 0; i < sw->n_ports; i++)
                 last = MAX(last, sw->ports[i].last_seen);
         bus_object_set(&sw->bus, sw->last_seen, last, "LastSeen");
@@ -201,7 +211,7 @@ int switch_port_set(Switches *s, SwitchSource source, const char *key, const Swi
                 return -EINVAL;
         sw = switch_get(s, key);
         if (!sw) {
-                r = switch_new(s, key, &sw);
+                r = switch_new(s, key, false, &sw);
                 if (r < 0)
                         return r;
         }
@@ -258,7 +268,7 @@ int switch_port_set(Switches *s, SwitchSource source, const char *key, const Swi
         return created;
 
 fail:
-        if (sw->n_ports == 0)
+        if (sw->n_ports == 0 && !sw->swept)
                 switch_remove(sw);
         return r;
 }
@@ -282,7 +292,7 @@ int switch_port_remove(Switches *s, SwitchSource source, const char *key, const 
         if (!p)
                 return 0;
         switch_drop_port(sw, (size_t) (p - sw->ports));
-        if (sw->n_ports == 0)
+        if (sw->n_ports == 0 && !sw->swept)
                 switch_remove(sw);
         else
                 (void) switch_update_from_ports(sw);
@@ -303,9 +313,94 @@ void switches_remove_local(Switches *s, SwitchSource source, const char *local_p
                 }
                 if (!dropped)
                         continue;
+                if (sw->n_ports == 0 && !sw->swept)
+                        switch_remove(sw);
+                else
+                        (void) switch_update_from_ports(sw);
+        }
+}
+
+/* ---- The subnet sweep ---- */
+
+static int switch_set_links(Switch *sw, const SwitchLink *links, size_t n) {
+        SwitchLink *copy = NULL;
+
+        if (n == sw->n_links && (n == 0 || memcmp(sw->links, links, n * sizeof(SwitchLink)) == 0))
+                return 0;
+        if (n > 0) {
+                copy = new0(SwitchLink, n);
+                if (!copy)
+                        return -ENOMEM;
+                memcpy(copy, links, n * sizeof(SwitchLink));
+        }
+        free(sw->links);
+        sw->links = copy;
+        sw->n_links = n;
+        bus_object_changed(&sw->bus, "Links");
+        sw->owner->changed = true;
+        return 1;
+}
+
+static int switch_apply_swept(Switches *s, const SweptSwitch *v, uint64_t now) {
+        Switch *sw = switch_get(s, v->node_guid);
+        int r;
+
+        if (!sw) {
+                r = switch_new(s, v->node_guid, true, &sw);
+                if (r < 0)
+                        return r;
+        }
+        if (!sw->swept)
+                s->n_swept++;
+        sw->swept = true;
+        sw->swept_at = now;
+        sw->sweep_generation = s->sweep_generation;
+        r = switch_record_info(sw, &(SwitchInfo) {
+                                       .node_guid = v->node_guid,
+                                       .name = v->name ?: v->description,
+                                       .description = v->description,
+                               });
+        if (r >= 0)
+                r = switch_set_links(sw, v->links, v->n_links);
+        if (r >= 0)
+                r = switch_update_from_ports(sw);
+        return r < 0 ? r : 0;
+}
+
+int switches_sweep_apply(Switches *s, const SweptSwitch *swept, size_t n, uint64_t now) {
+        Switch *sw;
+        int r = 0;
+
+        s->sweep_generation++;
+        for (size_t i = 0; i < n; i++) {
+                int k = switch_apply_swept(s, &swept[i], now);
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        if (r < 0)
+                return r; /* keep the rest as it was: nothing is dropped on a failure */
+        /* What the sweep no longer finds: not marked by this one. */
+        TABLE_FOREACH_SAFE(sw, &s->table) {
+                if (!sw->swept || sw->sweep_generation == s->sweep_generation)
+                        continue;
+                log_switch_debug(sw, "The sweep no longer finds it.");
+                sw->swept = false;
+                sw->swept_at = 0;
+                s->n_swept--;
+                (void) switch_set_links(sw, NULL, 0);
                 if (sw->n_ports == 0)
                         switch_remove(sw);
                 else
                         (void) switch_update_from_ports(sw);
         }
+        return 0;
+}
+
+size_t switches_sweep_links(const Switches *s) {
+        const Switch *sw;
+        size_t n = 0;
+
+        TABLE_FOREACH(sw, &s->table)
+                n += sw->n_links;
+        return n;
 }

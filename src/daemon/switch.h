@@ -16,6 +16,7 @@
 typedef enum SwitchSource {
         SWITCH_SOURCE_LLDP,       /* LLDPDUs received on an Ethernet link (lldp.c) */
         SWITCH_SOURCE_INFINIBAND, /* a directed-route MAD answered by an InfiniBand switch */
+        SWITCH_SOURCE_SWEEP,      /* the subnet sweep ([Fabric] Sweep=yes, fabric-sweep.c) */
         _SWITCH_SOURCE_MAX,
         _SWITCH_SOURCE_INVALID = -EINVAL,
 } SwitchSource;
@@ -53,6 +54,27 @@ typedef struct SwitchPort {
         uint64_t last_seen; /* CLOCK_REALTIME µs */
 } SwitchPort;
 
+/* A cable from this switch to another switch, as the subnet sweep found it. Flat: compared and copied
+ * whole. */
+#define SWITCH_LINK_NAME_MAX 8
+typedef struct SwitchLink {
+        unsigned port;                          /* this switch's port */
+        char remote_guid[24];                   /* the other switch's key (its node GUID) */
+        unsigned remote_port;
+        char width[SWITCH_LINK_NAME_MAX];       /* "4X"; "" unknown */
+        char speed[SWITCH_LINK_NAME_MAX];       /* "HDR"; "" unknown */
+        double rate_gbps;                       /* 0 unknown */
+} SwitchLink;
+
+/* One switch as a sweep found it (borrowed strings and links). */
+typedef struct SweptSwitch {
+        const char *node_guid; /* the key */
+        const char *name;      /* NULL: the description is its name */
+        const char *description;
+        const SwitchLink *links;
+        size_t n_links;
+} SweptSwitch;
+
 typedef struct Switches Switches;
 
 typedef struct Switch {
@@ -65,7 +87,13 @@ typedef struct Switch {
         char **sources; /* the sources of its ports, in SwitchSource order */
         SwitchPort *ports;
         size_t n_ports;
-        uint64_t last_seen; /* CLOCK_REALTIME µs: the latest of its ports' */
+        uint64_t last_seen; /* CLOCK_REALTIME µs: the latest of its ports', or the sweep that found it */
+        /* The last complete sweep found it: it lives without a port of ours. */
+        bool swept;
+        uint64_t swept_at;
+        uint64_t sweep_generation; /* the sweep that last found it */
+        SwitchLink *links; /* sorted by port */
+        size_t n_links;
 } Switch;
 
 struct Switches {
@@ -74,6 +102,8 @@ struct Switches {
         /* A port came, went or moved: the derivation pass sets every Link's Switch again. */
         bool changed;
         bool warned_full;
+        uint64_t sweep_generation; /* counts the sweeps applied */
+        size_t n_swept;            /* switches the last sweep found: outside SWITCHES_MAX */
 };
 
 extern const BusObjectType switch_bus_type;
@@ -89,7 +119,8 @@ int switch_object_path(const char *key, char **ret);
  * Records that source sees the switch key through the port (its local_path and port_id name it;
  * its strings are copied) at now (CLOCK_REALTIME µs), with what info says of the switch. Creates
  * the switch (announced at the next flush) and the port as needed. Returns 1 when the port is new,
- * 0 when it was there, -E2BIG when SWITCHES_MAX switches or SWITCH_PORTS_MAX ports exist already
+ * 0 when it was there, -E2BIG when SWITCHES_MAX switches (besides those the sweep found) or
+ * SWITCH_PORTS_MAX ports exist already
  * (warned once), -ENOMEM, -EINVAL for a local_path that is no object path.
  */
 int switch_port_set(Switches *s, SwitchSource source, const char *key, const SwitchInfo *info,
@@ -98,6 +129,16 @@ int switch_port_set(Switches *s, SwitchSource source, const char *key, const Swi
  * Returns 1 when something was removed. */
 int switch_port_remove(Switches *s, SwitchSource source, const char *key, const char *local_path,
                        const char *port_id);
+/*
+ * Replaces what the sweep said with a complete sweep's switches (at now): they are created as needed
+ * (bounded by the sweep's own cap, not SWITCHES_MAX) with their names and Links; a switch the sweep no
+ * longer finds loses "sweep" and its Links, and goes when no port of ours is on it. -ENOMEM leaves
+ * some switches updated and the rest as they were.
+ */
+int switches_sweep_apply(Switches *s, const SweptSwitch *swept, size_t n, uint64_t now);
+/* Switch-to-switch links the sweep published, over all switches. */
+size_t switches_sweep_links(const Switches *s);
+
 /* Forgets every port of source whose local end is local_path (the link went down or away). */
 void switches_remove_local(Switches *s, SwitchSource source, const char *local_path);
 

@@ -3,6 +3,7 @@
 
 #include "bus-registry.h"
 #include "bus-util.h"
+#include "health-bus.h"
 #include "shared/bus-names.h"
 #include "shared/string-util.h"
 #include "tbt-bus.h"
@@ -19,8 +20,6 @@
         }
 
 BUS_DEFINE_PROPERTY_GET_ENUM(property_get_type, TbtNodeType, tbt_node_type_to_string)
-
-BUS_DEFINE_PROPERTY_GET_ENUM(property_get_health, Health, health_to_string)
 
 /* Unknown strings are empty, unknown numbers 0, missing objects "/" (see org.linkprobe.LinkProbe1(5)). */
 DEFINE_GETTER(name, "s", strempty(d->device_name))
@@ -79,8 +78,7 @@ static const sd_bus_vtable tbt_vtable[] = {
         SD_BUS_PROPERTY("LinkClass", "s", property_get_link_class, 0, EMITS),
         SD_BUS_PROPERTY("PathRxGbps", "u", NULL, offsetof(TbtObject, path_rx_gbps), EMITS),
         SD_BUS_PROPERTY("PathTxGbps", "u", NULL, offsetof(TbtObject, path_tx_gbps), EMITS),
-        SD_BUS_PROPERTY("Degraded", "b", bus_property_get_bool, offsetof(TbtObject, degraded), EMITS),
-        SD_BUS_PROPERTY("DegradedReason", "s", bus_property_get_string, offsetof(TbtObject, degraded_reason), EMITS),
+        HEALTH_BUS_DEGRADED_PROPERTIES(TbtObject, derived.health_state),
         SD_BUS_PROPERTY("NetInterface", "o", bus_property_get_object_path, offsetof(TbtObject, derived.net_interface_path),
                         EMITS),
         SD_BUS_PROPERTY("Services", "as", bus_property_get_strv, offsetof(TbtObject, services), EMITS),
@@ -91,8 +89,7 @@ static const sd_bus_vtable tbt_vtable[] = {
         SD_BUS_PROPERTY("PathLimitedBy", "s", bus_property_get_string, offsetof(TbtObject, derived.path_limited_by),
                         EMITS),
         SD_BUS_PROPERTY("LinkChanges", "u", NULL, offsetof(TbtObject, link_changes.count), EMITS),
-        SD_BUS_PROPERTY("Health", "s", property_get_health, offsetof(TbtObject, derived.health), EMITS),
-        SD_BUS_PROPERTY("HealthReason", "s", bus_property_get_string, offsetof(TbtObject, derived.health_reason), EMITS),
+        HEALTH_BUS_PROPERTIES(TbtObject, derived.health_state),
         SD_BUS_VTABLE_END,
 };
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* One Thunderbolt/USB4 link: its rate per direction, its class, and whether it runs below what both
- * ends can do. Pure logic over TbtLinkFacts. */
+ * ends can do. Pure logic over TbtLinkFacts (tbt-link.h). */
 #include "shared/string-table.h"
 #include "shared/string-util.h"
 #include "tbt-link.h"
+
 
 static const char *const link_class_table[_TBT_LINK_CLASS_MAX] = {
         [TBT_LINK_CLASS_UNKNOWN] = "Unknown",

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* tbt-link.h — one Thunderbolt/USB4 link: its rates, class and degradation from both ends' facts,
- * and its changes over time (replugs remembered by UniqueId). Pure logic. */
+/* tbt-link.h — one Thunderbolt/USB4 link: its rate per direction, its class, whether it runs below what
+ * both ends can do, and how often it changed (pure logic; the tree of links: tbt-topology.h) */
 #pragma once
 
 #include "counter.h"
@@ -63,13 +63,13 @@ typedef struct TbtLinkInfo {
  */
 int tbt_link_evaluate(const TbtLinkFacts *facts, TbtLinkInfo *ret);
 
-/* The generation a link class stands for (Thunderbolt 5, 4 or 3; see
- * tbt_topology_path_generation()), 0 if none. */
+/* The generation a link class stands for (as above), 0 if none. */
 unsigned tbt_link_class_generation(TbtLinkClass c) _const_;
+
 const char *tbt_link_class_to_string(TbtLinkClass c) _const_;
 TbtLinkClass tbt_link_class_from_string(const char *s) _pure_;
 
-/* ---- a link over time ---- */
+/* ---- a link over time (tbt-link.c) ---- */
 
 /*
  * A Thunderbolt link changes when its rate or lanes move (the driver sends a change

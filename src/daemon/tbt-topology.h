@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* tbt-topology.h — the Thunderbolt tree: node types, parents and depths, each hop's link (tbt-link.h)
- * and path bottlenecks (pure logic) */
+/* tbt-topology.h — the Thunderbolt tree and its path bottlenecks (pure logic; one link: tbt-link.h) */
 #pragma once
 
 #include "sysfs/thunderbolt.h"
@@ -100,6 +99,5 @@ int tbt_topology_walk(const TbtTopology *t, TbtWalkFunc func, void *userdata);
  * Thunderbolt 3, or the node has no link. Gives the network Link's ConnectionType "Thunderbolt N".
  */
 unsigned tbt_topology_path_generation(const TbtTopology *t, size_t index);
-
 
 const char *tbt_node_type_to_string(TbtNodeType t) _const_;

@@ -71,7 +71,7 @@ static TbtObject *tbt_object_free(TbtObject *o) {
         free(o->derived.net_interface_path);
         free(o->derived.pci_device_path);
         free(o->derived.path_limited_by);
-        free(o->derived.health_reason);
+        health_state_done(&o->derived.health_state);
         return mfree(o);
 }
 
@@ -126,7 +126,7 @@ static int tbt_object_new(Thunderbolt *tbt, TbtDevice *d, TbtObject **ret) {
         o->type = _TBT_NODE_TYPE_INVALID;
         o->depth = -1;
         o->link_class = _TBT_LINK_CLASS_INVALID;
-        o->derived.health = HEALTH_UNKNOWN;
+        o->derived.health_state = HEALTH_STATE_INIT;
 
         r = table_put(tbt_table(tbt, device->kind), o->sysname, o);
         if (r < 0) {

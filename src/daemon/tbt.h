@@ -47,7 +47,7 @@ typedef struct TbtObject {
         bool has_link;
         TbtLinkClass link_class;
         unsigned rx_gbps, tx_gbps, path_rx_gbps, path_tx_gbps;
-        bool degraded;
+        bool degraded; /* the link's structural fact (tbt-topology.c); published as derived.health_state */
         char *degraded_reason;
         char **problems;
         unsigned path_generation; /* peers: 3, 4, 5 for the network link's ConnectionType; 0 unknown */
@@ -62,8 +62,7 @@ typedef struct TbtObject {
                 char *pci_device_path; /* domains: PciDevice, the host interface (derive-pci.c) */
                 double path_limit_gbps; /* routers and peers: PathLimitGbps (derive-pci.c) */
                 char *path_limited_by;
-                Health health; /* derive-health.c */
-                char *health_reason;
+                HEALTH_STATE_MEMBER; /* derive-health.c: Health, Degraded and their reasons, one verdict */
         } derived;
 } TbtObject;
 

@@ -4,14 +4,12 @@
  * updates current_link_speed with no uevent; AER, InfiniBand and Ethernet error counters rise; bytes
  * move. One timer for all of it ([Watch] IntervalSec=, 2 s by default; 0: no timer, no wakeups): a
  * sample is one rtnetlink dump of every link's statistics and a few sysfs reads per published PCI
- * function and RDMA port. Each source records what it read on its objects; the derivation pass then
- * judges every object once (derive-health.c).
+ * function and RDMA port, each kind's by its sampler (link-watch.c, pci-watch.c, rdma-watch.c: watch.h's
+ * one shape), which records what it read on its objects; the derivation pass then judges every object
+ * once (derive-health.c).
  */
 #include <time.h>
 
-#include "netlink.h"
-#include "pci.h"
-#include "rdma.h"
 #include "shared/log.h"
 #include "shared/time-util.h"
 #include "watch.h"
@@ -19,29 +17,34 @@
 struct Watch {
         WatchContext c;
         sd_event_source *timer;
-        bool netlink_failing; /* said once until it works again */
+        bool failing[WATCH_SAMPLERS_MAX]; /* said once until it works again */
 };
 
 static void watch_sample(Watch *w) {
         uint64_t now = now_usec(CLOCK_MONOTONIC), cpu = now_usec(CLOCK_THREAD_CPUTIME_ID);
-        size_t n_links = 0, n_pci = 0, n_rdma = 0;
-        int r;
+        char counts[160] = "";
+        size_t len = 0;
 
-        r = w->c.netlink ? netlink_sample_stats(w->c.netlink, now, &n_links) : 0;
-        if (r < 0 && !w->netlink_failing)
-                log_warning_errno(r, "Cannot read link statistics, rates and link health stay unknown: %m");
-        else if (r >= 0 && w->netlink_failing)
-                log_info("Link statistics can be read again.");
-        w->netlink_failing = r < 0;
-        if (w->c.pci)
-                n_pci = pci_sample(w->c.pci, now, w->c.interval_usec);
-        if (w->c.rdma)
-                n_rdma = rdma_sample(w->c.rdma, now);
+        for (size_t i = 0; i < w->c.n_samplers; i++) {
+                const WatchSampler *s = &w->c.samplers[i];
+                size_t n = 0;
+                int r;
+
+                r = s->sample(s->source, now, w->c.interval_usec, &n);
+                if (r < 0 && !w->failing[i] && s->failed)
+                        log_warning_errno(r, "%s: %m", s->failed);
+                else if (r >= 0 && w->failing[i] && s->recovered)
+                        log_info("%s", s->recovered);
+                w->failing[i] = r < 0;
+                /* "3 links, 2 PCI functions": a debug line, cut short rather than allocated. */
+                int k = snprintf(counts + len, sizeof(counts) - len, "%s%zu %s", i > 0 ? ", " : "", n, s->objects);
+                if (k > 0 && (size_t) k < sizeof(counts) - len)
+                        len += (size_t) k;
+        }
 
         *w->c.sampled = true;
         bus_publisher_schedule(w->c.publisher);
-        log_debug("Watch: %zu links, %zu PCI functions, %zu RDMA ports sampled in %" PRIu64 " us of CPU.", n_links, n_pci,
-                  n_rdma, now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu);
+        log_debug("Watch: %s sampled in %" PRIu64 " us of CPU.", counts, now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu);
 }
 
 static int on_watch_timer(sd_event_source *s, uint64_t usec, void *userdata) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* watch.h — the one timer that samples what the kernel does not announce: link statistics, PCIe links
- * retraining, AER and RDMA port counters */
+/* watch.h — the one timer that samples what the kernel does not announce (link statistics, PCIe links
+ * retraining, AER and RDMA port counters), and the one shape every kind's part of it has */
 #pragma once
 
 #include <systemd/sd-event.h>
@@ -8,17 +8,32 @@
 #include "bus-object.h"
 #include "shared/macros.h"
 
-typedef struct Netlink Netlink;
-typedef struct Pci Pci;
-typedef struct Rdma Rdma;
 typedef struct Watch Watch;
+
+/*
+ * One kind's part of the watch, in <kind>-watch.c: the sampler reads what the kernel counts of every
+ * object of the kind, and the recorder beside it records each reading on its object (counters as
+ * published, rates over the interval, windows of recent events for the health judge) and queues the
+ * object. The timer knows nothing else of the kinds.
+ */
+typedef struct WatchSampler {
+        const char *objects; /* what one object is called in the debug line: "links" */
+        /* Reads and records every object at now (CLOCK_MONOTONIC usec), interval_usec after the last
+         * sample; how many objects were read in *ret_n. A negative errno when the kind's source could not
+         * be read at all: said once (failed), until it can again (recovered). */
+        int (*sample)(void *source, uint64_t now, uint64_t interval_usec, size_t *ret_n);
+        void *source;
+        const char *failed;    /* "Cannot read link statistics, ..."; NULL: never fails as a whole */
+        const char *recovered; /* "Link statistics can be read again." */
+} WatchSampler;
+
+#define WATCH_SAMPLERS_MAX 4
 
 typedef struct WatchContext {
         sd_event *event;
         uint64_t interval_usec; /* [Watch] IntervalSec=; 0: no watch at all, no timer */
-        Netlink *netlink;
-        Pci *pci;
-        Rdma *rdma;
+        WatchSampler samplers[WATCH_SAMPLERS_MAX]; /* in the order they sample */
+        size_t n_samplers;
         BusPublisher *publisher;
         /* Set after every sample: the derivation pass then judges every object (derive-health.c). */
         bool *sampled;

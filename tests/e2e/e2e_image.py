@@ -33,8 +33,8 @@ MIRROR = os.environ.get("LINKPROBE_E2E_MIRROR", "http://deb.debian.org/debian")
 # adds packages for debugging, e.g. strace; it is part of the recipe, so the cache follows it.
 PACKAGES = [
     "systemd", "dbus", "libsystemd0", "libudev1", "libnl-3-200", "libnl-route-3-200", "libnl-genl-3-200",
-    "libjson-c5", "libinih1", "ocl-icd-libopencl1", "libibverbs1", "libibumad3", "libibmad5", "libpci3",
-    "libcurl4", "libgvc6", "udev", "umockdev", "iproute2",
+    "libjson-c5", "libinih1", "ocl-icd-libopencl1", "libibverbs1", "libibumad3", "libibmad5", "libibnetdisc5",
+    "libpci3", "libcurl4", "libgvc6", "udev", "umockdev", "iproute2",
 ] + os.environ.get("LINKPROBE_E2E_EXTRA_PACKAGES", "").split()
 
 # Bumped when the customisation in _customise() changes, so the key changes with it.

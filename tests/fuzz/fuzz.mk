@@ -66,3 +66,6 @@ endef
 FUZZ_TARGETS += ethtool-linkmodes
 fuzz-ethtool-linkmodes_LIBS := daemon sysfs shared
 fuzz-ethtool-linkmodes_PKGS := libnl-3.0 libsystemd
+# The subnet sweep (issue 26): linkprobe-probe-fabric's document, its strings from the fabric.
+FUZZ_TARGETS += fabric-sweep
+fuzz-fabric-sweep_LIBS := daemon sysfs shared

@@ -26,7 +26,14 @@ def network():
     net.close()
 
 
-@pytest.mark.parametrize("example", RUN, ids=[e.where for e in RUN])
+def measures(example):
+    """An example that measures within a deadline (the GPU probe's memory and FLOPS, the TCP probe's
+    rates) runs in make check's pass of its own, with no other test file beside it."""
+    return "--measure" in example.text or "linkprobe-probe-tcp" in example.text
+
+
+@pytest.mark.parametrize("example", [pytest.param(e, marks=pytest.mark.alone) if measures(e) else e for e in RUN],
+                         ids=[e.where for e in RUN])
 def test_example(network, example):
     problem = network.run(example)
     if problem:

@@ -423,6 +423,11 @@ BAD_VALUES = {
     "config_parse_bit_error_rate": "1",
     "config_parse_share_percent": "150",
     "config_parse_gbps": "fast",
+    "config_parse_escalation_window": "30s",
+    "config_parse_escalation_events": "17",
+    "config_parse_sweep_interval": "5",
+    "config_parse_sweep_timeout": "never",
+    "config_parse_max_switches": "0",
 }
 
 

@@ -551,3 +551,33 @@ def test_catalog(tmp_path):
     listed = lp.run(["journalctl", f"--root={tmp_path}", "--list-catalog"]).stdout
     assert {line.split()[0] for line in listed.splitlines() if line.strip()} == ids, listed
     assert "@LINKPROBE_OBJECT_NAME@ is flapping" in listed
+
+
+def test_escalation_after_repeated_events(netns, client, daemon_factory):
+    """NVIDIA's NIC health monitor escalates after 5 degradation events in 24 h; [Health] sets both. Here 2
+    in a minute, and a short flapping window: flapping, ok again, flapping again is escalated to errors."""
+    netns.ip("link", "add", "esc0", "type", "veth", "peer", "name", "esc1")
+    netns.ip("link", "set", "esc0", "up")
+    daemon_factory(netns, config=WATCH + "[Health]\nFlapWindowSec=30\nFlapChanges=1\n"
+                   "EscalationWindowSec=60\nEscalationEvents=2\n")
+    wait_for(lambda: client.link_by_name("esc0"), 10, "esc0")
+
+    def flap():
+        netns.ip("link", "set", "esc1", "up")
+        wait_for(lambda: client.link_by_name("esc0")["Carrier"], 5, "carrier")
+
+    def health(want):
+        return lambda: (lambda l: l if l["Health"] == want else None)(client.link_by_name("esc0"))
+
+    flap()
+    link = wait_for(health("flapping"), 10, "flapping")
+    assert "escalated" not in link["HealthReason"], link
+    # Flapping for 15 s at least (the window is kept in 15 s buckets), then ok again: one event counted.
+    netns.ip("link", "set", "esc1", "down")
+    wait_for(lambda: not client.link_by_name("esc0")["Carrier"], 5, "no carrier")
+    wait_for(health("ok"), 60, lambda: f"ok again: {client.link_by_name('esc0')}")
+    flap()
+    link = wait_for(health("errors"), 10, lambda: f"escalated: {client.link_by_name('esc0')}")
+    assert link["HealthReason"].startswith("2 degradation events (errors or flapping) in the last minute: escalated; "), \
+        link["HealthReason"]
+    assert 'linkprobe_link_health{device="esc0",health="errors"} 1\n' in metrics(client)

@@ -170,6 +170,35 @@ def test_overrun_resyncs_to_kernel_state(netns, client, daemon_factory):
     assert "overrun" in daemon.log(), "the storm did not overrun a 1-byte buffer; the test proves nothing"
 
 
+def test_start_survives_interrupted_dumps(netns, client, daemon_factory):
+    """A start-up dump the kernel keeps interrupting (NLM_F_DUMP_INTR: links or addresses change under it, as
+    when 2000 links come up and run IPv6 duplicate address detection) is accepted and read again later,
+    never a failed start. The kernel interrupts a dump only when a change lands inside it, which a test
+    cannot time: LINKPROBE_TEST_INTERRUPT_DUMPS makes the first dumps count as interrupted (their result
+    fed, as the kernel's would be). 15: the start's link dump five times, then its address dump five times,
+    then the first resync's link dump five times, so that resync is interrupted too and a second one, after
+    a longer pause, completes; meanwhile links and addresses change."""
+    ns = netns
+    pairs = 20
+    ns.batch([f"link add c{i}a type veth peer name c{i}b" for i in range(pairs)])
+    ns.batch([f"link set c{i}a up" for i in range(pairs)] + [f"addr add 10.78.{i}.1/24 dev c{i}a" for i in range(pairs)])
+    daemon = daemon_factory(ns, args=["--log-level=info"], env={"LINKPROBE_TEST_INTERRUPT_DUMPS": "15"})
+    assert len(client.links()) == 1 + 2 * pairs
+    # Changes while the resyncs are due: the published state must end equal to the kernel's.
+    ns.batch([f"addr del 10.78.{i}.1/24 dev c{i}a" for i in range(0, pairs, 2)] +
+             [f"link del c{i}a" for i in range(0, pairs, 5)] +
+             [f"link add d{i}a type veth peer name d{i}b" for i in range(5)])
+    lp.wait_for(lambda: daemon.log().count("were interrupted by changes") >= 2, 10, "the second interrupted dump")
+    log = daemon.log()
+    assert "Failed to dump" not in log, log
+    assert "read again in 100 ms" in log and "read again in 200 ms" in log, log
+    time.sleep(0.5)  # the second resync (200 ms) is not interrupted: no third one is scheduled
+    assert daemon.log().count("were interrupted by changes") == 2, daemon.log()
+    assert daemon.proc.poll() is None
+    diffs = wait_consistent(client, ns, timeout=30)
+    assert diffs == [], "\n".join(diffs[:20])
+
+
 def test_rank_addresses(netns, client, daemon_factory):
     ns = netns
     ns.ip("link", "add", "ra", "type", "veth", "peer", "name", "rb")

@@ -139,6 +139,7 @@ def test_ipv6(net):
     assert doc["sink"] == "[fd00:201:1::2]:7471"
 
 
+@pytest.mark.alone  # a time budget: a file beside it would spend some of it
 def test_default_run_within_three_seconds(net):
     start = time.monotonic()
     rc, doc, err = probe(net["A"], PROBE_TCP, "10.201.1.2")

@@ -92,6 +92,19 @@ static void test_bad_values(void **state) {
                 "[Health]\nBusyPercent=101\n",
                 "[Health]\nFallbackIpGbps=\n",
                 "[Health]\nLinkDowns=none\n",
+                "[Health]\nEscalationWindowSec=30\n",
+                "[Health]\nEscalationWindowSec=8d\n",
+                "[Health]\nEscalationEvents=17\n",
+                "[Health]\nEscalationEvents=-1\n",
+                "[Fabric]\nSweep=maybe\n",
+                "[Fabric]\nSweepIntervalSec=9\n",
+                "[Fabric]\nSweepIntervalSec=86401\n",
+                "[Fabric]\nSweepIntervalSec=10.5\n",
+                "[Fabric]\nSweepTimeoutSec=0\n",
+                "[Fabric]\nSweepTimeoutSec=2h\n",
+                "[Fabric]\nMaxSwitches=0\n",
+                "[Fabric]\nMaxSwitches=8193\n",
+                "[Fabric]\nMaxSwitches=-1\n",
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 Config c;
@@ -112,7 +125,8 @@ static void test_health(void **state) {
         write_config("[Health]\nErrorsWindowSec=30\nFlapWindowSec=1min\nFlapChanges=3\n"
                      "PcieCorrectableErrorsPerMinute=2.5\nLinkCrcErrorsPerMinute=0\nSymbolErrorRate=1e-15\n"
                      "RcvErrorsPerMinute=20\nLinkDowns=2\nLinkErrorRecoveriesPerMinute=10\nBusyPercent=2.5\n"
-                     "GpuBusyPercent=50\nFallbackIpGbps=0.5\nFallbackRdmaPercent=10\nFallbackSamples=3\n");
+                     "GpuBusyPercent=50\nFallbackIpGbps=0.5\nFallbackRdmaPercent=10\nFallbackSamples=3\n"
+                     "EscalationWindowSec=12h\nEscalationEvents=0\n");
         assert_int_equal(config_load(&c, path, true), 0);
         assert_true(c.health.errors_window_usec == 30 * USEC_PER_SEC && c.health.flap_window_usec == 60 * USEC_PER_SEC);
         assert_int_equal(c.health.flap_changes, 3);
@@ -122,6 +136,23 @@ static void test_health(void **state) {
         assert_true(c.health.busy_share == 0.025 && c.health.gpu_busy_percent == 50);
         assert_true(c.health.fallback_ip_gbps == 0.5 && c.health.fallback_rdma_share == 0.10);
         assert_int_equal(c.health.fallback_samples, 3);
+        assert_true(c.health.escalation_window_usec == 12 * 3600 * USEC_PER_SEC && c.health.escalation_events == 0);
+        config_done(&c);
+}
+
+/* [Fabric]: off by default, every key within its bounds. */
+static void test_fabric(void **state) {
+        Config c;
+
+        config_init(&c);
+        assert_false(c.fabric_sweep);
+        assert_true(c.fabric.interval_usec == 300 * USEC_PER_SEC && c.fabric.timeout_usec == 60 * USEC_PER_SEC);
+        assert_int_equal(c.fabric.max_switches, 1024);
+        write_config("[Fabric]\nSweep=yes\nSweepIntervalSec=10min\nSweepTimeoutSec=1\nMaxSwitches=8192\n");
+        assert_int_equal(config_load(&c, path, true), 0);
+        assert_true(c.fabric_sweep);
+        assert_true(c.fabric.interval_usec == 600 * USEC_PER_SEC && c.fabric.timeout_usec == USEC_PER_SEC);
+        assert_int_equal(c.fabric.max_switches, 8192);
         config_done(&c);
 }
 
@@ -213,7 +244,7 @@ static void test_not_a_file(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_defaults),    cmocka_unit_test(test_every_key),
-                cmocka_unit_test(test_health),
+                cmocka_unit_test(test_health),      cmocka_unit_test(test_fabric),
                 cmocka_unit_test(test_bad_values),  cmocka_unit_test(test_unknown_names_are_ignored),
                 cmocka_unit_test(test_not_a_file),  cmocka_unit_test(test_inhibit_units),
                 cmocka_unit_test(test_unit_names_and_states),

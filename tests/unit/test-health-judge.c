@@ -418,6 +418,94 @@ static void test_limits(void **state) {
         assert_int_equal(health_limits_check(&l, why, sizeof(why)), -EINVAL);
 }
 
+/* One judgement of an object whose verdict is h: what health_escalate() makes of it. */
+static Health escalate(HealthEvents *e, const HealthLimits *l, uint64_t now, Health h, char **reason) {
+        HealthVerdict v = {};
+        Health r;
+
+        if (h != HEALTH_OK)
+                health_verdict_add(&v, h, "%s", health_to_string(h));
+        health_escalate(e, l, now, &v);
+        r = health_verdict_health(&v);
+        *reason = health_verdict_reason(&v);
+        assert_non_null(*reason);
+        health_verdict_done(&v);
+        return r;
+}
+
+/* NVIDIA's NIC health monitor: 5 degradation events in 24 h escalate. An event is a turn to errors or
+ * flapping, counted once however long it lasts; a structural degraded is none. */
+static void test_escalation(void **state) {
+        const uint64_t hour = 3600 * USEC_PER_SEC;
+        HealthEvents e = {};
+        char *reason;
+
+        assert_true(health_limits_default.escalation_window_usec == 24 * hour);
+        assert_int_equal(health_limits_default.escalation_events, 5);
+        /* Four events, each judged for several samples, and degraded between them: no escalation. */
+        for (unsigned i = 0; i < 4; i++) {
+                for (unsigned k = 0; k < 3; k++) {
+                        assert_int_equal(escalate(&e, NULL, (i + 1) * hour + k, i % 2 ? HEALTH_ERRORS : HEALTH_FLAPPING,
+                                                  &reason),
+                                         i % 2 ? HEALTH_ERRORS : HEALTH_FLAPPING);
+                        free(reason);
+                }
+                assert_int_equal(escalate(&e, NULL, (i + 1) * hour + 10, HEALTH_DEGRADED, &reason), HEALTH_DEGRADED);
+                free(reason);
+        }
+        assert_int_equal(e.n, 4);
+        /* The fifth escalates, and it stands while the object is ok again... */
+        assert_int_equal(escalate(&e, NULL, 5 * hour, HEALTH_FLAPPING, &reason), HEALTH_ERRORS);
+        assert_string_equal(reason, "5 degradation events (errors or flapping) in the last 24 h: escalated; flapping");
+        free(reason);
+        assert_int_equal(escalate(&e, NULL, 6 * hour, HEALTH_OK, &reason), HEALTH_ERRORS);
+        assert_string_equal(reason, "5 degradation events (errors or flapping) in the last 24 h: escalated");
+        free(reason);
+        /* ...until the first event is 24 h old. */
+        assert_int_equal(escalate(&e, NULL, 25 * hour, HEALTH_OK, &reason), HEALTH_OK);
+        assert_string_equal(reason, "");
+        free(reason);
+        assert_int_equal(e.n, 4);
+
+        /* [Health]: 2 events in 1 h; 0 events never escalates. */
+        HealthLimits l = health_limits_default;
+        l.escalation_window_usec = hour;
+        l.escalation_events = 2;
+        e = (HealthEvents) {};
+        assert_int_equal(escalate(&e, &l, 100 * hour, HEALTH_ERRORS, &reason), HEALTH_ERRORS);
+        free(reason);
+        assert_int_equal(escalate(&e, &l, 100 * hour + 1, HEALTH_OK, &reason), HEALTH_OK);
+        free(reason);
+        assert_int_equal(escalate(&e, &l, 100 * hour + 2, HEALTH_FLAPPING, &reason), HEALTH_ERRORS);
+        assert_string_equal(reason, "2 degradation events (errors or flapping) in the last hour: escalated; flapping");
+        free(reason);
+        l.escalation_events = 0;
+        assert_int_equal(escalate(&e, &l, 100 * hour + 3, HEALTH_FLAPPING, &reason), HEALTH_FLAPPING);
+        free(reason);
+
+        /* More events than are kept: the oldest are forgotten, the count stays at the most kept. */
+        l = health_limits_default;
+        e = (HealthEvents) {};
+        for (unsigned i = 0; i < 2 * HEALTH_EVENTS_MAX; i++) {
+                assert_int_equal(escalate(&e, &l, hour + 2 * i, HEALTH_ERRORS, &reason), HEALTH_ERRORS);
+                free(reason);
+                assert_int_equal(escalate(&e, &l, hour + 2 * i + 1, HEALTH_OK, &reason),
+                                 i + 1 >= 5 ? HEALTH_ERRORS : HEALTH_OK);
+                free(reason);
+        }
+        assert_int_equal(e.n, HEALTH_EVENTS_MAX);
+
+        /* Out of range windows and counts are refused. */
+        char why[256];
+        l = health_limits_default;
+        l.escalation_events = HEALTH_EVENTS_MAX + 1;
+        assert_int_equal(health_limits_check(&l, why, sizeof(why)), -EINVAL);
+        assert_non_null(strstr(why, "EscalationEvents="));
+        l = health_limits_default;
+        l.escalation_window_usec = 30 * USEC_PER_SEC;
+        assert_int_equal(health_limits_check(&l, why, sizeof(why)), -EINVAL);
+}
+
 static void test_format(void **state) {
         char buf[32];
 
@@ -434,6 +522,8 @@ static void test_format(void **state) {
         assert_int_equal(health_from_string("flapping"), HEALTH_FLAPPING);
         assert_int_equal(health_from_string("fine"), _HEALTH_INVALID);
         assert_string_equal(health_to_string(HEALTH_UNKNOWN), "unknown");
+        assert_string_equal(health_format_window(3600 * USEC_PER_SEC, buf, sizeof(buf)), "in the last hour");
+        assert_string_equal(health_format_window(24 * 3600 * USEC_PER_SEC, buf, sizeof(buf)), "in the last 24 h");
 }
 
 int main(void) {
@@ -446,7 +536,7 @@ int main(void) {
                 cmocka_unit_test(test_thunderbolt),       cmocka_unit_test(test_format),
                 cmocka_unit_test(test_pci_hca_and_its_port), cmocka_unit_test(test_pci_before_the_first_sample),
                 cmocka_unit_test(test_verdict_degraded),  cmocka_unit_test(test_rdma_fallback),
-                cmocka_unit_test(test_limits),
+                cmocka_unit_test(test_limits),            cmocka_unit_test(test_escalation),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

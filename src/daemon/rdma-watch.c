@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What an RDMA port does over time: the watch reads its counters (symbol errors, link error
+ * What an RDMA port does over time (the RDMA ports' part of the watch, watch.h): the sampler reads its counters (symbol errors, link error
  * recoveries, link downs, receive errors, transmit discards, data in and out) every interval and each
  * reading lands here: the counters as published, the data rates over the interval, recent errors and
  * link changes for the judgement (derive-health.c).
  */
 #include <math.h>
 
-#include "rdma.h"
+#include "rdma-watch.h"
 #include "shared/log.h"
 
 static const char *const counter_property[_INFINIBAND_COUNTER_MAX] = {
@@ -72,7 +72,8 @@ void rdma_port_record_counters(RdmaPort *p, const InfinibandCounters *c, int n, 
         bus_object_queue(&p->bus);
 }
 
-size_t rdma_sample(Rdma *rdma, uint64_t now) {
+static int sample(void *source, uint64_t now, uint64_t interval_usec, size_t *ret_n) {
+        Rdma *rdma = source;
         InfinibandCounters c;
         RdmaPort *p;
         size_t n = 0;
@@ -86,5 +87,10 @@ size_t rdma_sample(Rdma *rdma, uint64_t now) {
                 rdma_port_record_counters(p, r >= 0 ? &c : NULL, r, now);
                 n++;
         }
-        return n;
+        *ret_n = n;
+        return 0;
+}
+
+WatchSampler rdma_watch_sampler(Rdma *rdma) {
+        return (WatchSampler) { .objects = "RDMA ports", .sample = sample, .source = rdma };
 }

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * linkprobe-probe-fabric: walks the whole InfiniBand subnet with libibnetdisc (ibnetdiscover's own
+ * library) and prints every switch and every switch-to-switch link as one JSON document. linkprobed
+ * runs it as a child with a deadline ([Fabric] Sweep=yes), so a fabric that answers slowly or not at
+ * all never holds up the daemon's loop, and the memory the walk needs is given back when it exits.
+ *
+ *   {"probe": "fabric", "version": 1, "status": "ok", "total_switches": N, "truncated": false,
+ *    "unanswered": [{"guid": "0x...", "port": P}, ...],
+ *    "switches": [{"guid": "0x...", "description": "...", "ports": N,
+ *                  "links": [{"port": P, "remote_guid": "0x...", "remote_port": Q,
+ *                             "port_info": "128 hex digits"}]}]}
+ *
+ * port_info is the PortInfo of the switch's port as the switch answered it: the daemon decodes and
+ * checks it with the same code that reads a neighbour's answers (src/daemon/ib-smp.c). "unanswered"
+ * lists the switch ports whose link is up but whose far end never answered (a MAD timeout mid-sweep):
+ * the walk is then incomplete, and the daemon keeps its last complete result.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/ibnetdisc.h>
+#include <infiniband/mad.h>
+
+#include "probe-util.h"
+#include "shared/parse-util.h"
+
+#define PROBE_NAME "fabric"
+/* PortInfo:PortPhysicalState LinkUp. */
+#define PHYS_STATE_LINK_UP 5
+
+typedef struct Options {
+        const char *ca;
+        unsigned port;
+        unsigned max_switches;
+        unsigned timeout_ms;
+        unsigned retries;
+        unsigned max_smps;
+        uint64_t deadline_usec;
+} Options;
+
+static unsigned parse_bounded(const char *arg, const char *what, unsigned min, unsigned max) {
+        uint32_t v;
+
+        if (parse_u32(arg, &v) < 0 || v < min || v > max)
+                probe_exit_error(PROBE_NAME, PROBE_EXIT_USAGE, "usage", "%s=%s: expected %u to %u", what, arg, min,
+                                 max);
+        return v;
+}
+
+static void parse_options(int argc, char **argv, Options *o) {
+        static const struct option options[] = {
+                { "ca", required_argument, NULL, 'C' },
+                { "port", required_argument, NULL, 'P' },
+                { "max-switches", required_argument, NULL, 'm' },
+                { "timeout-ms", required_argument, NULL, 't' },
+                { "retries", required_argument, NULL, 'r' },
+                { "outstanding-smps", required_argument, NULL, 'o' },
+                { "deadline", required_argument, NULL, 'd' },
+                {}
+        };
+        int c;
+
+        *o = (Options) { .max_switches = 2048, .timeout_ms = 200, .retries = 2, .max_smps = 8,
+                         .deadline_usec = 60 * USEC_PER_SEC };
+        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
+                switch (c) {
+                case 'C':
+                        o->ca = optarg;
+                        break;
+                case 'P':
+                        o->port = parse_bounded(optarg, "--port", 0, 254);
+                        break;
+                case 'm':
+                        o->max_switches = parse_bounded(optarg, "--max-switches", 1, 65535);
+                        break;
+                case 't':
+                        o->timeout_ms = parse_bounded(optarg, "--timeout-ms", 1, 60000);
+                        break;
+                case 'r':
+                        o->retries = parse_bounded(optarg, "--retries", 0, 10);
+                        break;
+                case 'o':
+                        o->max_smps = parse_bounded(optarg, "--outstanding-smps", 1, 64);
+                        break;
+                case 'd':
+                        o->deadline_usec = (uint64_t) parse_bounded(optarg, "--deadline", 1, 3600) * USEC_PER_SEC;
+                        break;
+                default:
+                        probe_exit_error(PROBE_NAME, PROBE_EXIT_USAGE, "usage", "unknown option (see "
+                                         "linkprobe-probe-fabric(8))");
+                }
+        if (optind < argc)
+                probe_exit_error(PROBE_NAME, PROBE_EXIT_USAGE, "usage", "unexpected argument %s", argv[optind]);
+}
+
+static json_object *guid_string(uint64_t guid) {
+        char s[2 + 16 + 1];
+
+        snprintf(s, sizeof(s), "0x%016" PRIx64, guid);
+        return json_object_new_string(s);
+}
+
+static json_object *hex_string(const uint8_t *data, size_t n) {
+        char s[2 * IB_SMP_DATA_SIZE + 1];
+
+        for (size_t i = 0; i < n && i < IB_SMP_DATA_SIZE; i++)
+                snprintf(s + 2 * i, 3, "%02x", data[i]);
+        return json_object_new_string(s);
+}
+
+/* The description as the switch answered it: up to 64 bytes, NUL-padded (the daemon escapes it). */
+static json_object *description_string(const char *d) {
+        return json_object_new_string_len(d, (int) strnlen(d, 64));
+}
+
+static json_object *switch_object(ibnd_node_t *node, json_object *unanswered) {
+        json_object *o = json_object_new_object(), *links = json_object_new_array();
+
+        json_object_object_add(o, "guid", guid_string(node->guid));
+        json_object_object_add(o, "description", description_string(node->nodedesc));
+        json_object_object_add(o, "ports", json_object_new_int(node->numports));
+        for (int i = 1; i <= node->numports; i++) {
+                ibnd_port_t *p = node->ports ? node->ports[i] : NULL;
+                json_object *l;
+
+                if (!p)
+                        continue;
+                if (!p->remoteport) {
+                        if (mad_get_field(p->info, 0, IB_PORT_PHYS_STATE_F) == PHYS_STATE_LINK_UP) {
+                                json_object *u = json_object_new_object();
+                                json_object_object_add(u, "guid", guid_string(node->guid));
+                                json_object_object_add(u, "port", json_object_new_int(i));
+                                json_object_array_add(unanswered, u);
+                        }
+                        continue;
+                }
+                if (p->remoteport->node->type != IB_NODE_SWITCH)
+                        continue;
+                l = json_object_new_object();
+                json_object_object_add(l, "port", json_object_new_int(i));
+                json_object_object_add(l, "remote_guid", guid_string(p->remoteport->node->guid));
+                json_object_object_add(l, "remote_port", json_object_new_int(p->remoteport->portnum));
+                json_object_object_add(l, "port_info", hex_string(p->info, IB_SMP_DATA_SIZE));
+                json_object_array_add(links, l);
+        }
+        json_object_object_add(o, "links", links);
+        return o;
+}
+
+int main(int argc, char **argv) {
+        json_object *result, *switches, *unanswered;
+        ibnd_config_t config = {};
+        ibnd_fabric_t *fabric;
+        unsigned total = 0, published = 0;
+        Options o;
+
+        parse_options(argc, argv, &o);
+        if (probe_arm_deadline(PROBE_NAME, o.deadline_usec) < 0)
+                probe_exit_error(PROBE_NAME, PROBE_EXIT_ERROR, "deadline", "Cannot arm the deadline: %s",
+                                 strerror(errno));
+
+        /* ibnetdiscover's defaults but for the outstanding SMPs: more of them in flight is what makes a
+         * walk of a large fabric fast (each switch answers on its own). */
+        config.max_smps = o.max_smps;
+        config.timeout_ms = o.timeout_ms;
+        config.retries = o.retries;
+        fabric = ibnd_discover_fabric((char *) o.ca, (int) o.port, NULL, &config);
+        if (!fabric)
+                probe_exit_error(PROBE_NAME, PROBE_EXIT_ERROR, "discover-failed",
+                                 "libibnetdisc could not walk the subnet from %s port %u (no umad device, no "
+                                 "access to it, or no answer from the first hop)",
+                                 o.ca ?: "the first CA", o.port);
+
+        result = probe_result_new(PROBE_NAME);
+        switches = json_object_new_array();
+        unanswered = json_object_new_array();
+        for (ibnd_node_t *n = fabric->switches; n; n = n->type_next) {
+                total++;
+                if (published >= o.max_switches)
+                        continue;
+                json_object_array_add(switches, switch_object(n, unanswered));
+                published++;
+        }
+        json_object_object_add(result, "total_switches", json_object_new_int((int) total));
+        json_object_object_add(result, "truncated", json_object_new_boolean(total > published));
+        json_object_object_add(result, "mads", json_object_new_int((int) fabric->total_mads_used));
+        json_object_object_add(result, "unanswered", unanswered);
+        json_object_object_add(result, "switches", switches);
+        ibnd_destroy_fabric(fabric);
+        if (probe_print(result) < 0)
+                return PROBE_EXIT_ERROR;
+        json_object_put(result);
+        return PROBE_EXIT_OK;
+}
