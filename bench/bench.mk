@@ -1,6 +1,7 @@
 # Benchmarks: `make bench` runs bench/run-all, which prints a table of ratios against the anchor tools.
 # bench/bench-fabric times linkprobectl fabric on a simulated 1,000-node cluster (bench/fabric-sim
-# writes its metrics) served by a real Prometheus.
+# writes its metrics) served by a real Prometheus; bench/bench-topology times fabric topology and verify over
+# 10,000 nodes' snapshots (bench/fabric-snapshots writes them).
 TEST_PROGRAMS += latency-client
 latency-client_SOURCES := bench/latency-client.c
 latency-client_LIBS := shared

@@ -4,7 +4,7 @@
 
 _linkprobectl() {
         local verbs='status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot fabric health switches lldp'
-        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --prometheus-ca-file= --prometheus-user= --prometheus-password-file= --prometheus-token-file= --tolerance= --list --snapshots --nodes= --hostfile= --backend= --svg --png --output='
+        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --prometheus-ca-file= --prometheus-user= --prometheus-password-file= --prometheus-token-file= --tolerance= --list --snapshots --nodes= --hostfile= --backend= --svg --png --output= --format= --slurm='
         local -a args bus_args=()
         local cur i verb='' sub='' snapshots=''
         [[ " ${COMP_LINE:0:COMP_POINT} " == *' --snapshots '* ]] && snapshots=1
@@ -26,7 +26,7 @@ _linkprobectl() {
                         ((i++))
                         ;;
                 --bus-address=* | --user | --system) bus_args+=("${args[i]}") ;;
-                --transport | --timeout | --color | --what | --who | --why | --prometheus | --tolerance | --nodes | --hostfile | --backend | --output) ((i++)) ;;
+                --transport | --timeout | --color | --what | --who | --why | --prometheus | --tolerance | --nodes | --hostfile | --backend | --output | --format | --slurm) ((i++)) ;;
                 --prometheus-ca-file | --prometheus-user | --prometheus-password-file | --prometheus-token-file) ((i++)) ;;
                 -*) ;;
                 *)
@@ -59,6 +59,14 @@ _linkprobectl() {
                 COMPREPLY=($(compgen -f -- "$cur"))
         elif [[ $cur == --prometheus-ca-file=* || $cur == --prometheus-password-file=* || $cur == --prometheus-token-file=* ]]; then
                 COMPREPLY=($(compgen -f -P "${cur%%=*}=" -- "${cur#*=}"))
+        elif [[ $prev == --slurm ]]; then
+                COMPREPLY=($(compgen -f -- "$cur"))
+        elif [[ $cur == --slurm=* ]]; then
+                COMPREPLY=($(compgen -f -P --slurm= -- "${cur#--slurm=}"))
+        elif [[ $prev == --format ]]; then
+                COMPREPLY=($(compgen -W "slurm slurm-block k8s-labels json" -- "$cur"))
+        elif [[ $cur == --format=* ]]; then
+                COMPREPLY=($(compgen -W "--format=slurm --format=slurm-block --format=k8s-labels --format=json" -- "$cur"))
         elif [[ $prev == --hostfile ]]; then
                 COMPREPLY=($(compgen -W "mlx" -- "$cur"))
         elif [[ $cur == --hostfile=* ]]; then
@@ -84,8 +92,8 @@ _linkprobectl() {
         elif [[ $verb == probe && $prev == probe ]]; then
                 COMPREPLY=($(compgen -W 'gpu' -- "$cur"))
         elif [[ $verb == fabric && -z $sub && $cur != -* ]]; then
-                # "fabric ring", "fabric coordinator"; with --snapshots, the snapshot files too.
-                COMPREPLY=($(compgen -W 'ring coordinator' -- "$cur"))
+                # "fabric ring", "coordinator", "topology", "verify"; with --snapshots, the snapshot files too.
+                COMPREPLY=($(compgen -W 'ring coordinator topology verify' -- "$cur"))
                 [[ -n $snapshots ]] && COMPREPLY+=($(compgen -f -- "$cur"))
         elif [[ $verb == fabric && -n $snapshots && $cur != -* ]]; then
                 COMPREPLY=($(compgen -f -- "$cur"))

@@ -209,13 +209,16 @@ static int on_root_loaded(sd_bus_message *reply, void *userdata, sd_bus_error *e
                 json_object_put(props);
                 return 0;
         }
-        /* Which interface: the properties say (Summary has FastestLink, Node has Hostname). */
+        /* Which interface: the properties say (Summary has FastestLink, Manager WatchIntervalUSec, Node
+         * Hostname). */
         if (!json_object_object_get_ex(m->objects, BUS_PATH, &root)) {
                 root = json_object_new_object();
                 json_object_object_add(m->objects, BUS_PATH, root);
         }
-        json_object_object_add(root, json_object_object_get_ex(props, "FastestLink", NULL) ? SUMMARY_INTERFACE
-                                                                                           : NODE_INTERFACE, props);
+        json_object_object_add(root, json_object_object_get_ex(props, "FastestLink", NULL)         ? SUMMARY_INTERFACE
+                                     : json_object_object_get_ex(props, "WatchIntervalUSec", NULL) ? MANAGER_INTERFACE
+                                                                                                   : NODE_INTERFACE,
+                               props);
         model_changed(m);
         return 0;
 }
@@ -245,10 +248,10 @@ static int on_objects_loaded(sd_bus_message *reply, void *userdata, sd_bus_error
         m->said_not_running = false;
         log_info("linkprobed is running: %d objects.", json_object_object_length(objects));
         json_object_object_del(m->objects, BUS_PATH);
-        for (size_t i = 0; i < 2; i++) {
+        static const char *const root_interfaces[] = { SUMMARY_INTERFACE, NODE_INTERFACE, MANAGER_INTERFACE };
+        for (size_t i = 0; i < ELEMENTSOF(root_interfaces); i++) {
                 r = sd_bus_call_method_async(m->bus, NULL, m->owner, BUS_PATH, "org.freedesktop.DBus.Properties",
-                                             "GetAll", on_root_loaded, m, "s",
-                                             i == 0 ? SUMMARY_INTERFACE : NODE_INTERFACE);
+                                             "GetAll", on_root_loaded, m, "s", root_interfaces[i]);
                 if (r < 0)
                         log_warning_errno(r, "Cannot ask linkprobed for its summary: %m");
         }

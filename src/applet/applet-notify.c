@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* applet-notify.c — what is worth a notification, and no more of them than a person can read.
  *
- * Events wait a moment (MERGE_MSEC) so that what happens together is told together: a dock and the
- * devices behind it are one notification. Each object then has at most one notification per
+ * Events wait until nothing new has come for a moment (the merge window), so that what happens together
+ * is told together: a dock and the devices behind it are one notification, and so are links the daemon
+ * judges at consecutive watch samples. The window is MERGE_MSEC, or one and a half of linkprobed's
+ * Manager.WatchIntervalUSec where that is longer (what the watch sees is judged at its samples, one
+ * interval apart); no event waits more than MERGE_MAX_WINDOWS windows. Each object then has at most one notification per
  * IntervalSec=: what happens to it within that time is counted and told in the next one, which
  * replaces the previous bubble (replaces_id), or is not told at all when the object ended where the
  * last notification left it. Many objects at once (a switch rebooting under a hundred links) are one
@@ -17,6 +20,7 @@
 #define NOTIFY_NAME "org.freedesktop.Notifications"
 #define NOTIFY_PATH "/org/freedesktop/Notifications"
 #define MERGE_MSEC 700
+#define MERGE_MAX_WINDOWS 4
 #define MAX_SEPARATE 3
 
 typedef struct HealthState {
@@ -43,6 +47,8 @@ struct Notifier {
         GHashTable *health;     /* path → HealthState */
         GPtrArray *tbt;         /* TbtEvent waiting for the flush */
         guint flush_timer;
+        uint64_t merge_started;  /* monotonic µs of the first event the pending timer merges; 0 none */
+        uint64_t watch_usec;     /* linkprobed's Manager.WatchIntervalUSec; 0 unknown or off */
         bool markup;            /* the daemon reads Pango-like markup in bodies */
         bool said_no_daemon;
 };
@@ -238,6 +244,7 @@ static gboolean on_flush(gpointer userdata) {
         Notifier *n = userdata;
 
         n->flush_timer = 0;
+        n->merge_started = 0;
         flush_thunderbolt(n);
         flush_health(n);
         return G_SOURCE_REMOVE;
@@ -247,6 +254,34 @@ static void notifier_schedule(Notifier *n, unsigned msec) {
         if (n->flush_timer)
                 return;
         n->flush_timer = g_timeout_add(msec, on_flush, n);
+}
+
+unsigned notifier_merge_msec(const Notifier *n) {
+        uint64_t watch_msec = n->watch_usec / 1000;
+
+        return (unsigned) MIN(MAX((uint64_t) MERGE_MSEC, watch_msec + watch_msec / 2), (uint64_t) 60000);
+}
+
+/* An event: the flush waits for the merge window after it, unless the first event it merges has already
+ * waited MERGE_MAX_WINDOWS windows (a storm is told while it goes on, not after). */
+static void notifier_merge(Notifier *n) {
+        uint64_t now = (uint64_t) g_get_monotonic_time(), window = notifier_merge_msec(n);
+
+        if (n->flush_timer && n->merge_started && now - n->merge_started >= MERGE_MAX_WINDOWS * window * 1000)
+                return;
+        if (n->flush_timer)
+                g_source_remove(n->flush_timer);
+        if (!n->merge_started)
+                n->merge_started = now;
+        n->flush_timer = g_timeout_add((guint) window, on_flush, n);
+}
+
+void notifier_set_watch_interval(Notifier *n, uint64_t usec) {
+        if (n->watch_usec == usec)
+                return;
+        n->watch_usec = usec;
+        log_info("linkprobed watches every %" PRIu64 " µs: notifications merge over %u ms.", usec,
+                 notifier_merge_msec(n));
 }
 
 void notifier_thunderbolt(Notifier *n, const char *path, int depth, bool degraded, const char *title,
@@ -265,7 +300,7 @@ void notifier_thunderbolt(Notifier *n, const char *path, int depth, bool degrade
         e->body = g_strdup(body);
         e->line = g_strdup(line);
         g_ptr_array_add(n->tbt, e);
-        notifier_schedule(n, MERGE_MSEC);
+        notifier_merge(n);
 }
 
 void notifier_health(Notifier *n, const char *path, const char *what, bool bad, const char *text) {
@@ -285,7 +320,7 @@ void notifier_health(Notifier *n, const char *path, const char *what, bool bad, 
         h->bad = bad;
         h->changes++;
         h->pending = true;
-        notifier_schedule(n, MERGE_MSEC);
+        notifier_merge(n);
 }
 
 static int on_capabilities(sd_bus_message *reply, void *userdata, sd_bus_error *error) {

@@ -24,3 +24,10 @@ void notifier_thunderbolt(Notifier *n, const char *path, int depth, bool degrade
  * carrier changes in the last 2 min". One notification per object per IntervalSec=; the changes in
  * between are merged into the next, and dropped where it would say what the last one said. */
 void notifier_health(Notifier *n, const char *path, const char *what, bool bad, const char *text);
+
+/* linkprobed's Manager.WatchIntervalUSec (0: unknown, or the watch is off): events merge over one and a
+ * half of it where that is longer than the applet's own window, as objects judged at two consecutive
+ * samples are one change to a person. */
+void notifier_set_watch_interval(Notifier *n, uint64_t usec);
+/* The merge window now, in milliseconds. */
+unsigned notifier_merge_msec(const Notifier *n);

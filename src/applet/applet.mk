@@ -6,6 +6,10 @@ DEBIAN_BUILD_PACKAGES += libgtk-3-dev librsvg2-dev
 # Under Xvfb a real tray host (xfce4-panel: its systray plugin is a StatusNotifierWatcher and host)
 # and a real notification daemon (dunst); xwd and ImageMagick's convert take the screenshots.
 DEBIAN_TEST_PACKAGES += xvfb xauth xfce4-panel dunst x11-apps x11-utils imagemagick xdotool librsvg2-bin
+# desktop-file-validate: test_applet_install.py checks the .desktop files against the specification.
+DEBIAN_TEST_PACKAGES += desktop-file-utils
+# setcap: test_applet_desktop.py gives a copy of the applet a file capability (secure-execution mode).
+DEBIAN_TEST_PACKAGES += libcap2-bin
 
 PROGRAMS += linkprobe-applet
 linkprobe-applet_SOURCES := $(wildcard src/applet/*.c)

@@ -4,6 +4,7 @@
  * compute device, a details window with the node's picture, and notifications for what a person
  * plugs in and what goes bad. It reads the system bus (no privilege) and serves the session bus. */
 #include <getopt.h>
+#include <sys/auxv.h>
 #include <glib-unix.h>
 #include <gtk/gtk.h>
 
@@ -53,6 +54,9 @@ static gboolean on_refresh(gpointer userdata) {
         g_autofree char *body = NULL, *more = NULL;
 
         a->refresh = 0;
+        /* Objects the watch judges at consecutive samples are one notification. */
+        json_object *watch = prop(a, BUS_PATH, MANAGER_INTERFACE, "WatchIntervalUSec");
+        notifier_set_watch_interval(a->notifier, running && watch ? (uint64_t) json_object_get_int64(watch) : 0);
         if (view->bad > 1)
                 more = g_strdup_printf(" (%u objects not ok)", view->bad);
         if (running)
@@ -268,6 +272,14 @@ int main(int argc, char *argv[]) {
         else
                 log_notice("No display (DISPLAY or WAYLAND_DISPLAY): the details window is not available.");
 
+        /* sd-bus reads DBUS_SESSION_BUS_ADDRESS, DBUS_SYSTEM_BUS_ADDRESS and XDG_RUNTIME_DIR with
+         * secure_getenv(): with file capabilities (GTK already refused setuid and setgid) they are
+         * ignored without a word, and only the default sockets are tried. The applet needs no privilege. */
+        if (getauxval(AT_SECURE))
+                log_warning("Running with file capabilities (secure-execution mode): DBUS_SESSION_BUS_ADDRESS, "
+                            "DBUS_SYSTEM_BUS_ADDRESS and XDG_RUNTIME_DIR are ignored, only the default buses are "
+                            "tried; linkprobe-applet needs no capabilities (--bus-address= still names "
+                            "linkprobed's bus).");
         r = sd_bus_open_user_with_description(&a.session, "session");
         if (r < 0) {
                 log_error_errno(r, "Cannot connect to the session bus: %m");

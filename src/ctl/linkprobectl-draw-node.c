@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* linkprobectl topo --svg, --png: the node as lstopo draws it and more. One cluster per NUMA node with
- * its CPUs; in it each PCIe host bridge and the tree below it, every line labelled with the link's speed
+/* linkprobectl topo --svg, --png: the node as lstopo draws it and more. One frame per CPU package with
+ * its cores and CPUs, in it one per NUMA node with its CPUs; in that each PCIe host bridge and the tree below it, every line labelled with the link's speed
  * and width; hanging off the functions the network links, RDMA ports, GPUs and Thunderbolt domains, and
  * below a domain its routers, docks and peers at any depth. Lines and boxes are coloured by Health, and
  * whatever is not ok says so in words. What has no PCI function (virtual links, software RDMA, a
  * Thunderbolt domain the kernel names no controller for) goes in a box of its own. */
 #include "linkprobectl-draw-labels.h"
+#include "linkprobectl-draw-node.h"
 #include "linkprobectl-draw.h"
 #include "linkprobectl.h"
 
@@ -259,9 +260,13 @@ static int compare_numa(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
-static void emit_numa_node(Drawing *d, int64_t numa) {
-        _cleanup_(freep) char *cpus = NULL, *title = NULL;
+/* The NUMA node's frame with its host bridges and the trees below them. cpus: its cpulist as
+ * Node.NumaNodes has it (NULL: unknown, the CPUs a function is local to are said instead). A node with
+ * no PCI function is drawn only when always (a NUMA node of a package), with a line saying so. */
+static void emit_numa_node(Drawing *d, int64_t numa, const char *cpus, bool always) {
+        _cleanup_(freep) char *local = NULL, *title = NULL;
         json_object *bridges = json_object_new_object();
+        bool any = false;
 
         if (!bridges) {
                 d->oom = true;
@@ -270,14 +275,30 @@ static void emit_numa_node(Drawing *d, int64_t numa) {
         for (size_t i = 0; i < json_object_array_length(d->roots); i++) {
                 DrawKind kind = KIND_PCI;
                 json_object *o = object_of(d, json_object_get_string(json_object_array_get_idx(d->roots, i)), &kind);
-                if (kind == KIND_PCI && json_int_or(o, "NumaNode", -1) == numa && !cpus && !isempty(json_string_or(o, "LocalCpus", "")))
-                        cpus = strdup(json_string_or(o, "LocalCpus", ""));
+                if (kind != KIND_PCI || json_int_or(o, "NumaNode", -1) != numa)
+                        continue;
+                any = true;
+                if (!local && !isempty(json_string_or(o, "LocalCpus", "")))
+                        local = strdup(json_string_or(o, "LocalCpus", ""));
         }
-        title = numa >= 0 ? ctl_strdupf("NUMA node %" PRId64 "%s%s", numa, cpus ? ", CPUs " : "", strempty(cpus))
-                          : strdup("No NUMA node");
+        if (!any && !always) {
+                json_object_put(bridges);
+                return;
+        }
+        if (cpus)
+                title = ctl_strdupf("NUMA node %" PRId64 "%s%s", numa, *cpus ? ", CPUs " : ", no CPUs", cpus);
+        else
+                title = numa >= 0 ? ctl_strdupf("NUMA node %" PRId64 "%s%s", numa, local ? ", CPUs " : "", strempty(local))
+                                  : strdup("No NUMA node");
         _cleanup_(freep) char *label = title ? DRAW_LABEL(strdup(title)) : NULL;
-        fprintf(d->f, " subgraph \"cluster_numa%" PRId64 "\" {\n  label=\"%s\"; style=\"rounded\"; color=\"#90a4ae\";\n",
+        fprintf(d->f, " subgraph \"cluster_numa%" PRId64 "\" {\n  label=\"%s\"; style=\"rounded,filled\"; "
+                      "fillcolor=\"#ffffff\"; color=\"#90a4ae\";\n",
                 numa, strempty(label));
+        if (!any)
+                /* A cluster with nothing in it is not drawn at all. */
+                fprintf(d->f, "  \"numa:%" PRId64 "\" [label=\"no PCIe devices\", shape=plaintext, style=\"\", "
+                              "fontcolor=\"#607d8b\"];\n",
+                        numa);
         for (size_t i = 0; i < json_object_array_length(d->roots); i++) {
                 const char *path = json_object_get_string(json_object_array_get_idx(d->roots, i));
                 DrawKind kind = KIND_PCI;
@@ -313,28 +334,90 @@ static void emit_numa_node(Drawing *d, int64_t numa) {
         json_object_put(bridges);
 }
 
-static void emit_pci_trees(Drawing *d) {
-        _cleanup_(freep) int64_t *numa = new0(int64_t, json_object_array_length(d->roots) + 1);
-        size_t n = 0;
+/* Node.NumaNodes' cpulist of a NUMA node, or NULL where the daemon publishes none for it. */
+static const char *numa_cpus(json_object *numa_nodes, int64_t numa) {
+        for (size_t i = 0; i < json_array_len(numa_nodes); i++) {
+                json_object *n = json_object_array_get_idx(numa_nodes, i);
+                if (json_int_or(n, "Id", -2) == numa)
+                        return json_string_or(n, "Cpus", "");
+        }
+        return NULL;
+}
 
-        if (!numa) {
+/* A NUMA node once: drawn is {"N": null} of those already framed. */
+static void emit_numa_once(Drawing *d, json_object *drawn, json_object *numa_nodes, int64_t numa, bool always) {
+        char key[32];
+
+        snprintf(key, sizeof(key), "%" PRId64, numa);
+        if (json_object_object_get_ex(drawn, key, NULL))
+                return;
+        json_object_object_add(drawn, key, NULL);
+        emit_numa_node(d, numa, numa_cpus(numa_nodes, numa), always);
+}
+
+/* One CPU package (socket) as lstopo frames it: its cores and CPUs in the title, its NUMA nodes (each
+ * drawn in the first package that has CPUs in it) inside, the PCIe trees in those. The functions of no
+ * NUMA node go in the package when it is the only one and the kernel has no NUMA nodes at all. */
+static void emit_package(Drawing *d, json_object *package, json_object *drawn, json_object *numa_nodes, bool sole) {
+        json_object *nodes = ctl_member(package, "NumaNodes");
+        int64_t id = json_int_or(package, "Id", 0), cores = json_int_or(package, "Cores", 0);
+        const char *cpus = json_string_or(package, "Cpus", "");
+        _cleanup_(freep) char *title = ctl_strdupf("Package %" PRId64 ": %" PRId64 " %s, CPUs %s", id, cores,
+                                                   cores == 1 ? "core" : "cores", cpus);
+        _cleanup_(freep) char *label = title ? DRAW_LABEL(strdup(title)) : NULL;
+
+        if (!label) {
                 d->oom = true;
                 return;
         }
+        fprintf(d->f, " subgraph \"cluster_package%" PRId64 "\" {\n  label=\"%s\"; style=\"rounded,filled\"; "
+                      "fillcolor=\"#f5f5f5\"; color=\"#455a64\"; penwidth=1.5;\n",
+                id, label);
+        for (size_t i = 0; i < json_array_len(nodes); i++)
+                emit_numa_once(d, drawn, numa_nodes, json_object_get_int64(json_object_array_get_idx(nodes, i)), true);
+        if (json_array_len(nodes) == 0) {
+                if (sole && json_array_len(numa_nodes) == 0)
+                        emit_numa_once(d, drawn, numa_nodes, -1, true);
+                else
+                        fprintf(d->f, "  \"package:%" PRId64 "\" [label=\"no NUMA node\", shape=plaintext, style=\"\", "
+                                      "fontcolor=\"#607d8b\"];\n",
+                                id);
+        }
+        fputs(" }\n", d->f);
+}
+
+/* The packages (Node.Packages) with their NUMA nodes, then the NUMA nodes in no package (memory without
+ * CPUs, such as a GPU's), then those only a function names; without Packages, the NUMA nodes alone. */
+static void emit_pci_trees(Drawing *d, json_object *node) {
+        _cleanup_(freep) int64_t *numa = new0(int64_t, json_object_array_length(d->roots) + 1);
+        _cleanup_(json_object_putp) json_object *drawn = json_object_new_object();
+        json_object *packages = ctl_member(node, "Packages"), *numa_nodes = ctl_member(node, "NumaNodes");
+        size_t n = 0;
+
+        if (!numa || !drawn) {
+                d->oom = true;
+                return;
+        }
+        /* Graphviz stacks frames that no line joins from the last written at the top (rankdir=LR): the
+         * packages are written last first, so package 0 is on top as in lstopo. */
+        for (size_t i = json_array_len(packages); i > 0; i--)
+                emit_package(d, json_object_array_get_idx(packages, i - 1), drawn, numa_nodes, json_array_len(packages) == 1);
+        for (size_t i = 0; i < json_array_len(numa_nodes); i++)
+                emit_numa_once(d, drawn, numa_nodes, json_int_or(json_object_array_get_idx(numa_nodes, i), "Id", -1), true);
         for (size_t i = 0; i < json_object_array_length(d->roots); i++) {
                 DrawKind kind = KIND_PCI;
                 json_object *o = object_of(d, json_object_get_string(json_object_array_get_idx(d->roots, i)), &kind);
-                int64_t node = json_int_or(o, "NumaNode", -1);
+                int64_t node_id = json_int_or(o, "NumaNode", -1);
                 bool seen = false;
 
                 for (size_t j = 0; j < n; j++)
-                        seen = seen || numa[j] == node;
+                        seen = seen || numa[j] == node_id;
                 if (kind == KIND_PCI && !seen)
-                        numa[n++] = node;
+                        numa[n++] = node_id;
         }
         qsort(numa, n, sizeof(int64_t), compare_numa);
         for (size_t i = 0; i < n; i++)
-                emit_numa_node(d, numa[i]);
+                emit_numa_once(d, drawn, numa_nodes, numa[i], false);
 }
 
 /* What hangs off no PCI function, at most OTHER_MAX boxes of it. */
@@ -514,7 +597,7 @@ char *draw_node_dot(json_object *objects, json_object *node, json_object *memory
               d.f);
         emit_title(&d, node, memory);
         if (!d.oom) {
-                emit_pci_trees(&d);
+                emit_pci_trees(&d, node);
                 emit_others(&d);
                 emit_gpu_links(&d, pairs);
                 emit_note(&d);
@@ -528,28 +611,4 @@ char *draw_node_dot(json_object *objects, json_object *node, json_object *memory
                 return NULL;
         }
         return buf;
-}
-
-int topo_draw(sd_bus *bus) {
-        _cleanup_(json_object_putp) json_object *objects = NULL, *node = NULL, *memory = NULL, *pairs = NULL;
-        _cleanup_(freep) char *dot = NULL;
-        int r;
-
-        r = ctl_get_objects(bus, &objects);
-        if (r == 0)
-                r = topo_get_affinity(bus, &pairs);
-        if (r == 0)
-                r = ctl_get_root_interface(bus, "Node", true, &node);
-        if (r == 0)
-                r = ctl_get_root_interface(bus, "Memory", true, &memory);
-        if (r != 0)
-                return r;
-        dot = draw_node_dot(objects, node, memory, pairs);
-        if (!dot)
-                return log_oom_ctl();
-        if (arg_dot) {
-                fputs(dot, stdout);
-                return fflush(stdout) == 0 ? 0 : CTL_EXIT_FAILURE;
-        }
-        return draw_render_dot(dot);
 }

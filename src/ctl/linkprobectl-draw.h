@@ -23,11 +23,3 @@ int draw_render_dot(const char *dot);
  * UTF-8 as "\xNN", quotes and backslashes escaped, '&' as an entity (Graphviz reads entities in
  * labels). NULL only when out of memory; NULL in gives "". */
 char *draw_escape(const char *s);
-
-/* The DOT text of this node's picture, from GetManagedObjects (objects, in the CLI's schema), the root
- * object's Node and Memory interfaces and GetAffinity()'s pairs (topo_get_affinity(); any may be NULL:
- * the pairs give the NVLink and XGMI lines between GPUs). NULL when out of memory. */
-char *draw_node_dot(json_object *objects, json_object *node, json_object *memory, json_object *pairs);
-
-/* The node's picture from the daemon: 0, or an exit code. */
-int topo_draw(sd_bus *bus);

@@ -5,8 +5,10 @@
  * interface), its Thunderbolt peers, its interfaces with their addresses, speeds and RDMA devices.
  * `fabric` reads it from this node's daemon; `fabric --snapshots` from each node's snapshot.
  */
+#include <inttypes.h>
+
 #include "linkprobectl-fabric-local.h"
-#include "linkprobectl-fabric-model.h"
+#include "fabric/fabric-model.h"
 #include "linkprobectl.h"
 
 /* {Path: object} of one kind's list. */
@@ -116,8 +118,115 @@ static int add_thunderbolt(View *v, const char *neighbor, json_object *o) {
         return 0;
 }
 
+/* ---- the switches at the far end of its cables ---- */
+
+/* A member of a struct the schema names (an object) or that arrived as a tuple (an array). */
+static json_object *struct_member(json_object *o, const char *key, size_t index) {
+        return json_object_is_type(o, json_type_array) ? json_object_array_get_idx(o, index) : ctl_member(o, key);
+}
+
+static const char *struct_string(json_object *o, const char *key, size_t index) {
+        json_object *v = struct_member(o, key, index);
+        return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static double struct_double(json_object *o, const char *key, size_t index) {
+        json_object *v = struct_member(o, key, index);
+        return json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int) ? json_object_get_double(v) : 0;
+}
+
+/* The switch's port this object (a Link's or an RdmaPort's path) is in, from the switch's Ports. */
+static const char *switch_port_of(json_object *sw, const char *path) {
+        json_object *ports = ctl_member(sw, "Ports");
+
+        for (size_t k = 0; k < json_array_len(ports); k++) {
+                json_object *p = json_object_array_get_idx(ports, k);
+                if (streq_ptr(struct_string(p, "Object", 0), path))
+                        return struct_string(p, "PortId", 1);
+        }
+        return NULL;
+}
+
+/* Links a(uosussd): (port, remote Switch object, remote NodeGuid, remote port, width, speed, Gb/s). */
+static int add_switch_links(View *v, json_object *sw, const char *key, json_object *switches) {
+        json_object *links = ctl_member(sw, "Links");
+
+        for (size_t k = 0; k < json_array_len(links); k++) {
+                json_object *l = json_object_array_get_idx(links, k), *far;
+                const char *far_path = struct_string(l, "Switch", 1);
+                char far_key[128], port[16], far_port[16];
+
+                far = lookup(switches, far_path);
+                if (fabric_switch_key(struct_string(l, "RemoteNodeGuid", 2), far ? json_string_or(far, "ChassisId", NULL) : NULL,
+                                      NULL, far_key, sizeof(far_key)) < 0)
+                        continue;
+                if (!fabric_add_switch(v->model, far_key, far ? json_string_or(far, "Name", NULL) : NULL,
+                                       far ? json_string_or(far, "Description", NULL) : NULL, "sweep"))
+                        return -ENOMEM;
+                snprintf(port, sizeof(port), "%.0f", struct_double(l, "Port", 0));
+                snprintf(far_port, sizeof(far_port), "%.0f", struct_double(l, "RemotePort", 3));
+                int r = fabric_add_switch_link(v->model, key, port, far_key, far_port, struct_string(l, "Width", 4),
+                                               struct_string(l, "Speed", 5), struct_double(l, "RateGbps", 6));
+                if (r < 0 && r != -E2BIG)
+                        return r;
+        }
+        return 0;
+}
+
+static int add_switches(View *v, json_object *switches, json_object *links, json_object *rdma) {
+        json_object *keys = json_object_new_object();
+        int r = 0;
+
+        if (!keys)
+                return -ENOMEM;
+        json_object_object_foreach(switches, path, sw) {
+                json_object *sources = ctl_member(sw, "Source");
+                char key[128];
+
+                if (fabric_switch_key(json_string_or(sw, "NodeGuid", NULL), json_string_or(sw, "ChassisId", NULL),
+                                      json_string_or(sw, "Name", NULL), key, sizeof(key)) < 0)
+                        continue;
+                for (size_t k = 0; k <= json_array_len(sources); k++)
+                        if ((k < json_array_len(sources) || k == 0) &&
+                            !fabric_add_switch(v->model, key, json_string_or(sw, "Name", NULL), json_string_or(sw, "Description", NULL),
+                                               k < json_array_len(sources) ? json_object_get_string(json_object_array_get_idx(sources, k)) : NULL)) {
+                                r = -ENOMEM;
+                                goto finish;
+                        }
+                json_object_object_add(keys, path, json_object_new_string(key));
+                r = add_switch_links(v, sw, key, switches);
+                if (r < 0)
+                        goto finish;
+        }
+        json_object_object_foreach(links, lpath, l) {
+                json_object *lsw = lookup(switches, json_string_or(l, "Switch", NULL)), *key = lookup(keys, json_string_or(l, "Switch", NULL));
+                if (!lsw || !key)
+                        continue;
+                r = fabric_add_attachment(v->model, v->self, json_string_or(l, "Name", NULL), "ethernet", json_object_get_string(key),
+                                          switch_port_of(lsw, lpath), json_figure(l, "SpeedMbps") / 1000,
+                                          json_figure(l, "BestCommonSpeedMbps") / 1000, json_bool_or(l, "Degraded", false));
+                if (r < 0 && r != -E2BIG)
+                        goto finish;
+        }
+        json_object_object_foreach(rdma, ppath, p) {
+                json_object *psw = lookup(switches, json_string_or(p, "Switch", NULL)), *key = lookup(keys, json_string_or(p, "Switch", NULL));
+                char name[128];
+                if (!psw || !key)
+                        continue;
+                snprintf(name, sizeof(name), "%s/%" PRId64, json_string_or(p, "Device", "?"), json_int_or(p, "Port", 1));
+                r = fabric_add_attachment(v->model, v->self, name, "infiniband", json_object_get_string(key), switch_port_of(psw, ppath),
+                                          json_figure(p, "RateGbps"), json_figure(p, "BestRateGbps"), json_bool_or(p, "Degraded", false));
+                if (r < 0 && r != -E2BIG)
+                        goto finish;
+        }
+        r = 0;
+finish:
+        json_object_put(keys);
+        return r;
+}
+
 int fabric_add_local_view(json_object *model, FabricSides *sides, json_object *node, json_object *kinds, bool self) {
-        _cleanup_(json_object_putp) json_object *links = NULL, *peers = NULL, *tbt = NULL, *rdma = NULL;
+        _cleanup_(json_object_putp) json_object *links = NULL, *peers = NULL, *tbt = NULL, *rdma = NULL, *switches = NULL;
         json_object *neighbors = ctl_member(kinds, "Neighbor");
         View v = { .model = model, .sides = sides, .self = json_string_or(node, "NodeId", NULL) };
         int r;
@@ -128,9 +237,13 @@ int fabric_add_local_view(json_object *model, FabricSides *sides, json_object *n
         v.peers = peers = by_path_map(ctl_member(kinds, "Peer"));
         v.tbt = tbt = by_path_map(ctl_member(kinds, "Thunderbolt"));
         v.rdma = rdma = by_path_map(ctl_member(kinds, "RdmaPort"));
-        if (!links || !peers || !tbt || !rdma)
+        switches = by_path_map(ctl_member(kinds, "Switch"));
+        if (!links || !peers || !tbt || !rdma || !switches)
                 return -ENOMEM;
         r = fabric_add_node(model, v.self, json_string_or(node, "Hostname", NULL), self);
+        if (r < 0)
+                return r;
+        r = add_switches(&v, switches, links, rdma);
         if (r < 0)
                 return r;
         r = add_interfaces(&v, ctl_member(kinds, "Link"), ctl_member(kinds, "RdmaPort"));

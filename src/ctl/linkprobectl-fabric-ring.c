@@ -8,8 +8,8 @@
 #include <math.h>
 #include <stdarg.h>
 
-#include "linkprobectl-fabric-cables.h"
-#include "linkprobectl-fabric-model.h"
+#include "fabric/fabric-cables.h"
+#include "fabric/fabric-model.h"
 #include "linkprobectl-fabric-ring.h"
 #include "linkprobectl.h"
 #include "shared/time-util.h"

@@ -5,7 +5,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 
-#include "linkprobectl-fabric-cables.h"
+#include "fabric/fabric-cables.h"
 
 /* fabric ring and fabric coordinator over the model: 0, or an exit code after saying why. */
 int fabric_ring(json_object *model);

@@ -6,9 +6,10 @@
 
 #include "linkprobectl-draw.h"
 #include "linkprobectl-fabric-local.h"
-#include "linkprobectl-fabric-model.h"
+#include "fabric/fabric-model.h"
 #include "linkprobectl-fabric-ring.h"
 #include "linkprobectl-fabric-snapshots.h"
+#include "linkprobectl-fabric-topology.h"
 #include "linkprobectl-fabric.h"
 #include "linkprobectl-prometheus.h"
 #include "linkprobectl.h"
@@ -19,7 +20,7 @@
 /* ---- from this node's daemon ---- */
 
 static int fabric_from_daemon(sd_bus *bus, json_object **ret) {
-        static const char *const kinds[] = { "Neighbor", "Peer", "Link", "Thunderbolt", "RdmaPort" };
+        static const char *const kinds[] = { "Neighbor", "Peer", "Link", "Thunderbolt", "RdmaPort", "Switch" };
         _cleanup_(json_object_putp) json_object *objects = NULL, *node = NULL, *lists = NULL, *model = NULL;
         _cleanup_(fabric_sides_done) FabricSides sides = {};
         int r;
@@ -113,6 +114,55 @@ static int print_dot_edge(json_object *e, FILE *f) {
         return 0;
 }
 
+/* The switches as vertices of their own (their keys cannot clash with a NodeId: they hold a colon), a
+ * node's cable into a switch port and the cables between switches as edges; degraded ones red. */
+static int print_dot_switches(json_object *model, FILE *f) {
+        json_object *switches = ctl_member(model, "Switches"), *attachments = ctl_member(model, "Attachments"),
+                    *links = ctl_member(model, "SwitchLinks");
+
+        for (size_t i = 0; i < json_array_len(switches); i++) {
+                json_object *sw = json_object_array_get_idx(switches, i);
+                const char *key = json_string_or(sw, "Key", "");
+                _cleanup_(freep) char *id = fabric_dot_escape(key), *name = fabric_dot_escape(fabric_switch_name(model, key));
+                if (!id || !name)
+                        return -ENOMEM;
+                fprintf(f, "  \"%s\" [label=\"%s\", shape=hexagon];\n", id, name);
+        }
+        for (size_t i = 0; i < json_array_len(attachments); i++) {
+                json_object *a = json_object_array_get_idx(attachments, i);
+                double gbps = json_double_or(a, "RateGbps", 0);
+                bool degraded = json_bool_or(a, "Degraded", false);
+                _cleanup_(freep) char *first = ctl_strdupf("%s → port %s", json_string_or(a, "Interface", "?"),
+                                                           json_string_or(a, "SwitchPort", "?")),
+                                      *rate = gbps > 0 ? ctl_strdupf("%.0f Gb/s", gbps) : NULL, *label = NULL,
+                                      *from = fabric_dot_escape(json_string_or(a, "NodeId", "")),
+                                      *to = fabric_dot_escape(json_string_or(a, "Switch", ""));
+                const char *lines[] = { first, rate, degraded ? "degraded" : NULL };
+                label = first ? dot_label(lines, ELEMENTSOF(lines)) : NULL;
+                if (!label || !from || !to)
+                        return -ENOMEM;
+                fprintf(f, "  \"%s\" -- \"%s\" [label=\"%s\"%s];\n", from, to, label,
+                        degraded ? ", color=\"red\", fontcolor=\"red\"" : "");
+        }
+        for (size_t i = 0; i < json_array_len(links); i++) {
+                json_object *l = json_object_array_get_idx(links, i);
+                double gbps = json_double_or(l, "RateGbps", 0);
+                _cleanup_(freep) char *ports = ctl_strdupf("port %s ↔ port %s", json_string_or(l, "FromPort", "?"),
+                                                           json_string_or(l, "ToPort", "?")),
+                                      *rate = gbps > 0 ? ctl_strdupf("%s %s %.0f Gb/s", json_string_or(l, "Width", ""),
+                                                                     json_string_or(l, "Speed", ""), gbps)
+                                                       : NULL,
+                                      *label = NULL, *from = fabric_dot_escape(json_string_or(l, "From", "")),
+                                      *to = fabric_dot_escape(json_string_or(l, "To", ""));
+                const char *lines[] = { ports, rate };
+                label = ports ? dot_label(lines, ELEMENTSOF(lines)) : NULL;
+                if (!label || !from || !to)
+                        return -ENOMEM;
+                fprintf(f, "  \"%s\" -- \"%s\" [label=\"%s\", style=bold];\n", from, to, label);
+        }
+        return 0;
+}
+
 int fabric_print_dot(json_object *model, FILE *f) {
         json_object *nodes = ctl_member(model, "Nodes"), *edges = ctl_member(model, "Edges");
 
@@ -128,6 +178,8 @@ int fabric_print_dot(json_object *model, FILE *f) {
         for (size_t i = 0; i < json_object_array_length(edges); i++)
                 if (print_dot_edge(json_object_array_get_idx(edges, i), f) < 0)
                         return log_oom_ctl();
+        if (print_dot_switches(model, f) < 0)
+                return log_oom_ctl();
         fprintf(f, "}\n");
         return fflush(f) == 0 ? 0 : CTL_EXIT_FAILURE;
 }
@@ -211,9 +263,17 @@ static int print_problems(json_object *model) {
         return fflush(stdout) == 0 ? 0 : CTL_EXIT_FAILURE;
 }
 
-/* "ring" or "coordinator" after "fabric", or NULL. */
+/* "ring", "coordinator", "topology" or "verify" after "fabric", or NULL. */
 static const char *fabric_command(int argc, char **argv) {
-        return argc > 1 && (streq(argv[1], "ring") || streq(argv[1], "coordinator")) ? argv[1] : NULL;
+        return argc > 1 && (streq(argv[1], "ring") || streq(argv[1], "coordinator") || streq(argv[1], "topology") ||
+                            streq(argv[1], "verify"))
+                       ? argv[1]
+                       : NULL;
+}
+
+/* topology and verify read the tree, which one node's daemon has too (its own switches). */
+static bool command_is_tree(const char *command) {
+        return streq_ptr(command, "topology") || streq_ptr(command, "verify");
 }
 
 static int usage(const char *message) {
@@ -243,16 +303,29 @@ int check_fabric_args(int argc, char **argv) {
                 return usage("--prometheus= and --snapshots are two sources of the cluster's graph: pick one.");
         if (!command && files > 0 && !arg_snapshots) {
                 _cleanup_(freep) char *shown = escape_for_terminal(argv[1]);
-                fprintf(stderr, "Unknown fabric command \"%s\": ring or coordinator (or --snapshots FILE...).\n", strna(shown));
+                fprintf(stderr, "Unknown fabric command \"%s\": ring, coordinator, topology or verify (or --snapshots FILE...).\n",
+                        strna(shown));
                 return CTL_EXIT_USAGE;
         }
         if (arg_snapshots && files == 0)
                 return usage("--snapshots needs the files, one per node, from \"linkprobectl snapshot\".");
-        if (command && !arg_prometheus && !arg_snapshots) {
+        if (arg_topology_format && !streq_ptr(command, "topology"))
+                return usage("--format= belongs to fabric topology.");
+        if (arg_slurm && !streq_ptr(command, "verify"))
+                return usage("--slurm= belongs to fabric verify.");
+        if (streq_ptr(command, "verify") && !arg_slurm)
+                return usage("fabric verify compares a topology.conf with the fabric: give it with --slurm=FILE.");
+        if (command_is_tree(command) && (arg_dot || arg_draw != DRAW_NONE))
+                return usage("fabric topology and verify print text: --dot, --svg and --png do not apply.");
+        if (streq_ptr(command, "topology") && arg_json != JSON_OFF && arg_topology_format && !streq(arg_topology_format, "json"))
+                return usage("--json is --format=json: pick one format.");
+        if (streq_ptr(command, "verify") && arg_json != JSON_OFF)
+                return usage("fabric verify prints one line per difference: --json does not apply (fabric topology --format=json).");
+        if (command && !command_is_tree(command) && !arg_prometheus && !arg_snapshots) {
                 fprintf(stderr, "fabric %s needs the whole cluster: --prometheus=URL or --snapshots FILE...\n", command);
                 return CTL_EXIT_USAGE;
         }
-        if (arg_nodes && !command)
+        if (arg_nodes && (!command || command_is_tree(command)))
                 return usage("--nodes= belongs to fabric ring and fabric coordinator.");
         if (arg_hostfile && !streq_ptr(command, "ring"))
                 return usage("--hostfile= belongs to fabric ring.");
@@ -295,6 +368,10 @@ int verb_fabric(sd_bus *bus, int argc, char **argv) {
                 return fabric_ring(model);
         if (streq_ptr(command, "coordinator"))
                 return fabric_coordinator(model);
+        if (streq_ptr(command, "topology"))
+                return fabric_topology(model);
+        if (streq_ptr(command, "verify"))
+                return fabric_verify(model, arg_slurm);
         if (arg_json != JSON_OFF)
                 return ctl_output_json(model);
         if (arg_dot)

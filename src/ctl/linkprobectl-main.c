@@ -89,6 +89,9 @@ static void help(void) {
                "  fabric ring         The order of the nodes whose slowest hop is fastest, rank 0\n"
                "                      first (--hostfile=mlx: MLX's launcher host file)\n"
                "  fabric coordinator  The node every other node reaches best (rank 0)\n"
+               "  fabric topology     The switch tree: Slurm's topology.conf, Kubernetes labels or\n"
+               "                      JSON (--format=)\n"
+               "  fabric verify       Compare a topology.conf with the fabric (--slurm=FILE)\n"
                "\nOptions:\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n"
@@ -128,6 +131,9 @@ static void help(void) {
                "     --backend=ring|jaccl|jaccl-ring\n"
                "                         fabric ring --hostfile=mlx: the MLX backend (default: JACCL\n"
                "                         over RDMA, else ring)\n"
+               "     --format=slurm|slurm-block|k8s-labels|json\n"
+               "                         fabric topology: what to write (default slurm)\n"
+               "     --slurm=FILE        fabric verify: the topology.conf to compare\n"
                "\nExit status: 0 on success, 1 on failure (daemon not running, no such link, a\n"
                "refused call), 2 on bad usage. See linkprobectl(1).\n");
 }
@@ -259,6 +265,8 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_SVG,
                 ARG_PNG,
                 ARG_OUTPUT,
+                ARG_FORMAT,
+                ARG_SLURM,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -292,6 +300,8 @@ static int parse_argv(int argc, char *argv[]) {
                 { "svg", no_argument, NULL, ARG_SVG },
                 { "png", no_argument, NULL, ARG_PNG },
                 { "output", required_argument, NULL, ARG_OUTPUT },
+                { "format", required_argument, NULL, ARG_FORMAT },
+                { "slurm", required_argument, NULL, ARG_SLURM },
                 {},
         };
         int c, r;
@@ -420,6 +430,17 @@ static int parse_argv(int argc, char *argv[]) {
                         }
                         arg_backend = optarg;
                         break;
+                case ARG_FORMAT:
+                        if (!streq(optarg, "slurm") && !streq(optarg, "slurm-block") && !streq(optarg, "k8s-labels") &&
+                            !streq(optarg, "json")) {
+                                fprintf(stderr, "--format= takes slurm, slurm-block, k8s-labels or json.\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        arg_topology_format = optarg;
+                        break;
+                case ARG_SLURM:
+                        arg_slurm = optarg;
+                        break;
                 case ARG_SVG:
                 case ARG_PNG:
                         if (arg_draw != DRAW_NONE && arg_draw != (c == ARG_SVG ? DRAW_SVG : DRAW_PNG)) {
@@ -455,7 +476,7 @@ static int parse_argv(int argc, char *argv[]) {
 static bool takes_separate_value(const char *arg) {
         static const char *const with_value[] = { "--bus-address", "--transport", "--timeout", "--color",
                                                   "--what", "--who", "--why", "--prometheus", "--tolerance",
-                                                  "--nodes", "--hostfile", "--backend", "--output",
+                                                  "--nodes", "--hostfile", "--backend", "--output", "--format", "--slurm",
                                                   "--prometheus-ca-file", "--prometheus-user",
                                                   "--prometheus-password-file", "--prometheus-token-file" };
         for (size_t i = 0; i < ELEMENTSOF(with_value); i++)

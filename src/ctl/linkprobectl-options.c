@@ -24,5 +24,7 @@ bool arg_snapshots = false;
 const char *arg_nodes = NULL;
 const char *arg_hostfile = NULL;
 const char *arg_backend = NULL;
+const char *arg_topology_format = NULL;
+const char *arg_slurm = NULL;
 DrawFormat arg_draw = DRAW_NONE;
 const char *arg_output = NULL;

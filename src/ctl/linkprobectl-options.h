@@ -58,6 +58,8 @@ extern bool arg_snapshots;         /* fabric --snapshots: the arguments are snap
 extern const char *arg_nodes;      /* fabric ring/coordinator --nodes=, comma-separated */
 extern const char *arg_hostfile;   /* fabric ring --hostfile= ("mlx") */
 extern const char *arg_backend;    /* fabric ring --backend= (ring, jaccl, jaccl-ring) */
+extern const char *arg_topology_format; /* fabric topology --format= (slurm, slurm-block, k8s-labels, json) */
+extern const char *arg_slurm;      /* fabric verify --slurm=FILE */
 extern DrawFormat arg_draw;        /* topo, fabric --svg, --png */
 extern const char *arg_output;     /* --output=FILE: where the picture goes (default stdout) */
 

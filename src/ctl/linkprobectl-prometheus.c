@@ -11,8 +11,8 @@
  */
 #include <math.h>
 
-#include "linkprobectl-fabric-model.h"
-#include "linkprobectl-fabric-sides.h"
+#include "fabric/fabric-model.h"
+#include "fabric/fabric-sides.h"
 #include "linkprobectl-http.h"
 #include "linkprobectl-prometheus.h"
 #include "linkprobectl.h"
@@ -73,6 +73,13 @@ static bool valid_id(const char *id) {
 #define FABRIC_NONZERO                                                                                        \
         "{__name__=~\"linkprobe_(neighbor_problems|edge_stale|edge_degraded|edge_thunderbolt_degraded|"      \
         "link_speed_bytes)\"} > 0 or linkprobe_link_address_info{class!=\"loopback\"}"
+/* The switches: what each node's cables end in, and the sweep's switch-to-switch links (two queries for
+ * the reason FABRIC_NONZERO gives). */
+#define SWITCH_SERIES                                                                                     \
+        "{__name__=~\"linkprobe_(link_switch_info|rdma_port_remote_info|switch_link_info|switch_link_rate_gbps|" \
+        "link_best_common_speed_bytes|rdma_port_best_rate_bytes)\"}"
+#define SWITCH_DEGRADED                                                                                   \
+        "{__name__=~\"linkprobe_(link_degraded|rdma_port_degraded|rdma_port_health)\",health=~\"|degraded\"} > 0"
 /* Who is who: enough to find a few nodes' series among a thousand. */
 #define IDENTITY_SERIES "{__name__=~\"linkprobe_(node_info|node_identity_info)\"}"
 /* Past this many nodes asked for, the whole cluster is read: a selector that long gains nothing. */
@@ -87,6 +94,9 @@ typedef struct Reading {
         json_object *first;     /* NodeId -> the first scrape target that answered with it */
         json_object *rdma_rate; /* NodeId/device -> Gb/s */
         json_object *owners;    /* address -> the NodeId whose interface holds it ("" when two do) */
+        json_object *best;      /* NodeId/device -> the best common Gb/s of a link */
+        json_object *degraded;  /* NodeId/device[/port] -> true */
+        json_object *switch_rate; /* switch key/port -> Gb/s */
 } Reading;
 
 static void reading_done(Reading *r) {
@@ -95,6 +105,9 @@ static void reading_done(Reading *r) {
         json_object_put(r->first);
         json_object_put(r->rdma_rate);
         json_object_put(r->owners);
+        json_object_put(r->best);
+        json_object_put(r->degraded);
+        json_object_put(r->switch_rate);
         fabric_sides_done(&r->sides);
 }
 
@@ -334,6 +347,113 @@ static int read_answer(Reading *rd, json_object *result, unsigned pass) {
         return 0;
 }
 
+/* ---- switches ---- */
+
+static double number_at(json_object *map, const char *key) {
+        json_object *v;
+        return json_object_object_get_ex(map, key, &v) ? json_object_get_double(v) : 0;
+}
+
+/* Pass 0 over the switches' answers: the figures the attachments and switch links are given. */
+static void index_switch_series(Reading *rd, json_object *s, const char *name) {
+        const char *node = node_of(rd, s);
+        char key[512], sw[128];
+
+        if (streq(name, "linkprobe_link_best_common_speed_bytes") && node && label(s, "device")) {
+                snprintf(key, sizeof(key), "%s/%s", node, label(s, "device"));
+                json_object_object_add(rd->best, key, json_object_new_double(value(s) * 8e-9));
+        } else if (streq(name, "linkprobe_link_degraded") && node && label(s, "device")) {
+                snprintf(key, sizeof(key), "%s/%s", node, label(s, "device"));
+                json_object_object_add(rd->degraded, key, json_object_new_boolean(true));
+        } else if (streq(name, "linkprobe_rdma_port_best_rate_bytes") && node && label(s, "device")) {
+                snprintf(key, sizeof(key), "%s/%s/%s", node, label(s, "device"), strempty(label(s, "port")));
+                json_object_object_add(rd->best, key, json_object_new_double(value(s) * 8e-9));
+        } else if ((streq(name, "linkprobe_rdma_port_health") || streq(name, "linkprobe_rdma_port_degraded")) && node &&
+                   label(s, "device")) {
+                snprintf(key, sizeof(key), "%s/%s/%s", node, label(s, "device"), strempty(label(s, "port")));
+                json_object_object_add(rd->degraded, key, json_object_new_boolean(true));
+        } else if (streq(name, "linkprobe_switch_link_rate_gbps") &&
+                   fabric_switch_key(label(s, "switch_guid"), NULL, NULL, sw, sizeof(sw)) >= 0) {
+                snprintf(key, sizeof(key), "%s/%s", sw, strempty(label(s, "port")));
+                json_object_object_add(rd->switch_rate, key, json_object_new_double(value(s)));
+        }
+}
+
+/* Pass 1: the switches, each node's cables into them, the switch-to-switch links. */
+static int add_switch_series(Reading *rd, json_object *s, const char *name) {
+        const char *node = node_of(rd, s);
+        char key[128], far[128], k[512];
+
+        if (streq(name, "linkprobe_link_switch_info") && node && label(s, "device")) {
+                json_object *iface = fabric_interface(rd->model, node, label(s, "device"));
+                if (fabric_switch_key(NULL, label(s, "chassis_id"), label(s, "switch_name"), key, sizeof(key)) < 0)
+                        return 0;
+                if (!fabric_add_switch(rd->model, key, label(s, "switch_name"), NULL, "lldp"))
+                        return -ENOMEM;
+                snprintf(k, sizeof(k), "%s/%s", node, label(s, "device"));
+                return fabric_add_attachment(rd->model, node, label(s, "device"), "ethernet", key, label(s, "port_id"),
+                                             json_double_or(iface, "SpeedGbps", 0), number_at(rd->best, k),
+                                             json_object_object_get_ex(rd->degraded, k, NULL));
+        }
+        if (streq(name, "linkprobe_rdma_port_remote_info") && node && label(s, "device") &&
+            streq_ptr(label(s, "remote_type"), "switch")) {
+                char iface[128];
+                if (fabric_switch_key(label(s, "remote_guid"), NULL, NULL, key, sizeof(key)) < 0)
+                        return 0;
+                if (!fabric_add_switch(rd->model, key, label(s, "switch_name"), label(s, "remote_description"), "infiniband"))
+                        return -ENOMEM;
+                snprintf(iface, sizeof(iface), "%s/%s", label(s, "device"), label(s, "port") ?: "1");
+                snprintf(k, sizeof(k), "%s/%s", node, label(s, "device"));
+                double rate = number_at(rd->rdma_rate, k);
+                snprintf(k, sizeof(k), "%s/%s/%s", node, label(s, "device"), strempty(label(s, "port")));
+                return fabric_add_attachment(rd->model, node, iface, "infiniband", key, label(s, "remote_port"), rate,
+                                             number_at(rd->best, k), json_object_object_get_ex(rd->degraded, k, NULL));
+        }
+        if (streq(name, "linkprobe_switch_link_info")) {
+                if (fabric_switch_key(label(s, "switch_guid"), NULL, NULL, key, sizeof(key)) < 0 ||
+                    fabric_switch_key(label(s, "remote_guid"), NULL, NULL, far, sizeof(far)) < 0)
+                        return 0;
+                if (!fabric_add_switch(rd->model, key, label(s, "switch_name"), NULL, "sweep") ||
+                    !fabric_add_switch(rd->model, far, label(s, "remote_name"), NULL, "sweep"))
+                        return -ENOMEM;
+                snprintf(k, sizeof(k), "%s/%s", key, strempty(label(s, "port")));
+                return fabric_add_switch_link(rd->model, key, label(s, "port"), far, label(s, "remote_port"), label(s, "width"),
+                                              label(s, "speed"), number_at(rd->switch_rate, k));
+        }
+        return 0;
+}
+
+static int read_switches(Reading *rd, HttpClient *http) {
+        _cleanup_(json_object_putp) json_object *result = NULL, *degraded = NULL;
+        int r;
+
+        r = query(http, SWITCH_SERIES, &result);
+        if (r == 0)
+                r = query(http, SWITCH_DEGRADED, &degraded);
+        if (r != 0)
+                return r;
+        rd->best = json_object_new_object();
+        rd->degraded = json_object_new_object();
+        rd->switch_rate = json_object_new_object();
+        if (!rd->best || !rd->degraded || !rd->switch_rate)
+                return log_oom_ctl();
+        for (unsigned pass = 0; pass < 2; pass++)
+                for (size_t k = 0; k < 2; k++) {
+                        json_object *answer = k == 0 ? result : degraded;
+                        for (size_t i = 0; i < json_array_len(answer); i++) {
+                                json_object *s = json_object_array_get_idx(answer, i);
+                                const char *name = label(s, "__name__");
+                                if (!name)
+                                        continue;
+                                if (pass == 0)
+                                        index_switch_series(rd, s, name);
+                                else if ((r = add_switch_series(rd, s, name)) < 0 && r != -E2BIG)
+                                        return log_oom_ctl();
+                        }
+                }
+        return 0;
+}
+
 /* s as an RE2 pattern that matches it alone, inside a PromQL double-quoted string. */
 static void append_literal(FILE *f, const char *s) {
         for (; *s; s++) {
@@ -455,6 +575,12 @@ int fabric_from_prometheus(const char *url, const HttpAuth *auth, uint64_t timeo
                         r = read_series(&rd, pass);
                 if (r < 0)
                         return log_oom_ctl();
+        }
+        /* A few nodes asked for (fabric ring --nodes=) need no switches. */
+        if (!only) {
+                r = read_switches(&rd, http);
+                if (r != 0)
+                        return r;
         }
         if (fabric_sides_merge(model, &rd.sides) < 0)
                 return log_oom_ctl();

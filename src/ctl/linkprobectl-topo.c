@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobectl topo: how the devices inside the node reach each other (Manager.GetAffinity()), as a
  * matrix in the words of `nvidia-smi topo -m`, for any vendor, with each device's CPUs and NUMA node. */
+#include "linkprobectl-draw-node.h"
 #include "linkprobectl-draw.h"
 #include "linkprobectl-output.h"
 #include "linkprobectl.h"
@@ -66,7 +67,8 @@ static bool in_pairs(json_object *pairs, const char *path) {
         return false;
 }
 
-int topo_get_affinity(sd_bus *bus, json_object **ret) {
+/* GetAffinity() as [{"A", "B", "Relation", "Through"}]: 0, or an exit code after saying why not. */
+static int topo_get_affinity(sd_bus *bus, json_object **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(json_object_putp) json_object *pairs = json_object_new_array();
         sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -215,6 +217,73 @@ static void topo_notes(json_object *rows, FILE *f) {
                         fprintf(f, "  %-5s %s\n", legend[l].relation, legend[l].meaning);
 }
 
+static char *format_numa_nodes(json_object *row, const char *key, json_object *v) {
+        _cleanup_(freep) char *s = strdup("");
+
+        for (size_t i = 0; s && i < json_array_len(v); i++) {
+                char *more = ctl_strdupf("%s%s%d", s, i > 0 ? "," : "", json_object_get_int(json_object_array_get_idx(v, i)));
+                free(s);
+                s = more;
+        }
+        return s && *s ? TAKE_PTR(s) : NULL;
+}
+
+/* The CPU packages (Node.Packages) under the matrix: which CPUs and NUMA nodes each holds, so the
+ * matrix's NUMA column reads as sockets. Text only: --json gives the matrix; `status --json` the Node. */
+static int topo_packages(sd_bus *bus) {
+        _cleanup_(json_object_putp) json_object *node = NULL;
+        static const CtlColumn columns[] = {
+                { ">PACKAGE", "Id", NULL, NULL, {} },
+                { "CPUS", "Cpus", NULL, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
+                { ">CORES", "Cores", NULL, NULL, {} },
+                { "NUMA NODES", "NumaNodes", format_numa_nodes, NULL, {} },
+        };
+        static const CtlTableView view = {
+                .columns = columns,
+                .n_columns = ELEMENTSOF(columns),
+                .noun = "package",
+                .nouns = "packages",
+                .matrix = true,
+        };
+        json_object *packages;
+        int r;
+
+        r = ctl_get_root_interface(bus, "Node", true, &node);
+        if (r != 0)
+                return r;
+        packages = ctl_member(node, "Packages");
+        if (json_array_len(packages) == 0)
+                return 0;
+        putchar('\n');
+        return ctl_output_table(packages, &view);
+}
+
+/* The picture (linkprobectl-draw-node.c lays it out from what is read here): the whole tree, the root
+ * object's Node and Memory, and the affinity pairs for the GPUs' own links. */
+static int topo_draw(sd_bus *bus) {
+        _cleanup_(json_object_putp) json_object *objects = NULL, *node = NULL, *memory = NULL, *pairs = NULL;
+        _cleanup_(freep) char *dot = NULL;
+        int r;
+
+        r = ctl_get_objects(bus, &objects);
+        if (r == 0)
+                r = topo_get_affinity(bus, &pairs);
+        if (r == 0)
+                r = ctl_get_root_interface(bus, "Node", true, &node);
+        if (r == 0)
+                r = ctl_get_root_interface(bus, "Memory", true, &memory);
+        if (r != 0)
+                return r;
+        dot = draw_node_dot(objects, node, memory, pairs);
+        if (!dot)
+                return log_oom_ctl();
+        if (arg_dot) {
+                fputs(dot, stdout);
+                return fflush(stdout) == 0 ? 0 : CTL_EXIT_FAILURE;
+        }
+        return draw_render_dot(dot);
+}
+
 int verb_topo(sd_bus *bus, int argc, char **argv) {
         _cleanup_(json_object_putp) json_object *objects = NULL, *pairs = NULL, *rows = NULL;
         _cleanup_(freep) CtlColumn *columns = NULL;
@@ -222,7 +291,6 @@ int verb_topo(sd_bus *bus, int argc, char **argv) {
         size_t n = 0;
         int r;
 
-        /* The picture (linkprobectl-draw-node.c) reads the whole tree, not only the devices' affinity. */
         if (arg_draw != DRAW_NONE || arg_dot)
                 return topo_draw(bus);
         r = topo_get_affinity(bus, &pairs);
@@ -265,6 +333,8 @@ int verb_topo(sd_bus *bus, int argc, char **argv) {
                 };
                 r = ctl_output_table(rows, &view);
         }
+        if (r == 0 && arg_json == JSON_OFF)
+                r = topo_packages(bus);
         for (size_t i = 0; columns && i < n; i++)
                 free((char *) columns[i + 1].key);
         devices_free(d, n);

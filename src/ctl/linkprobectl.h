@@ -53,8 +53,6 @@ int verb_rdma(sd_bus *bus, int argc, char **argv);
 int verb_thunderbolt(sd_bus *bus, int argc, char **argv);
 int verb_gpu(sd_bus *bus, int argc, char **argv);
 int verb_topo(sd_bus *bus, int argc, char **argv);
-/* GetAffinity() as [{"A", "B", "Relation", "Through"}]: 0, or an exit code after saying why not. */
-int topo_get_affinity(sd_bus *bus, json_object **ret);
 int verb_probe_peer(sd_bus *bus, int argc, char **argv);
 int verb_probe_gpu(sd_bus *bus, int argc, char **argv);
 int verb_inhibit(sd_bus *bus, int argc, char **argv);

@@ -18,16 +18,6 @@
 #include "shared/time-util.h"
 #include "switch.h"
 
-static int hex_digit(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -EINVAL;
-}
-
 static int parse_guid(json_object *o, const char *key, char buf[static RDMA_GUID_STRING_MAX]) {
         const char *s = json_string_or(o, key, NULL);
         uint64_t v;
@@ -45,7 +35,7 @@ static int parse_port_info(const char *hex, IbPortInfo *ret) {
         if (!hex || strlen(hex) != 2 * IB_SMP_DATA_SIZE)
                 return -EBADMSG;
         for (size_t i = 0; i < IB_SMP_DATA_SIZE; i++) {
-                int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+                int hi = unhexchar(hex[2 * i]), lo = unhexchar(hex[2 * i + 1]);
                 if (hi < 0 || lo < 0)
                         return -EBADMSG;
                 data[i] = (uint8_t) (hi << 4 | lo);

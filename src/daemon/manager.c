@@ -487,7 +487,7 @@ int manager_start(Manager *m) {
                         return log_error_errno(r, "Cannot follow [Inhibit] WhileUnitsActive=: %m");
         }
 
-        r = node_start(&m->node, &m->publisher, m->event);
+        r = node_start(&m->node, &m->publisher, m->event, m->sysfs_fd);
         if (r < 0)
                 return r;
         r = memory_start(&m->memory, &m->publisher, m->event, m->config.memory_poll_usec,

@@ -78,6 +78,49 @@ static int on_hostname_changed(sd_event_source *s, int fd, uint32_t revents, voi
         return 0;
 }
 
+static bool cpulists_equal(const char *a, const char *b) {
+        return streq(strempty(a), strempty(b));
+}
+
+static bool topology_equal(const SysfsCpuTopology *a, const SysfsCpuTopology *b) {
+        if (a->n_packages != b->n_packages || a->n_numa_nodes != b->n_numa_nodes)
+                return false;
+        for (size_t i = 0; i < a->n_packages; i++) {
+                const SysfsCpuPackage *x = &a->packages[i], *y = &b->packages[i];
+                if (x->id != y->id || x->cores != y->cores || !cpulists_equal(x->cpus, y->cpus) ||
+                    x->n_numa_nodes != y->n_numa_nodes ||
+                    memcmp(x->numa_nodes, y->numa_nodes, x->n_numa_nodes * sizeof(uint32_t)) != 0)
+                        return false;
+        }
+        for (size_t i = 0; i < a->n_numa_nodes; i++)
+                if (a->numa_nodes[i].id != b->numa_nodes[i].id || !cpulists_equal(a->numa_nodes[i].cpus, b->numa_nodes[i].cpus))
+                        return false;
+        return true;
+}
+
+/* The packages and NUMA nodes: what sysfs says now; a tree we cannot read publishes none (said once
+ * per change of mind, at notice level: the node's picture then draws no packages). */
+static void node_read_topology(Node *n) {
+        SysfsCpuTopology t = {};
+        int r;
+
+        r = sysfs_cpu_topology_read(n->sysfs_fd, &t);
+        if (r == -ENOENT)
+                /* No devices/system/cpu: a container's or a test's sysfs, nothing to report. */
+                log_debug_errno(r, "sysfs lists no CPUs, publishing no packages: %m");
+        else if (r < 0 && !n->topology_failed)
+                log_notice_errno(r, "Cannot read the CPU packages and NUMA nodes from sysfs, publishing none: %m");
+        n->topology_failed = r < 0 && r != -ENOENT;
+        if (topology_equal(&t, &n->topology)) {
+                sysfs_cpu_topology_done(&t);
+                return;
+        }
+        sysfs_cpu_topology_done(&n->topology);
+        n->topology = t;
+        bus_object_changed(&n->bus, "Packages");
+        bus_object_changed(&n->bus, "NumaNodes");
+}
+
 const BusObjectType node_bus_type = { .interface = NODE_INTERFACE };
 
 /* NodeId and this boot as our neighbours know them. */
@@ -100,12 +143,13 @@ static void node_read_identity(Node *n) {
         n->booted_at = now > up ? now - up : 0;
 }
 
-int node_start(Node *n, BusPublisher *p, sd_event *event) {
+int node_start(Node *n, BusPublisher *p, sd_event *event, int sysfs_fd) {
         struct utsname u;
         char cpuinfo[65536];
         int r;
 
         n->hostname_fd = -EBADF;
+        n->sysfs_fd = sysfs_fd;
         r = bus_object_init_root(&n->bus, p, &node_bus_type);
         if (r < 0)
                 return log_oom();
@@ -134,6 +178,7 @@ int node_start(Node *n, BusPublisher *p, sd_event *event) {
 
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         n->cpu_count = cpus > 0 ? (uint32_t) cpus : 0;
+        node_read_topology(n);
 
         n->hostname_fd = open("/proc/sys/kernel/hostname", O_RDONLY | O_CLOEXEC);
         if (n->hostname_fd < 0)
@@ -146,6 +191,7 @@ int node_start(Node *n, BusPublisher *p, sd_event *event) {
 
 void node_refresh(Node *n) {
         node_read_hostname(n);
+        node_read_topology(n);
 }
 
 void node_done(Node *n) {
@@ -158,10 +204,11 @@ void node_done(Node *n) {
         free(n->architecture);
         free(n->cpu_model);
         free(n->node_id);
+        sysfs_cpu_topology_done(&n->topology);
         strv_free(n->derived.thunderbolt_host_uuids);
         strv_free(n->derived.rdma_node_guids);
         strv_free(n->derived.hardware_addresses);
         bus_object_done(&n->bus);
-        *n = (Node) { .hostname_fd = -EBADF };
+        *n = (Node) { .hostname_fd = -EBADF, .sysfs_fd = -EBADF };
 }
 

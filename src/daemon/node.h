@@ -6,6 +6,7 @@
 
 #include "bus-object.h"
 #include "shared/node-identity.h"
+#include "sysfs/cpu-topology.h"
 
 /* linkprobe's application ID: NodeId is the machine ID hashed with it (sd_id128_get_machine_app_specific()),
  * so the raw machine ID never leaves the node, and other programs' IDs cannot be correlated with ours. */
@@ -21,6 +22,11 @@ typedef struct Node {
         char *architecture;
         char *cpu_model;
         uint32_t cpu_count;
+        /* The CPU packages and NUMA nodes as sysfs says (Packages, NumaNodes); empty when it says
+         * nothing we can read. Read at start and on Refresh(): CPUs brought on- or offline move them. */
+        SysfsCpuTopology topology;
+        bool topology_failed;
+        int sysfs_fd; /* borrowed from the manager */
         int hostname_fd;
         sd_event_source *hostname_source;
 
@@ -46,10 +52,11 @@ typedef struct Node {
 /* Tells the Node interface apart from others in the publisher's queue. */
 extern const BusObjectType node_bus_type;
 
-/* Reads the identity and starts watching the hostname (the kernel wakes pollers on change). */
-int node_start(Node *n, BusPublisher *p, sd_event *event);
+/* Reads the identity and the CPU topology below sysfs_fd (borrowed), and starts watching the hostname
+ * (the kernel wakes pollers on change). */
+int node_start(Node *n, BusPublisher *p, sd_event *event, int sysfs_fd);
 void node_done(Node *n);
-/* Re-reads what may change (hostname). */
+/* Re-reads what may change (hostname, the CPU packages and NUMA nodes). */
 void node_refresh(Node *n);
 
 /* The CPU model from /proc/cpuinfo text ("model name", or what ARM and others call it). */

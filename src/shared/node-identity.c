@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "shared/json-util.h"
 #include "shared/node-identity.h"
+#include "shared/parse-util.h"
 #include "shared/string-util.h"
 
 /* C0 controls, DEL, C1 controls (U+0080..U+009F), and the bidirectional formatting characters
@@ -59,16 +60,6 @@ void node_hostname_sanitize(const char *s, char ret[static NODE_HOSTNAME_MAX + 1
         ret[n] = '\0';
 }
 
-static int unhex(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* Hex digits into n bytes; separator (0 for none) may stand where dashes[] says, and must. */
 static int parse_hex_bytes(const char *s, uint8_t *ret, size_t n, char separator, const size_t *breaks) {
         size_t b = 0;
@@ -80,7 +71,7 @@ static int parse_hex_bytes(const char *s, uint8_t *ret, size_t n, char separator
                         s++;
                         b++;
                 }
-                int hi = unhex(s[0]), lo = hi >= 0 ? unhex(s[1]) : -1;
+                int hi = unhexchar(s[0]), lo = hi >= 0 ? unhexchar(s[1]) : -1;
                 if (hi < 0 || lo < 0)
                         return -EINVAL;
                 ret[i] = (uint8_t) (hi << 4 | lo);

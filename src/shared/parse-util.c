@@ -45,6 +45,16 @@ int parse_u32(const char *s, uint32_t *ret) {
         return 0;
 }
 
+int unhexchar(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -EINVAL;
+}
+
 int parse_hex_u64(const char *s, uint64_t *ret) {
         return parse_unsigned(s, 16, ret);
 }

@@ -17,6 +17,8 @@ int parse_u32(const char *s, uint32_t *ret);
 int parse_i64(const char *s, int64_t *ret);
 int parse_int(const char *s, int *ret);
 /* Hexadecimal with or without "0x". */
+/* One hexadecimal digit's value, either case; -EINVAL for any other character. */
+int unhexchar(char c) _const_;
 int parse_hex_u64(const char *s, uint64_t *ret);
 int parse_hex_u32(const char *s, uint32_t *ret);
 /* 1/yes/true/on and 0/no/false/off, case-insensitive. Returns 0 or 1, or -EINVAL. */

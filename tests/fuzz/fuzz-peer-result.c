@@ -60,14 +60,14 @@ static void add_link(Manager *m, int ifindex, const char *name, const char *v4, 
         l->links = &m->links;
         l->name = strdup(name);
         l->name_utf8 = strdup(name);
-        l->addresses = new0(LinkAddress, 2);
-        if (!l->name || !l->name_utf8 || !l->addresses)
+        l->addrs.addresses = new0(LinkAddress, 2);
+        if (!l->name || !l->name_utf8 || !l->addrs.addresses)
                 abort();
-        l->addresses[0].family = AF_INET;
-        inet_pton(AF_INET, v4, l->addresses[0].address);
-        l->addresses[1].family = AF_INET6;
-        inet_pton(AF_INET6, v6, l->addresses[1].address);
-        l->n_addresses = 2;
+        l->addrs.addresses[0].family = AF_INET;
+        inet_pton(AF_INET, v4, l->addrs.addresses[0].address);
+        l->addrs.addresses[1].family = AF_INET6;
+        inet_pton(AF_INET6, v6, l->addrs.addresses[1].address);
+        l->addrs.n_addresses = 2;
         if (table_put(&m->links.table, &l->ifindex, l) < 0)
                 abort();
 }

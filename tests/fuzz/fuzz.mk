@@ -1,6 +1,7 @@
 # libFuzzer targets (clang). Every target is tests/fuzz/fuzz-NAME.c defining LLVMFuzzerTestOneInput(),
 # a seed corpus in tests/fuzz/corpus/NAME/, and the libraries it links:
-#   FUZZ_TARGETS += NAME; fuzz-NAME_LIBS := ...; fuzz-NAME_PKGS := ...
+#   FUZZ_TARGETS += NAME; fuzz-NAME_LIBS := ...; fuzz-NAME_PKGS := ...; fuzz-NAME_EXTRA_SOURCES := files
+#   linked in directly (linkprobectl's, which is no library)
 # From each, the Makefile makes fuzz-NAME-regress (replays the corpus under ASan+UBSan in every
 # `make check`) and, in the FUZZ=1 build, fuzz-NAME (libFuzzer; `make fuzz FUZZ_SECONDS=N` runs them
 # all; `make check` runs each for a few seconds). A crash found becomes a corpus file: a regression test.
@@ -51,11 +52,11 @@ fuzz-lldp-parse_LIBS := shared
 
 define fuzz_template
 FUZZ_REGRESSION_PROGRAMS += fuzz-$(1)-regress
-fuzz-$(1)-regress_SOURCES := tests/fuzz/fuzz-$(1).c tests/fuzz/fuzz-regress.c
+fuzz-$(1)-regress_SOURCES := tests/fuzz/fuzz-$(1).c tests/fuzz/fuzz-regress.c $$(fuzz-$(1)_EXTRA_SOURCES)
 fuzz-$(1)-regress_LIBS := $$(fuzz-$(1)_LIBS)
 fuzz-$(1)-regress_PKGS := $$(or $$(fuzz-$(1)_PKGS),$(PKG_MODULES))
 FUZZ_PROGRAMS += fuzz-$(1)
-fuzz-$(1)_SOURCES := tests/fuzz/fuzz-$(1).c
+fuzz-$(1)_SOURCES := tests/fuzz/fuzz-$(1).c $$(fuzz-$(1)_EXTRA_SOURCES)
 fuzz-$(1)_LIBS := $$(fuzz-$(1)_LIBS)
 fuzz-$(1)_PKGS := $$(or $$(fuzz-$(1)_PKGS),$(PKG_MODULES))
 fuzz-$(1)_LDLIBS := -fsanitize=fuzzer
@@ -69,3 +70,8 @@ fuzz-ethtool-linkmodes_PKGS := libnl-3.0 libsystemd
 # The subnet sweep (issue 26): linkprobe-probe-fabric's document, its strings from the fabric.
 FUZZ_TARGETS += fabric-sweep
 fuzz-fabric-sweep_LIBS := daemon sysfs shared
+
+# topology.conf (issue 26): an administrator's file, read by linkprobectl fabric verify --slurm=.
+FUZZ_TARGETS += topology-conf
+fuzz-topology-conf_EXTRA_SOURCES := src/ctl/fabric/hostlist.c src/ctl/fabric/topology-conf.c
+fuzz-topology-conf_LIBS := shared

@@ -7,6 +7,7 @@ needs no privilege. Screenshots are kept in the build directory (applet-*.png) a
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -51,17 +52,23 @@ def notifications(desktop):
 class Applet:
     """linkprobe-applet as nobody on the desktop, reading linkprobed on system_bus."""
 
-    def __init__(self, desktop, system_bus, session_address=None, display=True, config=None, ctl=lp.CTL):
+    def __init__(self, desktop, system_bus, session_address=None, display=True, config=None, ctl=lp.CTL,
+                 bus_from_environment=False):
         self.desktop = desktop
-        # The test's private system bus lives in a directory only root may enter.
-        os.chmod(system_bus.dir, 0o755)
+        # The test's private system bus lives in a directory only root may enter (mkdtemp's 0700): opened,
+        # or nobody's connect() is refused with EACCES, "Permission denied", however the address is given.
+        if not bus_from_environment:
+            os.chmod(system_bus.dir, 0o755)
         env = desktop.user_env("nobody")
         if session_address:
             env["DBUS_SESSION_BUS_ADDRESS"] = session_address
         if not display:
             del env["DISPLAY"]
-        args = [f"--bus-address={system_bus.address}", f"--linkprobectl={ctl}", f"--icon-dir={ICONS}",
-                "--log-level=info"]
+        args = [f"--linkprobectl={ctl}", f"--icon-dir={ICONS}", "--log-level=info"]
+        if bus_from_environment:
+            env["DBUS_SYSTEM_BUS_ADDRESS"] = system_bus.address
+        else:
+            args.append(f"--bus-address={system_bus.address}")
         if config is not None:
             path = os.path.join(env["HOME"], "applet.conf")
             with open(path, "w") as f:
@@ -405,9 +412,99 @@ def test_bad_configuration_is_refused(tmp_path, config, error):
     assert str(path) in proc.stderr and error in proc.stderr, proc.stderr
 
 
+def test_system_bus_from_the_environment(desktop, bus, applets):
+    """Without --bus-address=, the applet running as nobody reads linkprobed on the bus that
+    DBUS_SYSTEM_BUS_ADDRESS names (sd_bus_open_system() honours it); while the socket's directory is closed
+    to nobody it says "Permission denied" (EACCES from connect(), not a refusal of the address) and
+    tries again every 5 s, and it connects once the directory is opened."""
+    from fake_linkprobed import FakeLinkprobed
+
+    os.chmod(bus.dir, 0o700)
+    fake = FakeLinkprobed(bus, ["envlink0"], 2_000_000)
+    try:
+        applet = applets(desktop, bus, bus_from_environment=True)
+        applet.wait_log("Cannot connect to the system bus: Permission denied; trying again every 5 s.")
+        assert "linkprobed is running" not in applet.log()
+        os.chmod(bus.dir, 0o755)
+        applet.wait_log("linkprobed is running: 1 objects.", timeout=20)
+        applet.wait_log("notifications merge over 3000 ms")
+    finally:
+        fake.stop()
+
+
+@pytest.mark.skipif(not shutil.which("setcap"), reason="setcap is not installed (Debian package libcap2-bin)")
+def test_file_capabilities_are_said(desktop, bus):
+    """A copy of the applet given a file capability runs in secure-execution mode, where sd-bus ignores
+    DBUS_SESSION_BUS_ADDRESS, DBUS_SYSTEM_BUS_ADDRESS and XDG_RUNTIME_DIR (secure_getenv()): it says so
+    rather than failing without a word, then cannot reach the session bus they named and exits 1."""
+    os.chmod(bus.dir, 0o755)
+    directory = tempfile.mkdtemp(prefix="capapplet-", dir=desktop.dir)
+    os.chmod(directory, 0o755)
+    program = os.path.join(directory, "linkprobe-applet")
+    shutil.copy(APPLET, program)
+    lp.run(["setcap", "cap_net_raw+ep", program])
+    env = desktop.user_env("nobody")
+    env["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+    env.pop("DISPLAY", None)
+    proc = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", program,
+                           f"--icon-dir={ICONS}"], capture_output=True, text=True, env=env, cwd="/", timeout=30)
+    assert "secure-execution mode" in proc.stderr and "DBUS_SYSTEM_BUS_ADDRESS" in proc.stderr, proc.stderr
+    assert proc.returncode == 1 and "Cannot connect to the session bus" in proc.stderr, proc
+
+
+def flapping_in_two_samples(desktop, bus, applets, watch_usec):
+    """Five links judged flapping by two watch samples of a linkprobed that watches every watch_usec
+    (played by fake_linkprobed, so the samples are exactly 2 s apart whatever the load): three at the
+    first, two at the second. The notifications dunst shows, by id."""
+    from fake_linkprobed import FakeLinkprobed
+
+    names = [f"fl{i}" for i in range(5)]
+    fake = FakeLinkprobed(bus, names, watch_usec)
+    try:
+        applet = applets(desktop, bus)
+        applet.wait_log("linkprobed is running")
+        merge = notification_merge_msec(watch_usec)
+        applet.wait_log(f"notifications merge over {merge} ms")
+        fake.set_health(names[:3], "flapping", "7 carrier changes in the last 2 min")
+        time.sleep(2.0)
+        fake.set_health(names[3:], "flapping", "7 carrier changes in the last 2 min")
+        lp.wait_for(lambda: desktop.notification_count(), 20, lambda: f"a notification; the applet said:\n{applet.log()}")
+        # Whatever else is coming comes within a window of the last event.
+        time.sleep(merge / 1000 + 1.5)
+        return names, desktop.notifications()
+    finally:
+        fake.stop()
+
+
+def notification_merge_msec(watch_usec):
+    """The applet's merge window (applet-notify.c, linkprobe-applet(1)): 700 ms, or one and a half watch
+    intervals where that is longer."""
+    return max(700, watch_usec // 1000 * 3 // 2)
+
+
+def test_links_judged_at_two_watch_samples_are_one_notification(desktop, notifications, bus, applets):
+    """Links judged flapping at two consecutive watch samples (2 s apart, the daemon watching every 2 s):
+    the applet's merge window follows WatchIntervalUSec, so they are one notification naming all five."""
+    names, shown = flapping_in_two_samples(desktop, bus, applets, 2_000_000)
+    assert len(shown) == 1, shown
+    (note,) = shown.values()
+    assert note["summary"] == "Health changed for 5 objects (5 bad)", note
+    assert all(f"link {n}: flapping" in note["body"] for n in names), note
+
+
+def test_merge_window_is_the_watch_interval(desktop, notifications, bus, applets):
+    """The same two batches from a daemon that watches every 100 ms are two moments to a person (2 s is
+    twenty samples apart): each batch is told apart, and as neither is more than three links, each link
+    in its own notification (five), so the window is the daemon's and not merely long."""
+    names, shown = flapping_in_two_samples(desktop, bus, applets, 100_000)
+    assert sorted(n["summary"] for n in shown.values()) == [f"link {n}: health went bad" for n in names], shown
+
+
 def test_many_links_going_bad_at_once_are_one_notification(desktop, notifications, bus, netns, client,
                                                            daemon_factory, applets):
-    """Five links that start flapping together are one notification that names them, not five."""
+    """Five links that start flapping together are one notification that names them, not five: the real
+    daemon, real carrier changes. The daemon watches every second, so the applet merges what comes
+    within 1.5 s of the last event (the two tests above play the samples exactly)."""
     far = lp.NetNS()
     try:
         names = [lp.unique("mf") for _ in range(5)]
@@ -415,14 +512,15 @@ def test_many_links_going_bad_at_once_are_one_notification(desktop, notification
         for name, peer in zip(names, peers):
             netns.ip("link", "add", name, "type", "veth", "peer", "name", peer, "netns", far.name)
             netns.ip("link", "set", name, "up")
-        daemon_factory(netns, config=WATCH)
+        daemon_factory(netns, config="[Watch]\nIntervalSec=1s\n")
         lp.wait_for(lambda: all(client.link_by_name(n) for n in names), 10, "the links")
         applet = applets(desktop, bus)
         applet.wait_log("linkprobed is running")
+        applet.wait_log("notifications merge over 1500 ms")
         far.batch([f"link set {peer} {state}" for _ in range(10) for state in ("up", "down") for peer in peers])
         lp.wait_for(lambda: all(client.link_by_name(n)["Health"] == "flapping" for n in names), 10, "flapping")
         lp.wait_for(lambda: desktop.notification_count(), 10, lambda: f"a notification; the applet said:\n{applet.log()}")
-        time.sleep(1.5)
+        time.sleep(3)
         shown = desktop.notifications()
         assert len(shown) == 1, shown
         (note,) = shown.values()

@@ -63,7 +63,8 @@ def test_syntax():
     ("linkprobectl probe ", ["gpu"]),
     ("linkprobectl status --j", ["--json"]),
     ("linkprobectl --no-l", ["--no-legend"]),
-    ("linkprobectl fabric ", ["coordinator", "ring"]),
+    ("linkprobectl fabric ", ["coordinator", "ring", "topology", "verify"]),
+    ("linkprobectl fabric topology --format=", ["json", "k8s-labels", "slurm", "slurm-block"]),
     ("linkprobectl fabric ring --backend=", ["jaccl", "jaccl-ring", "ring"]),
     ("linkprobectl fabric ring --hostfile=", ["mlx"]),
 ])

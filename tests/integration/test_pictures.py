@@ -105,6 +105,36 @@ def expected_words(found):
     return words
 
 
+def package_words(node):
+    """What the picture says of each CPU package and NUMA node (Node.Packages, Node.NumaNodes)."""
+    words = []
+    for pid, cpus, cores, _ in node["Packages"]:
+        words.append(f"Package {pid}: {cores} {'core' if cores == 1 else 'cores'}, CPUs {cpus}")
+    for nid, cpus in node["NumaNodes"]:
+        words.append(f"NUMA node {nid}, CPUs {cpus}" if cpus else f"NUMA node {nid}, no CPUs")
+    return words
+
+
+def assert_packages_frame_numa_nodes(svg, node):
+    """Graphviz writes a cluster's drawing as <g id="clustN" class="cluster"><title>cluster_NAME</title>…:
+    each NUMA node's frame lies inside its package's (lstopo's nesting), checked on the frames' boxes."""
+    root = ET.fromstring(svg)
+    boxes = {}
+    for g in root.iter(SVG + "g"):
+        title = g.find(SVG + "title")
+        shape = g.find(SVG + "path") if g.find(SVG + "path") is not None else g.find(SVG + "polygon")
+        if g.get("class") == "cluster" and title is not None and shape is not None:
+            numbers = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", shape.get("d") or shape.get("points"))]
+            xs, ys = numbers[0::2], numbers[1::2]
+            boxes[title.text] = (min(xs), min(ys), max(xs), max(ys))
+    for pid, _, _, numa_nodes in node["Packages"]:
+        outer = boxes[f"cluster_package{pid}"]
+        for nid in numa_nodes:
+            inner = boxes[f"cluster_numa{nid}"]
+            assert outer[0] <= inner[0] and outer[1] <= inner[1] and inner[2] <= outer[2] and inner[3] <= outer[3], \
+                (pid, nid, outer, inner)
+
+
 def draw(bus, client, name):
     """The picture as the daemon stands (asked again if the objects moved meanwhile): (svg, objects)."""
     for _ in range(5):
@@ -162,7 +192,20 @@ def test_node_picture(fixture, netns, bus, client, daemon_factory, testbed, tmp_
     shown = normalise(texts(svg))
     missing = [w for w in expected_words(found) if normalise(w) not in shown]
     assert not missing, (missing, shown)
+    # The CPU packages (sysfs' cpuN/topology, in the real trees) frame their NUMA nodes, as lstopo draws.
+    node = client.get_all("Node")
+    words = package_words(node)
+    assert not [w for w in words if normalise(w) not in shown], (words, shown)
+    assert bool(node["Packages"]) == real, node["Packages"]
     if real:
+        assert_packages_frame_numa_nodes(svg, node)
+        # The text says the same under the matrix, a line per package.
+        out = lp.ctl(bus, "topo")
+        assert out.returncode == 0, out.stderr
+        for pid, cpus, cores, numa_nodes in node["Packages"]:
+            line = rf"^\s*{pid}\s+{re.escape(cpus)}\s+{cores}\s+{','.join(map(str, numa_nodes))}\s*$"
+            assert re.search(line, out.stdout, re.M), (line, out.stdout)
+        assert f"{len(node['Packages'])} packages listed." in out.stdout, out.stdout
         # The PNG, as linkprobectl makes it (Graphviz's cairo renderer): kept beside the SVG.
         png = os.path.join(picture_dir(), name + ".png")
         out = lp.ctl(bus, "topo", "--png", f"--output={png}")

@@ -515,7 +515,7 @@ OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full
            "--bus-address=", "--help", "--version", "--transport=", "--timeout=", "--what=", "--who=", "--why=",
            "--dot", "--prometheus=", "--prometheus-ca-file=", "--prometheus-user=", "--prometheus-password-file=",
            "--prometheus-token-file=", "--tolerance=", "--list", "--snapshots", "--nodes=", "--hostfile=", "--backend=",
-           "--svg", "--png", "--output="]
+           "--svg", "--png", "--output=", "--format=", "--slurm="]
 
 
 @pytest.mark.parametrize("line,expected", [
@@ -538,7 +538,9 @@ OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full
     ("linkprobectl probe ", ["gpu"]),
     ("linkprobectl --json probe g", ["gpu"]),
     ("linkprobectl probe gpu ", []),
-    ("linkprobectl fabric ", ["ring", "coordinator"]),
+    ("linkprobectl fabric ", ["ring", "coordinator", "topology", "verify"]),
+    ("linkprobectl fabric topology --format=s", ["--format=slurm", "--format=slurm-block"]),
+    ("linkprobectl fabric topology --format ", ["slurm", "slurm-block", "k8s-labels", "json"]),
     ("linkprobectl fabric r", ["ring"]),
     ("linkprobectl fabric ring ", []),
     ("linkprobectl --prometheus http://x:9090 fabric c", ["coordinator"]),

@@ -9,6 +9,7 @@
 
 #include "unit-test.h"
 #include "ctl/linkprobectl-draw-labels.h"
+#include "ctl/linkprobectl-draw-node.h"
 #include "ctl/linkprobectl-draw.h"
 #include "ctl/linkprobectl.h"
 
@@ -166,6 +167,55 @@ static void test_thousands(void **state) {
         assert_non_null(strstr(text, note));
 }
 
+/* Node.Packages and Node.NumaNodes: a frame per package holding its NUMA nodes (and their PCIe trees),
+ * the CPU-less NUMA node outside any package; without them, the NUMA nodes alone as before. */
+static void test_packages_frame_numa_nodes(void **state) {
+        _cleanup_(json_object_putp) json_object *objects = objects_new(), *node = json_tokener_parse(
+                "{\"Packages\": [{\"Id\": 0, \"Cpus\": \"0-3\", \"Cores\": 4, \"NumaNodes\": [0]},"
+                " {\"Id\": 1, \"Cpus\": \"4-7\", \"Cores\": 1, \"NumaNodes\": [1]}],"
+                " \"NumaNodes\": [{\"Id\": 0, \"Cpus\": \"0-3\"}, {\"Id\": 1, \"Cpus\": \"4-7\"}, {\"Id\": 2, \"Cpus\": \"\"}]}");
+        _cleanup_(freep) char *dot = NULL, *text = NULL, *plain = NULL;
+
+        assert_non_null(node);
+        add_pci(objects, 1, -1, "root-port", ""); /* NUMA node 1 */
+        add_pci(objects, 2, -1, "root-port", ""); /* NUMA node 0 */
+        dot = draw_node_dot(objects, node, NULL, NULL);
+        assert_non_null(dot);
+        text = unwrapped(dot);
+        assert_non_null(strstr(text, "Package 0: 4 cores, CPUs 0-3"));
+        assert_non_null(strstr(text, "Package 1: 1 core, CPUs 4-7"));
+        assert_non_null(strstr(text, "NUMA node 1, CPUs 4-7"));
+        assert_non_null(strstr(text, "NUMA node 2, no CPUs"));
+        /* Each NUMA node's frame opens inside its package's, before the next package's begins. */
+        for (int p = 0; p < 2; p++) {
+                char package[64], numa[64];
+                snprintf(package, sizeof(package), "subgraph \"cluster_package%d\"", p);
+                snprintf(numa, sizeof(numa), "subgraph \"cluster_numa%d\"", p);
+                const char *start = strstr(dot, package), *inner = strstr(dot, numa), *next = start ? strstr(start + 1, " subgraph \"cluster_package") : NULL;
+                assert_non_null(start);
+                assert_non_null(inner);
+                assert_true(inner > start && (!next || inner < next));
+        }
+        /* The CPU-less node comes after every package, in none of them. */
+        assert_true(strstr(dot, "subgraph \"cluster_numa2\"") > strstr(dot, "subgraph \"cluster_package0\""));
+        /* It renders. */
+        arg_draw = DRAW_SVG;
+        char path[] = "/tmp/linkprobe-test-draw-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        arg_output = path;
+        assert_int_equal(draw_render_dot(dot), 0);
+        arg_output = NULL;
+        assert_int_equal(unlink(path), 0);
+
+        /* Without the packages: no package frames, the NUMA nodes still drawn. */
+        plain = draw_node_dot(objects, NULL, NULL, NULL);
+        assert_non_null(plain);
+        assert_null(strstr(plain, "cluster_package"));
+        assert_non_null(strstr(plain, "cluster_numa0"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_escape),
@@ -174,6 +224,7 @@ int main(void) {
                 cmocka_unit_test(test_parent_loop_and_dangling),
                 cmocka_unit_test(test_nothing),
                 cmocka_unit_test(test_thousands),
+                cmocka_unit_test(test_packages_frame_numa_nodes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,7 @@
 #include <math.h>
 
 #include "unit-test.h"
-#include "ctl/linkprobectl-ring-graph.h"
+#include "ctl/fabric/ring-graph.h"
 
 #define MAX_LANES 8192
 

@@ -33,8 +33,15 @@ $(BUILD)/tests/unit/test-pci-sysfs.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
 test-pci-derive_PKGS += umockdev-1.0
 $(BUILD)/tests/unit/test-pci-derive.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
 # The pictures are linkprobectl's: all of it but main() is linked in (they read the CLI's model).
-test-draw_SOURCES += $(filter-out src/ctl/linkprobectl-main.c,$(wildcard src/ctl/*.c))
+test-draw_SOURCES += $(filter-out src/ctl/linkprobectl-main.c,$(wildcard src/ctl/*.c src/ctl/fabric/*.c))
 test-draw_PKGS += libcurl
 # The ring search is linkprobectl's (src/ctl/), pure C with no bus: its files are linked in directly.
-test-ring-search_SOURCES += src/ctl/linkprobectl-ring-search.c src/ctl/linkprobectl-ring-graph.c \
-	src/ctl/linkprobectl-ring-heuristic.c src/ctl/linkprobectl-ring-coordinator.c
+test-ring-search_SOURCES += src/ctl/fabric/ring-search.c src/ctl/fabric/ring-graph.c \
+	src/ctl/fabric/ring-heuristic.c src/ctl/fabric/ring-coordinator.c
+# Slurm's hostlist expressions and topology.conf (linkprobectl's src/ctl/fabric/, pure C).
+test-topology-conf_SOURCES += src/ctl/fabric/hostlist.c src/ctl/fabric/topology-conf.c
+# The switch tree reads the fabric model (linkprobectl's JSON helpers): linked as test-draw is.
+test-fabric-tree_SOURCES += $(filter-out src/ctl/linkprobectl-main.c,$(wildcard src/ctl/*.c src/ctl/fabric/*.c))
+test-fabric-tree_PKGS += libcurl
+test-cpu-topology_PKGS += umockdev-1.0
+$(BUILD)/tests/unit/test-cpu-topology.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
