@@ -4,6 +4,7 @@
 
 #include "net-probe-cli.h"
 #include "probe-util.h"
+#include "proto-bulk.h"
 #include "rdma-engine.h"
 #include "rtt-stats.h"
 #include "shared/parse-util.h"

@@ -7,6 +7,7 @@
 
 #include "frame-io.h"
 #include "net-client.h"
+#include "proto-bulk.h"
 #include "proto-identity.h"
 #include "shared/parse-util.h"
 #include "shared/peer-address.h"

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include "proto-auth.h"
+#include "proto-bulk.h"
 #include "proto.h"
 #include "shared/node-identity.h"
 

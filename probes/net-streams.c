@@ -4,6 +4,7 @@
 
 #include "frame-io.h"
 #include "net-streams.h"
+#include "proto-bulk.h"
 #include "rtt-stats.h"
 #include "shared/time-util.h"
 

@@ -4,6 +4,7 @@
 
 #include "net-client.h"
 #include "net-host.h"
+#include "proto-bulk.h"
 
 /*
  * A connection (the control, stream 0) and the connections joined to it. Without PROTO_CAP_STREAMS

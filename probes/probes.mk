@@ -7,8 +7,8 @@ probe_SOURCES := probes/probe-util.c
 # The measurement protocol, shared by the responder and the TCP/RDMA probes (and their unit tests);
 # net-host.c reads the interface's device CPUs through sysfs/.
 LIBRARIES += netprobe
-netprobe_SOURCES := probes/proto.c probes/proto-auth.c probes/proto-identity.c probes/responder-identity.c probes/source-table.c probes/rtt-stats.c probes/frame-io.c \
-	probes/net-client.c probes/net-host.c probes/net-streams.c probes/responder.c probes/responder-conn.c probes/responder-bulk.c probes/responder-pump.c probes/responder-rdma.c probes/responder-echo.c \
+netprobe_SOURCES := probes/proto.c probes/proto-bulk.c probes/proto-auth.c probes/proto-identity.c probes/responder-identity.c probes/source-table.c probes/rtt-stats.c probes/frame-io.c \
+	probes/net-client.c probes/net-host.c probes/net-streams.c probes/responder.c probes/responder-session.c probes/responder-conn.c probes/responder-bulk.c probes/responder-pump.c probes/responder-rdma.c probes/responder-echo.c \
 	probes/rdma-engine.c
 NETPROBE_PKGS := libsystemd libcrypto libibverbs json-c
 NETPROBE_LDLIBS := -lm -lpthread

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include "proto-auth.h"
+#include "proto-bulk.h"
 #include "rdma-engine.h"
 #include "shared/time-util.h"
 

@@ -4,6 +4,7 @@
 
 #include <stdatomic.h>
 
+#include "proto-bulk.h"
 #include "proto.h"
 
 typedef struct RdmaEndpoint RdmaEndpoint;

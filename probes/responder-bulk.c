@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "proto-bulk.h"
 #include "responder-conn.h"
 #include "responder-pump.h"
 #include "shared/log.h"

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "proto-bulk.h"
 #include "responder-pump.h"
 #include "shared/time-util.h"
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "net-host.h"
+#include "proto-bulk.h"
 #include "proto.h"
 
 typedef struct Pump Pump;

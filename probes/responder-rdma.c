@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include "frame-io.h"
+#include "proto-bulk.h"
 #include "rdma-engine.h"
 #include "responder-rdma.h"
 #include "shared/log.h"

@@ -2,6 +2,7 @@
 /* responder-rdma.h — the responder's side of an RDMA test, run on its own thread */
 #pragma once
 
+#include "proto-bulk.h"
 #include "proto.h"
 #include "responder.h"
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "probe-util.h"
+#include "proto-bulk.h"
 #include "tcp-report.h"
 
 /* Whether an end used every CPU it could use: each thread runs on one CPU at a time. */

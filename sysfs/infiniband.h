@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "infiniband-parse.h"
+#include "infiniband-port.h"
 #include "shared/macros.h"
 
 /*
@@ -16,45 +17,6 @@
  * No class/infiniband at all is the normal state of a machine without RDMA: enumeration then
  * succeeds with zero devices.
  */
-
-typedef enum InfinibandNetdevSource {
-        INFINIBAND_NETDEV_GID_TABLE,  /* gid_attrs/ndevs/N: RoCE and iWARP ports, VLANs on them */
-        INFINIBAND_NETDEV_PARENT,     /* the "parent" attribute of soft devices (rxe) */
-        INFINIBAND_NETDEV_DEVICE_NET, /* device/net/IF whose dev_port is the port's: IPoIB, old kernels */
-        _INFINIBAND_NETDEV_SOURCE_MAX,
-        _INFINIBAND_NETDEV_SOURCE_INVALID = -EINVAL,
-} InfinibandNetdevSource;
-
-typedef struct InfinibandNetdev {
-        char *name;
-        InfinibandNetdevSource source;
-} InfinibandNetdev;
-
-/* One non-zero entry of a port's GID table. */
-typedef struct InfinibandGid {
-        unsigned index;
-        uint8_t gid[16];  /* network byte order; an IPv6 address, or ::ffff:a.b.c.d for RoCE on IPv4 */
-        RdmaGidType type; /* _UNKNOWN when the kernel has no gid_attrs (before 4.9) */
-        char *netdev;     /* NULL for InfiniBand ports and entries without an interface */
-} InfinibandGid;
-
-typedef struct InfinibandPort {
-        unsigned number;
-        RdmaPortStatus status;
-        /* The attributes exactly as the kernel wrote them, NULL when unreadable: an unknown value
-         * can still be shown to a person. */
-        char *state_text;
-        char *phys_state_text;
-        char *link_layer_text;
-        char *rate_text;
-        InfinibandGid *gids;
-        size_t n_gids;
-        /* The network interfaces that carry this port, the port's own interface first; GID-table
-         * entries before "parent" before device/net, each name once. */
-        InfinibandNetdev *netdevs;
-        size_t n_netdevs;
-        char **warnings; /* NULL-terminated, NULL when there are none */
-} InfinibandPort;
 
 typedef struct InfinibandDevice {
         char *name;    /* "mlx5_0": the entry in class/infiniband */
@@ -76,8 +38,6 @@ typedef struct InfinibandDevice {
         size_t n_ports;
         char **warnings;
 } InfinibandDevice;
-
-const char *infiniband_netdev_source_to_string(InfinibandNetdevSource s) _const_;
 
 /**
  * infiniband_device_read() - read one device, all its ports and GID tables
@@ -104,8 +64,6 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(InfinibandDevice *, infiniband_device_free);
  * Return: 0, -ENOENT if the device or port does not exist, -EINVAL for a bad name, -ENOMEM.
  */
 int infiniband_port_read(int root_fd, const char *device, unsigned port, InfinibandPort **ret);
-InfinibandPort *infiniband_port_free(InfinibandPort *p);
-DEFINE_TRIVIAL_CLEANUP_FUNC(InfinibandPort *, infiniband_port_free);
 
 /**
  * infiniband_enumerate() - read every device in class/infiniband, sorted by name

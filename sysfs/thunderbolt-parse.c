@@ -7,7 +7,7 @@
 #include "shared/parse-util.h"
 #include "shared/string-table.h"
 #include "shared/string-util.h"
-#include "thunderbolt.h"
+#include "thunderbolt-parse.h"
 
 static const char *const kind_table[_TBT_KIND_MAX] = {
         [TBT_KIND_DOMAIN] = "domain",   [TBT_KIND_ROUTER] = "router",   [TBT_KIND_PEER] = "peer",

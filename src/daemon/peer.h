@@ -190,14 +190,6 @@ uint64_t peer_ttl_usec(const Peer *p);
 /* When the last measurement goes stale by age (CLOCK_REALTIME µs); 0 when there is none. */
 uint64_t peer_expires_at(const Peer *p);
 void peer_set_state(Peer *p, PeerProbeState s);
-/* Takes in a finished probe: measurements on success, the error otherwise. */
-void peer_apply_result(Peer *p, const ProbeResult *result, uint64_t started_realtime);
-/* Records which node the path reached (NULL: none said); marks RemoteNodeId and the rest. */
-void peer_set_remote(Peer *p, const NodeIdentity *id, bool authenticated);
-/* Restores what a state file held (m's warnings are taken); the path is then republished, Stale
- * as the pass finds it. */
-void peer_restore(Peer *p, PeerMeasurement *m, PeerProbeState state, const char *error, const char *message,
-                  uint64_t last_attempt_at);
 /* Publishes Origins from wanted and adhoc when they changed. */
 void peer_update_origins(Peer *p);
 /* ProbePeer() measured a path nobody wants (it is kept for its result), or RemovePeer() let it go. */
@@ -209,10 +201,6 @@ int peer_target_add(Peers *peers, const PeerAddress *a, PeerOrigin origin, PeerT
 /* Clears origin; the target goes when nothing wants it any more. Returns true if it went. */
 bool peer_target_drop(Peers *peers, PeerTarget *t, PeerOrigin origin);
 
-/* The figures of a measurement as the probes and the state file write them (the same member names):
- * finite and non-negative, else 0; streams 1..PEER_STREAMS_MAX, else 0; the warnings bounded and
- * made valid UTF-8 without control characters. */
-void peer_measurement_read_figures(PeerMeasurement *m, json_object *o);
 void peer_measurement_done(PeerMeasurement *m);
 
 /**

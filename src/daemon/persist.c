@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "peer-result.h"
 #include "peer.h"
 #include "persist.h"
 #include "shared/json-util.h"

@@ -5,6 +5,7 @@
 #include "config-peers.h"
 #include "inhibit.h"
 #include "peer-discover.h"
+#include "peer-result.h"
 #include "peer.h"
 #include "persist.h"
 #include "reconcile.h"

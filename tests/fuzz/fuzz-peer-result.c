@@ -10,6 +10,7 @@
 
 #include "daemon/link.h"
 #include "daemon/manager.h"
+#include "daemon/peer-result.h"
 #include "daemon/peer.h"
 #include "shared/log.h"
 #include "shared/string-util.h"

@@ -3,6 +3,7 @@
  * them: the input is a stream of frames, each header checked against a maximum frame size taken from
  * the first bytes, each payload handed to the decoder of its type. What a decoder accepts must be
  * within the protocol's bounds, and encoding it again must decode to the same message. */
+#include "probes/proto-bulk.h"
 #include "probes/proto-identity.h"
 #include "probes/proto.h"
 

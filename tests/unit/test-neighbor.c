@@ -10,6 +10,7 @@
 #include "daemon/link.h"
 #include "daemon/neighbor.h"
 #include "daemon/node.h"
+#include "daemon/peer-result.h"
 #include "daemon/peer.h"
 #include "daemon/rdma.h"
 #include "daemon/tbt.h"

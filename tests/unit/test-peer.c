@@ -6,6 +6,7 @@
 #include "unit-test.h"
 #include "daemon/config.h"
 #include "daemon/derive.h"
+#include "daemon/peer-result.h"
 #include "daemon/peer.h"
 #include "shared/log.h"
 #include "shared/time-util.h"

@@ -7,6 +7,7 @@
 
 #include "probes/net-client.h"
 #include "probes/proto-auth.h"
+#include "probes/proto-bulk.h"
 #include "probes/proto.h"
 #include "probes/rtt-stats.h"
 #include "shared/time-util.h"

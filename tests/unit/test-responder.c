@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include "probes/proto-auth.h"
+#include "probes/proto-bulk.h"
 #include "probes/responder.h"
 #include "shared/log.h"
 #include "shared/time-util.h"
