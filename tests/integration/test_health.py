@@ -24,8 +24,8 @@ import pytest
 import lp
 from lp import path_label, wait_for
 
-# It compares rates it measures with another tool's, which a file running beside it would move.
-pytestmark = pytest.mark.alone
+# The tests that drive traffic at a set rate (iperf3) and judge it are marked alone: a test file running
+# beside them would move the rates they compare.
 
 PCI = "Pci"
 MANAGER = lp.IFACE + "Manager"
@@ -377,6 +377,7 @@ def test_ib_symbol_errors_and_counters(netns, client, daemon_factory, testbed):
     assert 'linkprobe_rdma_port_health{device="mlx5_0",port="1",health="errors"} 1\n' in text
 
 
+@pytest.mark.alone
 def test_ipoib_traffic_without_rdma(netns, far, client, daemon_factory, testbed):
     """IP traffic over the IPoIB interface and none over RDMA on the port: a job that fell back to sockets."""
     testbed.add_from_file(os.path.join(FIXTURES, "health.umockdev"))
@@ -404,6 +405,7 @@ def test_ipoib_traffic_without_rdma(netns, far, client, daemon_factory, testbed)
 
 # ---- network links ----
 
+@pytest.mark.alone
 def test_link_rates_against_iperf3(netns, far, client, daemon_factory):
     """RxGbps and TxGbps of a veth against what iperf3 moved through it, paced at 500 Mb/s so that two busy
     CPUs keep the rate steady; the median of the samples in the middle of each run."""
@@ -441,6 +443,7 @@ def mirror_ingress(netns, source, target):
         pytest.skip(f"this kernel cannot redirect with tc u32 and mirred: {r.stderr.strip()}")
 
 
+@pytest.mark.alone
 def test_busy_nic_degraded(netns, far, client, daemon_factory, testbed):
     """The Gen2 x1 NIC trained at Gen1: saving power while idle, degraded while its link moves a tenth of
     what 2.5 GT/s x1 carries. Its interface is an ifb named like the fixture's (so the daemon ties it to
