@@ -9,6 +9,8 @@ import threading
 
 from gi.repository import Gio, GLib
 
+from fake_service import FakeService
+
 NAME = "org.linkprobe.LinkProbe1"
 PATH = "/org/linkprobe/LinkProbe1"
 IFACE = "org.linkprobe.LinkProbe1."
@@ -31,37 +33,23 @@ INTROSPECTION = """
 """
 
 
-class FakeLinkprobed:
+class FakeLinkprobed(FakeService):
     def __init__(self, bus, names, watch_usec):
         """names: the links, all ok at the start; watch_usec: the Manager's WatchIntervalUSec."""
-        self.address = bus.address
         self.watch_usec = watch_usec
         self.links = {f"{PATH}/link/{i + 1}": {"Name": n, "Kind": "ether", "Health": "ok", "HealthReason": ""}
                       for i, n in enumerate(names)}
         self.manager_read = threading.Event()
         self.lock = threading.Lock()
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-        if not self.ready.wait(10):
-            raise RuntimeError("the fake linkprobed did not start")
+        super().__init__(bus, NAME, "the fake linkprobed")
 
-    def _run(self):
-        self.context = GLib.MainContext.new()
-        self.context.push_thread_default()
-        self.conn = Gio.DBusConnection.new_for_address_sync(
-            self.address, Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
-            None, None)
+    def register(self, conn):
         info = Gio.DBusNodeInfo.new_for_xml(INTROSPECTION)
         om, manager, link = info.interfaces
-        self.conn.register_object(PATH, om, self._on_call, None, None)
-        self.conn.register_object(PATH, manager, None, self._get_manager, None)
+        conn.register_object(PATH, om, self._on_call, None, None)
+        conn.register_object(PATH, manager, None, self._get_manager, None)
         for path in self.links:
-            self.conn.register_object(path, link, None, self._get_link, None)
-        self.loop = GLib.MainLoop.new(self.context, False)
-        self.owner = Gio.bus_own_name_on_connection(self.conn, NAME, Gio.BusNameOwnerFlags.NONE,
-                                                    lambda *a: self.ready.set(), None)
-        self.loop.run()
+            conn.register_object(path, link, None, self._get_link, None)
 
     def _props(self, path):
         return {k: GLib.Variant("s", v) for k, v in self.links[path].items()}
@@ -79,20 +67,6 @@ class FakeLinkprobed:
         with self.lock:
             return GLib.Variant("s", self.links[path][prop])
 
-    def _call(self, fn):
-        """Runs fn on the fake's thread and waits for it."""
-        done = threading.Event()
-
-        def run(*_):
-            fn()
-            done.set()
-            return False
-        source = GLib.idle_source_new()
-        source.set_callback(run)
-        source.attach(self.context)
-        if not done.wait(10):
-            raise RuntimeError("the fake linkprobed is stuck")
-
     def set_health(self, names, health, reason):
         """What one watch sample judged: the links named go to health, a PropertiesChanged each, sent
         together and flushed before this returns."""
@@ -107,12 +81,4 @@ class FakeLinkprobed:
                                           "Health": GLib.Variant("s", health),
                                           "HealthReason": GLib.Variant("s", reason)}, [])))
             self.conn.flush_sync(None)
-        self._call(emit)
-
-    def stop(self):
-        def quit_():
-            Gio.bus_unown_name(self.owner)
-            self.conn.flush_sync(None)
-            self.loop.quit()
-        self._call(quit_)
-        self.thread.join(5)
+        self.call(emit)

@@ -9,6 +9,8 @@ import threading
 
 from gi.repository import Gio, GLib
 
+from fake_service import FakeService
+
 NAME = "org.freedesktop.systemd1"
 PATH = "/org/freedesktop/systemd1"
 
@@ -37,34 +39,20 @@ def unit_path(name):
     return f"{PATH}/unit/{''.join(out)}"
 
 
-class FakeSystemd:
+class FakeSystemd(FakeService):
     def __init__(self, bus, states):
         """states: {unit name: ActiveState} of the units loaded at the start; others are not loaded."""
-        self.address = bus.address
         self.states = dict(states)
         self.subscribed = False
         self.load_calls = []
         self.lock = threading.Lock()
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-        if not self.ready.wait(10):
-            raise RuntimeError("the fake systemd did not start")
+        super().__init__(bus, NAME, "the fake systemd")
 
-    def _run(self):
-        self.context = GLib.MainContext.new()
-        self.context.push_thread_default()
-        self.conn = Gio.DBusConnection.new_for_address_sync(
-            self.address, Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
-            None, None)
+    def register(self, conn):
         info = Gio.DBusNodeInfo.new_for_xml(INTROSPECTION)
         self.manager_iface, self.unit_iface = info.interfaces
-        self.conn.register_object(PATH, self.manager_iface, self._on_manager_call, None, None)
+        conn.register_object(PATH, self.manager_iface, self._on_manager_call, None, None)
         self.registered = {}
-        self.loop = GLib.MainLoop.new(self.context, False)
-        self.owner = Gio.bus_own_name_on_connection(self.conn, NAME, Gio.BusNameOwnerFlags.NONE,
-                                                    lambda *a: self.ready.set(), None)
-        self.loop.run()
 
     def _ensure_unit(self, name):
         path = unit_path(name)
@@ -90,20 +78,6 @@ class FakeSystemd:
             self.subscribed = True
             invocation.return_value(None)
 
-    def _call(self, fn):
-        """Runs fn on the fake's thread and waits for it."""
-        done = threading.Event()
-
-        def run(*_):
-            fn()
-            done.set()
-            return False
-        source = GLib.idle_source_new()
-        source.set_callback(run)
-        source.attach(self.context)
-        if not done.wait(10):
-            raise RuntimeError("the fake systemd is stuck")
-
     def set_state(self, name, state, invalidate=False):
         """Sets a unit's ActiveState and announces it (changed, or only invalidated, as systemd may)."""
         def emit():
@@ -116,7 +90,7 @@ class FakeSystemd:
             self.conn.emit_signal(None, path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
                                   GLib.Variant("(sa{sv}as)", ("org.freedesktop.systemd1.Unit", changed,
                                                               ["ActiveState"] if invalidate else [])))
-        self._call(emit)
+        self.call(emit)
 
     def new_unit(self, name, state):
         """A unit loaded anew (a transient one from systemd-run), already in state: systemd's first
@@ -128,7 +102,7 @@ class FakeSystemd:
             if self.subscribed:
                 self.conn.emit_signal(None, PATH, "org.freedesktop.systemd1.Manager", "UnitNew",
                                       GLib.Variant("(so)", (name, path)))
-        self._call(emit)
+        self.call(emit)
 
     def remove_unit(self, name):
         """The unit is unloaded (garbage-collected once inactive): UnitRemoved."""
@@ -139,12 +113,4 @@ class FakeSystemd:
             if self.subscribed:
                 self.conn.emit_signal(None, PATH, "org.freedesktop.systemd1.Manager", "UnitRemoved",
                                       GLib.Variant("(so)", (name, path)))
-        self._call(emit)
-
-    def stop(self):
-        def quit_():
-            Gio.bus_unown_name(self.owner)
-            self.conn.flush_sync(None)
-            self.loop.quit()
-        self._call(quit_)
-        self.thread.join(5)
+        self.call(emit)
