@@ -356,14 +356,14 @@ void derive_health_tally(const DeriveHealth *h, unsigned counts[static _HEALTH_M
 
         memset(counts, 0, sizeof(unsigned) * _HEALTH_MAX);
         TABLE_FOREACH(l, &h->links->table)
-                counts[l->derived.health]++;
+                counts[l->derived.health_state.health]++;
         TABLE_FOREACH(p, &h->rdma->ports)
-                counts[p->derived.health]++;
+                counts[p->derived.health_state.health]++;
         if (h->pci)
                 TABLE_FOREACH(o, &h->pci->functions)
                         if (o->published)
-                                counts[o->derived.health]++;
+                                counts[o->derived.health_state.health]++;
         TABLE_FOREACH(t, &h->thunderbolt->objects)
                 if (t->published)
-                        counts[t->derived.health]++;
+                        counts[t->derived.health_state.health]++;
 }

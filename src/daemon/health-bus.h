@@ -15,7 +15,7 @@ int health_bus_get_health(sd_bus *bus, const char *path, const char *interface, 
 /*
  * The two pairs of vtable entries, where each kind's interface lists them (the order of the properties
  * is part of the published interface, so the pairs stay apart where they always stood). state names the
- * kind's HealthState member (HEALTH_STATE_MEMBER: derived.health_state).
+ * kind's HealthState member (derived.health_state).
  */
 #define HEALTH_BUS_PROPERTIES(type, state)                                                                     \
         SD_BUS_PROPERTY("Health", "s", health_bus_get_health, offsetof(type, state.health),                    \

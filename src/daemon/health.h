@@ -116,30 +116,15 @@ typedef struct HealthEvents {
  * so, until fewer are left in it. Call once per judgement of the object (now: CLOCK_MONOTONIC usec). */
 void health_escalate(HealthEvents *e, const HealthLimits *limits, uint64_t now, HealthVerdict *v);
 
-#define HEALTH_STATE_FIELDS                                                                                    \
-        Health health;         /* Health */                                                                    \
-        HealthEvents events;   /* the degradation events that escalate it */                                   \
-        bool degraded;         /* Degraded: health_verdict_degraded() */                                       \
-        char *health_reason;   /* HealthReason */                                                              \
-        char *degraded_reason; /* DegradedReason: the degraded reasons, else what the kind says instead */
-
+/* An object's published Health and Degraded, one per object of every kind that has them: derive-health.c
+ * fills it from one verdict, health-bus.h marshals it. */
 typedef struct HealthState {
-        HEALTH_STATE_FIELDS
+        Health health;         /* Health */
+        HealthEvents events;   /* the degradation events that escalate it */
+        bool degraded;         /* Degraded: health_verdict_degraded() */
+        char *health_reason;   /* HealthReason */
+        char *degraded_reason; /* DegradedReason: the degraded reasons, else what the kind says instead */
 } HealthState;
-
-/*
- * How a kind embeds it: as health_state, for what handles every kind alike (derive-health.c,
- * health-bus.h), with its fields also reachable by their own names (l->derived.health) for the sources
- * and exporters that read one field. Both views are one storage: a union of two structs with the same
- * member list.
- */
-#define HEALTH_STATE_MEMBER                 \
-        union {                             \
-                HealthState health_state;   \
-                struct {                    \
-                        HEALTH_STATE_FIELDS \
-                };                          \
-        }
 
 /* A new object's state: Health unknown, nothing degraded. */
 #define HEALTH_STATE_INIT ((HealthState) { .health = HEALTH_UNKNOWN })

@@ -71,10 +71,9 @@ static Link *link_free(Link *l) {
         free(l->derived.thunderbolt_peer_path);
         free(l->derived.rdma_port_path);
         free(l->derived.pci_device_path);
-        free(l->derived.health_reason);
+        health_state_done(&l->derived.health_state);
         free(l->derived.switch_path);
         free(l->lldp_warning);
-        free(l->derived.degraded_reason);
         link_modes_done(&l->ethtool);
         link_capability_done(&l->derived.capability);
         return mfree(l);
@@ -120,7 +119,7 @@ static int link_new(Links *links, int ifindex, Link **ret) {
         l->kind = LINK_KIND_OTHER;
         l->derived.connection_type = CONNECTION_UNKNOWN;
         l->sysfs_stale = true;
-        l->derived.health = HEALTH_UNKNOWN;
+        l->derived.health_state = HEALTH_STATE_INIT;
         link_stats_init(l);
 
         r = table_put(&links->table, &l->ifindex, l);

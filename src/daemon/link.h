@@ -120,7 +120,7 @@ struct Link {
                 LinkCapability capability; /* derive-link.c: both ends' speeds, trained low, LinkDownReason */
                 /* derive-health.c: Health, Degraded and their reasons, from one verdict; a link that is not
                  * Degraded says in DegradedReason why nothing was judged (its capability's note). */
-                HEALTH_STATE_MEMBER;
+                HealthState health_state;
                 char *switch_path;     /* Switch: the switch at the far end (derive-switch.c) */
                 uint32_t lldp_partner_speeds_mbps[4]; /* what that switch's port says it can do */
                 size_t n_lldp_partner_speeds;

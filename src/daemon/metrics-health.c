@@ -79,7 +79,7 @@ static void render_links(const MetricsSources *m, FILE *f) {
         family(f, &health_family);
         TABLE_FOREACH(l, &m->links->table) {
                 MetricsLabel labels[2] = { { "device", l->name_utf8 } };
-                health(f, health_family.name, l->derived.health, labels, 1);
+                health(f, health_family.name, l->derived.health_state.health, labels, 1);
         }
 }
 
@@ -106,7 +106,7 @@ static void render_pci(const MetricsSources *m, FILE *f) {
                         else if (i <= 3)
                                 counter(f, families[i].name, o->watch.aer[i - 1], labels, 1);
                         else
-                                health(f, families[i].name, o->derived.health, labels, 1);
+                                health(f, families[i].name, o->derived.health_state.health, labels, 1);
                 }
         }
 }
@@ -172,7 +172,7 @@ static void render_rdma(const MetricsSources *m, FILE *f) {
                 metrics_write_sample(f, fallback.name, p->derived.fallback.suspected, port_labels(p, port, labels), 2);
         family(f, &health_family);
         TABLE_FOREACH(p, &m->rdma->ports)
-                health(f, health_family.name, p->derived.health, port_labels(p, port, labels), 2);
+                health(f, health_family.name, p->derived.health_state.health, port_labels(p, port, labels), 2);
 }
 
 static void render_thunderbolt(const MetricsSources *m, FILE *f) {
@@ -194,7 +194,7 @@ static void render_thunderbolt(const MetricsSources *m, FILE *f) {
         TABLE_FOREACH(o, &m->thunderbolt->objects)
                 if (o->published) {
                         MetricsLabel labels[2] = { { "sysname", o->sysname_utf8 } };
-                        health(f, health_family.name, o->derived.health, labels, 1);
+                        health(f, health_family.name, o->derived.health_state.health, labels, 1);
                 }
 }
 

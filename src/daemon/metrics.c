@@ -131,7 +131,7 @@ static void render_links(const MetricsSources *m, FILE *f) {
                        "device", l->name_utf8, NULL);
         family(f, "linkprobe_link_degraded", "gauge", "1 when the link trained below the fastest speed both ends support.");
         TABLE_FOREACH(l, &m->links->table)
-                sample(f, "linkprobe_link_degraded", l->derived.degraded, "device", l->name_utf8, NULL);
+                sample(f, "linkprobe_link_degraded", l->derived.health_state.degraded, "device", l->name_utf8, NULL);
         family(f, "linkprobe_link_address_info", "gauge", "An address on a link and its class (always 1).");
         TABLE_FOREACH(l, &m->links->table)
                 for (size_t i = 0; i < l->addrs.n_addresses; i++) {
@@ -392,7 +392,7 @@ static void render_pci(const MetricsSources *m, FILE *f) {
                 TABLE_FOREACH(o, &m->pci->functions) {
                         const PciDevice *d = o->device;
                         double v[] = {
-                                d->current.gts, d->max.gts, d->current.width, d->max.width, o->derived.degraded,
+                                d->current.gts, d->max.gts, d->current.width, d->max.width, o->derived.health_state.degraded,
                                 o->derived.path_gbps * 1.25e8, d->numa_node,
                         };
                         _Static_assert(ELEMENTSOF(v) == ELEMENTSOF(families), "one value per family");

@@ -102,7 +102,7 @@ typedef struct PciObject {
                 bool trained_low;        /* below what both ends support (pci-tree.c) */
                 char *trained_low_below; /* a port: the function below whose link trained low; NULL */
                 HealthLoad load; /* its traffic and that of everything below it (derive-health.c) */
-                HEALTH_STATE_MEMBER; /* derive-health.c: Health, Degraded and their reasons, one verdict */
+                HealthState health_state; /* derive-health.c: Health, Degraded and their reasons, one verdict */
         } derived;
 } PciObject;
 

@@ -147,7 +147,7 @@ static RdmaPort *rdma_port_free(RdmaPort *p) {
         strv_free(p->netdevs);
         free(p->netdev_ifindexes);
         free(p->derived.net_interface_path);
-        free(p->derived.health_reason);
+        health_state_done(&p->derived.health_state);
         free(p->remote.description);
         free(p->remote.degraded_reason);
         free(p->remote.problem);
@@ -214,7 +214,7 @@ static int rdma_port_new(Rdma *rdma, const InfinibandDevice *d, unsigned number,
                 .hca_type = strdup_or_null(d->hca_type),
                 .board_id = strdup_or_null(d->board_id),
                 .device_path = strdup_or_null(d->syspath),
-                .derived.health = HEALTH_UNKNOWN,
+                .derived.health_state = HEALTH_STATE_INIT,
                 .derived.ip_rx_gbps = NAN,
                 .derived.ip_tx_gbps = NAN,
         };

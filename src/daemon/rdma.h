@@ -127,7 +127,7 @@ typedef struct RdmaPort {
                 RdmaFallback fallback; /* suspected fallback to sockets (health_rdma_fallback()) */
                 /* derive-health.c: Health and HealthReason. Degraded and DegradedReason are remote's, the
                  * structural fact the judge makes its degraded verdict (health-bus.h publishes them). */
-                HEALTH_STATE_MEMBER;
+                HealthState health_state;
                 char *switch_path; /* Switch: the switch at the far end (derive-switch.c) */
         } derived;
 } RdmaPort;

@@ -174,9 +174,9 @@ static int compute_links(Links *links, Summary *s) {
         Link *l;
 
         TABLE_FOREACH(l, &links->table) {
-                if (!l->derived.degraded)
+                if (!l->derived.health_state.degraded)
                         continue;
-                int r = summary_add_degraded(s, l->bus.path, l->name_utf8, strempty(l->derived.degraded_reason));
+                int r = summary_add_degraded(s, l->bus.path, l->name_utf8, strempty(l->derived.health_state.degraded_reason));
                 if (r < 0)
                         return r;
         }
@@ -188,10 +188,10 @@ static int compute_pci(Pci *pci, Summary *s) {
         PciObject *o;
 
         TABLE_FOREACH(o, &pci->functions) {
-                if (!o->published || !o->derived.degraded ||
+                if (!o->published || !o->derived.health_state.degraded ||
                     !IN_SET(o->derived.type, PCI_PORT_ENDPOINT, PCI_PORT_UPSTREAM))
                         continue;
-                int r = summary_add_degraded(s, o->bus.path, o->address, strempty(o->derived.degraded_reason));
+                int r = summary_add_degraded(s, o->bus.path, o->address, strempty(o->derived.health_state.degraded_reason));
                 if (r < 0)
                         return r;
         }

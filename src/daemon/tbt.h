@@ -62,7 +62,7 @@ typedef struct TbtObject {
                 char *pci_device_path; /* domains: PciDevice, the host interface (derive-pci.c) */
                 double path_limit_gbps; /* routers and peers: PathLimitGbps (derive-pci.c) */
                 char *path_limited_by;
-                HEALTH_STATE_MEMBER; /* derive-health.c: Health, Degraded and their reasons, one verdict */
+                HealthState health_state; /* derive-health.c: Health, Degraded and their reasons, one verdict */
         } derived;
 } TbtObject;
 
