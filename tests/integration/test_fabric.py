@@ -484,6 +484,9 @@ def shape(node, ifname, rate):
                                  "latency", "100ms"]))
 
 
+# alone: the ring is told from rates measured through tbf-capped cables, in time for Prometheus' scrapes;
+# a test file beside it moved both (it failed twice in nine runs of the parallel pass).
+@pytest.mark.alone
 def test_ring_and_host_file_from_prometheus_and_snapshots_agree(cluster, tmp_path):
     """The ring of the three nodes, read from Prometheus and from the nodes' snapshots: A -> C is made
     slow (both of A's cables to C capped), so the ring must run A -> B -> C -> A, with C -> A over ca (ca2
@@ -676,6 +679,8 @@ def test_prometheus_disagreement_and_hostile_labels(netns):
     assert out.returncode == 1 and "Cannot query Prometheus" in out.stderr
 
 
+# alone: its rate5m rules need every node's scrapes on time, which a file beside it delayed.
+@pytest.mark.alone
 def test_alerts_and_dashboard_against_the_fabric(cluster, tmp_path):
     """Every query of contrib/prometheus/ against a Prometheus that scrapes the fabric with the rules
     loaded, once the fabric shows what the rules look for: the dock between A and C trained one lane, the
