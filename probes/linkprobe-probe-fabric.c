@@ -7,12 +7,16 @@
  *
  *   {"probe": "fabric", "version": 1, "status": "ok", "total_switches": N, "truncated": false,
  *    "unanswered": [{"guid": "0x...", "port": P}, ...],
- *    "switches": [{"guid": "0x...", "description": "...", "ports": N,
+ *    "switches": [{"guid": "0x...", "description": "...", "ports": N, "cap_info": "128 hex digits",
  *                  "links": [{"port": P, "remote_guid": "0x...", "remote_port": Q,
  *                             "port_info": "128 hex digits"}]}]}
  *
  * port_info is the PortInfo of the switch's port as the switch answered it: the daemon decodes and
- * checks it with the same code that reads a neighbour's answers (src/daemon/ib-smp.c). "unanswered"
+ * checks it with the same code that reads a neighbour's answers (src/daemon/ib-smp.c). cap_info is
+ * the PortInfo of the switch's port 0, whose capability masks say which extended speeds its external
+ * ports' fields are valid for (as iblinkinfo reads them); absent when the walk did not get it. The far
+ * end of a switch-to-switch link is that switch's own entry: the daemon judges each link from both
+ * ends' PortInfo without a second copy of either in the document. "unanswered"
  * lists the switch ports whose link is up but whose far end never answered (a MAD timeout mid-sweep):
  * the walk is then incomplete, and the daemon keeps its last complete result.
  */
@@ -124,6 +128,8 @@ static json_object *switch_object(ibnd_node_t *node, json_object *unanswered) {
         json_object_object_add(o, "guid", guid_string(node->guid));
         json_object_object_add(o, "description", description_string(node->nodedesc));
         json_object_object_add(o, "ports", json_object_new_int(node->numports));
+        if (node->ports && node->ports[0])
+                json_object_object_add(o, "cap_info", hex_string(node->ports[0]->info, IB_SMP_DATA_SIZE));
         for (int i = 1; i <= node->numports; i++) {
                 ibnd_port_t *p = node->ports ? node->ports[i] : NULL;
                 json_object *l;

@@ -127,6 +127,31 @@ static char *format_list(json_object *sw, const char *key, json_object *v) {
         return ctl_format_joined(sw, key, v, ",", SIZE_MAX, ctl_format_string);
 }
 
+/* "6: 1X while both ends support 12X, 7: ...": the sweep's switch-to-switch links that trained below
+ * what both ends support, by this switch's port. */
+static char *format_degraded_links(json_object *sw, const char *key, json_object *judgements) {
+        char *s = NULL;
+        size_t len = 0, n = 0;
+        FILE *f;
+
+        if (!judgements || json_object_array_length(judgements) == 0)
+                return NULL;
+        f = open_memstream(&s, &len);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < json_object_array_length(judgements); i++) {
+                json_object *j = json_object_array_get_idx(judgements, i);
+                if (!json_bool_or(j, "Degraded", false))
+                        continue;
+                fprintf(f, "%s%" PRIi64 ": %s", n++ > 0 ? ", " : "", json_int_or(j, "Port", 0),
+                        json_string_or(j, "DegradedReason", "?"));
+        }
+        fclose(f);
+        if (n == 0)
+                s = mfree(s);
+        return s;
+}
+
 /* Which switch, and which of our links goes to which of its ports, stay; descriptions go first. */
 static const CtlColumn switch_columns[] = {
         { "NAME", "Name", format_name, NULL, { .min_width = TEXT_WIDTH_WHOLE } },
@@ -136,6 +161,8 @@ static const CtlColumn switch_columns[] = {
         { "CAPS", "Capabilities", format_list, NULL, { .min_width = 6, .optional = 2 } },
         { "ADDRESS", "ManagementAddresses", format_list, NULL, { .min_width = 7, .optional = 3 } },
         { "SOURCE", "Source", format_list, NULL, { .min_width = TEXT_WIDTH_WHOLE, .optional = 4 } },
+        { "DEGRADED LINKS", "LinkJudgements", format_degraded_links, NULL,
+          { .weight = 200, .min_width = 8, .optional = 5 } },
 };
 
 /* What keeps a link from showing its switch: said under the table, so "nothing" is never silent. */

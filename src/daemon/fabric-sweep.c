@@ -43,7 +43,7 @@ static int parse_port_info(const char *hex, IbPortInfo *ret) {
         return ib_smp_parse_port_info(data, ret, &problem);
 }
 
-static int parse_link(json_object *o, SwitchLink *ret, const char **ret_problem) {
+static int parse_link(json_object *o, SwitchLink *ret, IbPortInfo *ret_info, const char **ret_problem) {
         int64_t port = json_int_or(o, "port", -1), remote_port = json_int_or(o, "remote_port", -1);
         SwitchLink l = {};
         IbPortInfo pi;
@@ -73,6 +73,7 @@ static int parse_link(json_object *o, SwitchLink *ret, const char **ret_problem)
                 l.rate_gbps = (double) rdma_rate_mgbps(s, w) / 1000.0;
         }
         *ret = l;
+        *ret_info = pi;
         return 0;
 }
 
@@ -82,17 +83,26 @@ typedef struct Parsed {
         char (*guids)[RDMA_GUID_STRING_MAX];
         char **names;
         SwitchLink **links;
+        IbPortInfo **infos; /* each link's PortInfo, as links */
+        IbPortInfo *caps;   /* each switch's port 0 (its capability masks) */
+        bool *has_cap;
+        size_t *by_guid;    /* indices sorted by GUID: the far end of a link is looked up */
 } Parsed;
 
 static void parsed_done(Parsed *p) {
         for (size_t i = 0; i < p->n; i++) {
                 free(p->names[i]);
                 free(p->links[i]);
+                free(p->infos[i]);
         }
         free(p->switches);
         free(p->guids);
         free(p->names);
         free(p->links);
+        free(p->infos);
+        free(p->caps);
+        free(p->has_cap);
+        free(p->by_guid);
 }
 
 static int parse_switch(json_object *o, Parsed *p, size_t i, const char **ret_problem) {
@@ -115,11 +125,22 @@ static int parse_switch(json_object *o, Parsed *p, size_t i, const char **ret_pr
                 return -EBADMSG;
         }
         p->links[i] = new0(SwitchLink, MAX(n, 1u));
-        if (!p->links[i])
+        p->infos[i] = new0(IbPortInfo, MAX(n, 1u));
+        if (!p->links[i] || !p->infos[i])
                 return -ENOMEM;
         for (size_t k = 0; k < n; k++)
-                if (parse_link(json_object_array_get_idx(links, k), &p->links[i][k], ret_problem) < 0)
+                if (parse_link(json_object_array_get_idx(links, k), &p->links[i][k], &p->infos[i][k],
+                               ret_problem) < 0)
                         return -EBADMSG;
+        /* Port 0 may be missing (an older probe, a walk that lost it): the port's own masks then count,
+         * as for a CA's port. */
+        if (json_object_object_get_ex(o, "cap_info", NULL)) {
+                if (parse_port_info(json_string_or(o, "cap_info", NULL), &p->caps[i]) < 0) {
+                        *ret_problem = "a port 0 PortInfo that makes no sense";
+                        return -EBADMSG;
+                }
+                p->has_cap[i] = true;
+        }
         p->names[i] = ib_node_description_name(description);
         p->switches[i] = (SweptSwitch) {
                 .node_guid = p->guids[i],
@@ -129,6 +150,71 @@ static int parse_switch(json_object *o, Parsed *p, size_t i, const char **ret_pr
                 .n_links = n,
         };
         return 0;
+}
+
+static const Parsed *sorting; /* qsort() has no user pointer; the daemon is one thread */
+
+static int compare_guid(const void *a, const void *b) {
+        return strcmp(sorting->guids[*(const size_t *) a], sorting->guids[*(const size_t *) b]);
+}
+
+/* The switch with this GUID in the document, or -1 (outside it, or cut off by MaxSwitches=). */
+static ssize_t find_switch(const Parsed *p, const char *guid) {
+        size_t lo = 0, hi = p->n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(guid, p->guids[p->by_guid[mid]]);
+
+                if (c == 0)
+                        return (ssize_t) p->by_guid[mid];
+                if (c < 0)
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+        return -1;
+}
+
+/* Each switch-to-switch link judged from both ends' PortInfo, by the rule the neighbour queries use
+ * for a host's port (ib_link_judge()): the far end is the other switch's own entry for that cable. A
+ * link whose far end is not in the document (MaxSwitches=) is left unjudged. */
+static void judge_links(Parsed *p) {
+        for (size_t i = 0; i < p->n; i++)
+                p->by_guid[i] = i;
+        sorting = p;
+        qsort(p->by_guid, p->n, sizeof(size_t), compare_guid);
+        sorting = NULL;
+
+        for (size_t i = 0; i < p->n; i++)
+                for (size_t k = 0; k < p->switches[i].n_links; k++) {
+                        SwitchLink *l = &p->links[i][k];
+                        const IbPortInfo *remote = NULL;
+                        ssize_t j = find_switch(p, l->remote_guid);
+                        IbLinkJudgement judged;
+
+                        if (j < 0)
+                                continue;
+                        for (size_t m = 0; m < p->switches[j].n_links; m++)
+                                if (p->links[j][m].port == l->remote_port && p->links[j][m].remote_port == l->port &&
+                                    streq(p->links[j][m].remote_guid, p->guids[i])) {
+                                        remote = &p->infos[j][m];
+                                        break;
+                                }
+                        if (!remote)
+                                continue;
+                        ib_link_judge(&p->infos[i][k], p->has_cap[i] ? &p->caps[i] : &p->infos[i][k], remote,
+                                      p->has_cap[j] ? &p->caps[j] : remote, &judged);
+                        if (judged.best_width != RDMA_WIDTH_UNKNOWN)
+                                snprintf(l->best_width, sizeof(l->best_width), "%s",
+                                         rdma_width_to_string(judged.best_width));
+                        if (judged.best_speed != RDMA_SPEED_UNKNOWN)
+                                snprintf(l->best_speed, sizeof(l->best_speed), "%s",
+                                         rdma_speed_to_string(judged.best_speed));
+                        l->best_rate_gbps = (double) judged.best_mgbps / 1000.0;
+                        l->degraded = judged.degraded;
+                        snprintf(l->degraded_reason, sizeof(l->degraded_reason), "%s", judged.reason);
+                }
 }
 
 int fabric_sweep_apply_document(Switches *switches, json_object *doc, unsigned max_switches, uint64_t now,
@@ -161,7 +247,11 @@ int fabric_sweep_apply_document(Switches *switches, json_object *doc, unsigned m
         p.guids = calloc(MAX(n, 1u), sizeof(*p.guids));
         p.names = new0(char *, MAX(n, 1u));
         p.links = new0(SwitchLink *, MAX(n, 1u));
-        if (!p.switches || !p.guids || !p.names || !p.links)
+        p.infos = new0(IbPortInfo *, MAX(n, 1u));
+        p.caps = new0(IbPortInfo, MAX(n, 1u));
+        p.has_cap = new0(bool, MAX(n, 1u));
+        p.by_guid = new0(size_t, MAX(n, 1u));
+        if (!p.switches || !p.guids || !p.names || !p.links || !p.infos || !p.caps || !p.has_cap || !p.by_guid)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 r = parse_switch(json_object_array_get_idx(list, i), &p, i, &problem);
@@ -171,6 +261,7 @@ int fabric_sweep_apply_document(Switches *switches, json_object *doc, unsigned m
                 if (r < 0)
                         return r;
         }
+        judge_links(&p);
         return switches_sweep_apply(switches, p.switches, p.n, now);
 }
 

@@ -111,4 +111,37 @@ void metrics_render_switch_links(const MetricsSources *m, FILE *f) {
                                 metrics_write_sample(f, "linkprobe_switch_link_rate_gbps", sw->links[i].rate_gbps, l,
                                                      ELEMENTSOF(l));
                         }
+        metrics_write_family(f, "linkprobe_switch_link_best_rate_gbps", "gauge",
+                             "The best rate both ends of a switch-to-switch link support, Gb/s (compare "
+                             "linkprobe_switch_link_rate_gbps; absent when the far end was not swept).");
+        if (m->switches)
+                TABLE_FOREACH(sw, &m->switches->table)
+                        for (size_t i = 0; i < sw->n_links; i++) {
+                                char port[16];
+
+                                if (sw->links[i].best_rate_gbps <= 0)
+                                        continue;
+                                snprintf(port, sizeof(port), "%u", sw->links[i].port);
+                                MetricsLabel l[] = { { "switch_guid", strempty(sw->node_guid) }, { "port", port } };
+                                metrics_write_sample(f, "linkprobe_switch_link_best_rate_gbps",
+                                                     sw->links[i].best_rate_gbps, l, ELEMENTSOF(l));
+                        }
+        metrics_write_family(f, "linkprobe_switch_link_degraded", "gauge",
+                             "1 when a switch-to-switch link trained below the best both ends support.");
+        if (m->switches)
+                TABLE_FOREACH(sw, &m->switches->table)
+                        for (size_t i = 0; i < sw->n_links; i++) {
+                                const SwitchLink *k = &sw->links[i];
+                                char port[16];
+
+                                if (k->best_rate_gbps <= 0)
+                                        continue;
+                                snprintf(port, sizeof(port), "%u", k->port);
+                                MetricsLabel l[] = { { "switch_guid", strempty(sw->node_guid) },
+                                                     { "switch_name", strempty(sw->name) },
+                                                     { "port", port },
+                                                     { "reason", k->degraded_reason } };
+                                metrics_write_sample(f, "linkprobe_switch_link_degraded", k->degraded, l,
+                                                     ELEMENTSOF(l));
+                        }
 }

@@ -58,6 +58,29 @@ static int property_get_links(sd_bus *bus, const char *path, const char *interfa
         return sd_bus_message_close_container(reply);
 }
 
+/* LinkJudgements a(ussdbs): one entry per Links entry, in its order: our port, the best width, speed
+ * and rate (Gb/s) both ends support, and whether the link trained below that, with the reason ("" and
+ * 0 where the far end was not in the sweep). */
+static int property_get_link_judgements(sd_bus *bus, const char *path, const char *interface,
+                                        const char *property, sd_bus_message *reply, void *userdata,
+                                        sd_bus_error *error) {
+        Switch *sw = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(ussdbs)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < sw->n_links; i++) {
+                const SwitchLink *l = &sw->links[i];
+
+                r = sd_bus_message_append(reply, "(ussdbs)", l->port, l->best_width, l->best_speed,
+                                          l->best_rate_gbps, (int) l->degraded, l->degraded_reason);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
 #define EMITS SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 
 static const sd_bus_vtable switch_vtable[] = {
@@ -72,6 +95,7 @@ static const sd_bus_vtable switch_vtable[] = {
                         EMITS),
         SD_BUS_PROPERTY("Ports", "a(oss)", property_get_ports, 0, EMITS),
         SD_BUS_PROPERTY("Links", "a(uosussd)", property_get_links, 0, EMITS),
+        SD_BUS_PROPERTY("LinkJudgements", "a(ussdbs)", property_get_link_judgements, 0, EMITS),
         SD_BUS_PROPERTY("LastSeen", "t", NULL, offsetof(Switch, last_seen), EMITS),
         SD_BUS_VTABLE_END,
 };

@@ -337,6 +337,7 @@ static int switch_set_links(Switch *sw, const SwitchLink *links, size_t n) {
         sw->links = copy;
         sw->n_links = n;
         bus_object_changed(&sw->bus, "Links");
+        bus_object_changed(&sw->bus, "LinkJudgements");
         sw->owner->changed = true;
         return 1;
 }

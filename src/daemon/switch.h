@@ -64,6 +64,13 @@ typedef struct SwitchLink {
         char width[SWITCH_LINK_NAME_MAX];       /* "4X"; "" unknown */
         char speed[SWITCH_LINK_NAME_MAX];       /* "HDR"; "" unknown */
         double rate_gbps;                       /* 0 unknown */
+        /* The best both ends support and whether it trained below that (ib_link_judge(), the rule of
+         * iblinkinfo's "Could be"): judged when both ends are in the sweep, else "" and 0. */
+        char best_width[SWITCH_LINK_NAME_MAX];
+        char best_speed[SWITCH_LINK_NAME_MAX];
+        double best_rate_gbps;
+        bool degraded;
+        char degraded_reason[96];               /* "1X while both ends support 4X"; "" */
 } SwitchLink;
 
 /* One switch as a sweep found it (borrowed strings and links). */

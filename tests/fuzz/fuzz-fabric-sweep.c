@@ -25,6 +25,12 @@ static void check(Switches *s) {
                         if (l->port < 1 || l->port > 254 || !memchr(l->width, '\0', sizeof(l->width)) ||
                             !memchr(l->speed, '\0', sizeof(l->speed)) || l->rate_gbps < 0)
                                 abort();
+                        /* The judgement of both ends: names that fit, a reason exactly when degraded. */
+                        if (!memchr(l->best_width, '\0', sizeof(l->best_width)) ||
+                            !memchr(l->best_speed, '\0', sizeof(l->best_speed)) ||
+                            !memchr(l->degraded_reason, '\0', sizeof(l->degraded_reason)) ||
+                            l->best_rate_gbps < 0 || l->degraded != (l->degraded_reason[0] != '\0'))
+                                abort();
                 }
         }
 }

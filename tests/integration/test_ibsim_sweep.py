@@ -185,6 +185,110 @@ def test_sweep_matches_ibnetdiscover(fabric, bus):
         d.stop()
 
 
+# Four switch-to-switch cables, each trained low in one way iblinkinfo names with "Could be" (the
+# attributes on both ends, as ibsim wants them): leaf1-spine1 12X HDR, nothing to say; leaf2-spine1
+# extended speeds FDR only; leaf1[6]-leaf2[6] enabled for 1X only; leaf1[7]-leaf2[7] SDR only and no
+# extended speed (judged by SDR..QDR).
+NET_DEGRADED = """\
+width=31
+speed=7
+extspeed=7
+
+Switch	8 "spine1"
+[1]	"leaf1"[5]
+[2]	"leaf2"[5]	e=1
+
+Switch	8 "leaf1"
+[1]	"hca-1-1"[1]
+[5]	"spine1"[1]
+[6]	"leaf2"[6]	w=1
+[7]	"leaf2"[7]	s=1 e=0
+
+Switch	8 "leaf2"
+[1]	"hca-2-1"[1]
+[5]	"spine1"[2]	e=1
+[6]	"leaf1"[6]	w=1
+[7]	"leaf1"[7]	s=1 e=0
+
+Hca	1 "hca-1-1"
+[1]	"leaf1"[1]
+
+Hca	1 "hca-2-1"
+[1]	"leaf2"[1]
+"""
+LANE_RATE = {"SDR": "2.5 Gbps", "DDR": "5.0 Gbps", "QDR": "10.0 Gbps", "FDR": "14.0625 Gbps",
+             "EDR": "25.78125 Gbps", "HDR": "53.125 Gbps", "NDR": "106.25 Gbps", "XDR": "212.5 Gbps"}
+
+
+def iblinkinfo_could_be(fabric):
+    """{(switch GUID, port): (could-be width, could-be lane rate)} for every switch-to-switch port
+    iblinkinfo lists (None where it says nothing)."""
+    out, current, could = fabric.tool(HOST, "iblinkinfo", "--switches-only"), None, {}
+    for line in out.splitlines():
+        m = re.match(r"^Switch: (0x[0-9a-f]+) ", line)
+        if m:
+            current = colon_guid(m.group(1)[2:].rjust(16, "0"))
+            continue
+        m = re.match(r'^\s*(?:0x[0-9a-f]+\s+)?\d+\s+(\d+)\[\s*\].*==>\s+\d+\s+\d+\[\s*\]\s+"([^"]*)"\s+\((.*)\)\s*$',
+                     line)
+        if not m or not m.group(2).startswith(("leaf", "spine")):
+            continue
+        tail = m.group(3)
+        width = re.search(r"Could be (\d+X)", tail)
+        rate = re.search(r"Could be (?:\d+X )?([\d.]+ Gbps)", tail)
+        could[(current, int(m.group(1)))] = (width and width.group(1), rate and rate.group(1))
+    return could
+
+
+def test_switch_links_could_be_matches_iblinkinfo(bus):
+    """Every switch-to-switch link's best width and speed, and its Degraded reason, against iblinkinfo's
+    "Could be" on the same fabric: mismatches 0; the metrics say the same."""
+    fabric = Fabric(NET_DEGRADED)
+    d = None
+    client = lp.Client(bus)
+    try:
+        theirs = iblinkinfo_could_be(fabric)
+        assert len(theirs) == 8, (theirs, fabric.tool(HOST, "iblinkinfo", "--switches-only"))
+        d = daemon(fabric, bus)
+        got = settle(client, lambda p: len(p[1]) == 8, refreshing=False)
+        assert got, f"the sweep never published the fabric: {published(client)}\n{d.log()[-3000:]}"
+        _, links, objects = got
+        ours, reasons = {}, {}
+        for s in objects.values():
+            if "sweep" not in s["Source"]:
+                continue
+            active = {port: (width, speed) for port, _, _, _, width, speed, _ in s["Links"]}
+            assert [j[0] for j in s["LinkJudgements"]] == list(active), s
+            for port, best_width, best_speed, best_rate, degraded, reason in s["LinkJudgements"]:
+                width, speed = active[port]
+                ours[(s["NodeGuid"], port)] = (best_width if best_width != width else None,
+                                               LANE_RATE[best_speed] if best_speed != speed else None)
+                reasons[(s["Description"], port)] = reason
+                assert degraded == bool(reason) and best_rate > 0, s
+        mismatches = [(k, v, ours.get(k)) for k, v in theirs.items() if ours.get(k) != v]
+        mismatches += [(k, None, v) for k, v in ours.items() if k not in theirs]
+        assert mismatches == []
+        assert reasons == {("spine1", 1): "", ("spine1", 2): "FDR while both ends support HDR",
+                           ("leaf1", 5): "", ("leaf2", 5): "FDR while both ends support HDR",
+                           ("leaf1", 6): "1X while both ends support 12X", ("leaf2", 6): "1X while both ends support 12X",
+                           ("leaf1", 7): "SDR while both ends support QDR",
+                           ("leaf2", 7): "SDR while both ends support QDR"}, reasons
+        text = metrics(client)
+        degraded = re.findall(r'^linkprobe_switch_link_degraded\{([^}]*)\} 1$', text, re.M)
+        assert len(degraded) == 6 and any('reason="1X while both ends support 12X"' in d for d in degraded), text
+        assert len(re.findall(r'^linkprobe_switch_link_degraded\{[^}]*\} 0$', text, re.M)) == 2, text
+        # 12X HDR but for the SDR-only pair (12X QDR: 120 Gb/s).
+        best = re.findall(r'^linkprobe_switch_link_best_rate_gbps\{[^}]*\} (\S+)$', text, re.M)
+        assert sorted(best) == ["120"] * 2 + ["600"] * 6, best
+        out = lp.ctl(bus, "switches", "--no-pager", check=True, env={"COLUMNS": "200"}).stdout
+        assert "1X while both ends support 12X" in out, out
+    finally:
+        client.close()
+        if d:
+            d.stop()
+        fabric.stop()
+
+
 def test_link_down_goes_at_the_next_sweep(fabric, bus):
     d = daemon(fabric, bus)
     client = lp.Client(bus)
