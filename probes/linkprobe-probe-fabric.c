@@ -27,9 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <endian.h>
 #include <infiniband/ibnetdisc.h>
 #include <infiniband/mad.h>
+#include <infiniband/umad.h>
 
+#include "fabric-subnets.h"
 #include "probe-util.h"
 #include "shared/parse-util.h"
 
@@ -69,7 +72,7 @@ static void parse_options(int argc, char **argv, Options *o) {
         };
         int c;
 
-        *o = (Options) { .max_switches = 2048, .timeout_ms = 200, .retries = 2, .max_smps = 8,
+        *o = (Options) { .max_switches = 2048, .timeout_ms = 200, .retries = 2, .max_smps = 16,
                          .deadline_usec = 60 * USEC_PER_SEC };
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
                 switch (c) {
@@ -158,11 +161,73 @@ static json_object *switch_object(ibnd_node_t *node, json_object *unanswered) {
         return o;
 }
 
+typedef struct Walks {
+        ibnd_fabric_t *fabrics[FABRIC_SUBNETS_MAX];
+        FabricLocalPort from[FABRIC_SUBNETS_MAX];
+        size_t n;
+} Walks;
+
+static bool walked(uint64_t port_guid, void *userdata) {
+        const Walks *w = userdata;
+
+        for (size_t i = 0; i < w->n; i++)
+                if (ibnd_find_port_guid(w->fabrics[i], port_guid))
+                        return true;
+        return false;
+}
+
+/* The active InfiniBand ports of every CA libibumad lists, in its order. */
+static size_t local_ports(FabricLocalPort *ret, size_t max) {
+        char names[UMAD_MAX_DEVICES][UMAD_CA_NAME_LEN];
+        int n = umad_get_cas_names(names, UMAD_MAX_DEVICES);
+        size_t k = 0;
+
+        for (int i = 0; i < n && k < max; i++) {
+                umad_ca_t ca;
+
+                if (umad_get_ca(names[i], &ca) < 0)
+                        continue;
+                for (int p = 0; p < UMAD_CA_MAX_PORTS && k < max; p++) {
+                        const umad_port_t *up = ca.ports[p];
+
+                        if (!up || !fabric_port_walkable(up->state, up->link_layer))
+                                continue;
+                        snprintf(ret[k].ca, sizeof(ret[k].ca), "%s", ca.ca_name);
+                        ret[k].port = (unsigned) up->portnum;
+                        ret[k].port_guid = be64toh(up->port_guid);
+                        k++;
+                }
+                umad_release_ca(&ca);
+        }
+        return k;
+}
+
+static ibnd_fabric_t *walk(const char *ca, unsigned port, ibnd_config_t *config) {
+        ibnd_fabric_t *fabric = ibnd_discover_fabric((char *) ca, (int) port, NULL, config);
+
+        if (!fabric)
+                probe_exit_error(PROBE_NAME, PROBE_EXIT_ERROR, "discover-failed",
+                                 "libibnetdisc could not walk the subnet from %s port %u (no umad device, no "
+                                 "access to it, or no answer from the first hop)",
+                                 ca ?: "the first CA", port);
+        return fabric;
+}
+
+/* Whether an earlier subnet's walk has this switch already (a cable between two subnets' switches is
+ * not one InfiniBand link, but a switch reached from both is published once). */
+static bool seen_before(const Walks *w, size_t k, uint64_t guid) {
+        for (size_t i = 0; i < k; i++)
+                if (ibnd_find_node_guid(w->fabrics[i], guid))
+                        return true;
+        return false;
+}
+
 int main(int argc, char **argv) {
-        json_object *result, *switches, *unanswered;
+        json_object *result, *switches, *unanswered, *subnets;
         ibnd_config_t config = {};
-        ibnd_fabric_t *fabric;
-        unsigned total = 0, published = 0;
+        FabricLocalPort ports[UMAD_MAX_DEVICES];
+        Walks w = {};
+        unsigned total = 0, published = 0, mads = 0, skipped = 0;
         Options o;
 
         parse_options(argc, argv, &o);
@@ -170,34 +235,71 @@ int main(int argc, char **argv) {
                 probe_exit_error(PROBE_NAME, PROBE_EXIT_ERROR, "deadline", "Cannot arm the deadline: %s",
                                  strerror(errno));
 
-        /* ibnetdiscover's defaults but for the outstanding SMPs: more of them in flight is what makes a
-         * walk of a large fabric fast (each switch answers on its own). */
+        /* ibnetdiscover's defaults but for the outstanding SMPs (its default is 2; ours 16, the daemon's
+         * [Fabric] OutstandingSmps=): more of them in flight is what makes a walk of a large fabric fast
+         * (each switch answers on its own). */
         config.max_smps = o.max_smps;
         config.timeout_ms = o.timeout_ms;
         config.retries = o.retries;
-        fabric = ibnd_discover_fabric((char *) o.ca, (int) o.port, NULL, &config);
-        if (!fabric)
-                probe_exit_error(PROBE_NAME, PROBE_EXIT_ERROR, "discover-failed",
-                                 "libibnetdisc could not walk the subnet from %s port %u (no umad device, no "
-                                 "access to it, or no answer from the first hop)",
-                                 o.ca ?: "the first CA", o.port);
+        if (o.ca || o.port) {
+                /* Asked for one: that subnet only. */
+                w.fabrics[w.n++] = walk(o.ca, o.port, &config);
+        } else {
+                /* Each subnet the node is on, once (fabric-subnets.c). No port libibumad calls active:
+                 * it picks, as ibnetdiscover does, and says why it cannot. */
+                size_t n = local_ports(ports, ELEMENTSOF(ports));
+                ssize_t i;
+
+                if (n == 0)
+                        w.fabrics[w.n++] = walk(NULL, 0, &config);
+                for (size_t from = 0; (i = fabric_next_subnet_port(ports, n, from, walked, &w)) >= 0;
+                     from = (size_t) i + 1) {
+                        if (w.n == FABRIC_SUBNETS_MAX) {
+                                skipped++;
+                                continue;
+                        }
+                        w.from[w.n] = ports[i];
+                        w.fabrics[w.n] = walk(ports[i].ca, ports[i].port, &config);
+                        w.n++;
+                }
+        }
 
         result = probe_result_new(PROBE_NAME);
         switches = json_object_new_array();
         unanswered = json_object_new_array();
-        for (ibnd_node_t *n = fabric->switches; n; n = n->type_next) {
-                total++;
-                if (published >= o.max_switches)
-                        continue;
-                json_object_array_add(switches, switch_object(n, unanswered));
-                published++;
+        subnets = json_object_new_array();
+        for (size_t k = 0; k < w.n; k++) {
+                json_object *subnet = json_object_new_object();
+                unsigned found = 0;
+
+                for (ibnd_node_t *n = w.fabrics[k]->switches; n; n = n->type_next) {
+                        if (seen_before(&w, k, n->guid))
+                                continue;
+                        total++;
+                        found++;
+                        if (published >= o.max_switches)
+                                continue;
+                        json_object_array_add(switches, switch_object(n, unanswered));
+                        published++;
+                }
+                mads += (unsigned) w.fabrics[k]->total_mads_used;
+                json_object_object_add(subnet, "ca", json_object_new_string(w.from[k].ca[0] ? w.from[k].ca :
+                                                                            (o.ca ?: "")));
+                json_object_object_add(subnet, "port", json_object_new_int((int) (w.from[k].port ?: o.port)));
+                json_object_object_add(subnet, "switches", json_object_new_int((int) found));
+                json_object_array_add(subnets, subnet);
         }
         json_object_object_add(result, "total_switches", json_object_new_int((int) total));
         json_object_object_add(result, "truncated", json_object_new_boolean(total > published));
-        json_object_object_add(result, "mads", json_object_new_int((int) fabric->total_mads_used));
+        json_object_object_add(result, "mads", json_object_new_int((int) mads));
+        json_object_object_add(result, "subnets", subnets);
+        json_object_object_add(result, "subnets_not_walked", json_object_new_int((int) skipped));
         json_object_object_add(result, "unanswered", unanswered);
         json_object_object_add(result, "switches", switches);
-        ibnd_destroy_fabric(fabric);
+        for (size_t k = 0; k < w.n; k++)
+                ibnd_destroy_fabric(w.fabrics[k]);
+        if (skipped > 0)
+                fprintf(stderr, "%u more subnet(s) not walked: at most %u per sweep\n", skipped, FABRIC_SUBNETS_MAX);
         if (probe_print(result) < 0)
                 return PROBE_EXIT_ERROR;
         json_object_put(result);

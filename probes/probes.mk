@@ -59,7 +59,7 @@ DEBIAN_BENCH_PACKAGES += clpeak
 # subnet with directed-route SMPs (its retries, timeouts and outstanding-SMP window); hand-rolling the walk
 # would duplicate it. libibmad decodes the PortInfo fields it needs to tell an unanswered port.
 PROBES += linkprobe-probe-fabric
-linkprobe-probe-fabric_SOURCES := probes/linkprobe-probe-fabric.c
+linkprobe-probe-fabric_SOURCES := probes/linkprobe-probe-fabric.c probes/fabric-subnets.c
 linkprobe-probe-fabric_LIBS := probe shared
 linkprobe-probe-fabric_PKGS := json-c libibnetdisc libibmad libibumad
 PKG_MODULES += libibnetdisc

@@ -38,6 +38,17 @@ int config_parse_sweep_timeout(const char *value, void *field, char *why, size_t
         return 0;
 }
 
+int config_parse_outstanding_smps(const char *value, void *field, char *why, size_t n) {
+        uint32_t v;
+
+        if (parse_u32(value, &v) < 0 || v < 1 || v > FABRIC_OUTSTANDING_SMPS_MAX) {
+                snprintf(why, n, "expected a number of SMPs from 1 to %u", FABRIC_OUTSTANDING_SMPS_MAX);
+                return -EINVAL;
+        }
+        *(unsigned *) field = v;
+        return 0;
+}
+
 int config_parse_max_switches(const char *value, void *field, char *why, size_t n) {
         uint32_t v;
 

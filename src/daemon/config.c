@@ -186,6 +186,7 @@ static const ConfigItem config_items[] = {
         { "Fabric", "SweepIntervalSec", config_parse_sweep_interval, offsetof(Config, fabric.interval_usec) },
         { "Fabric", "SweepTimeoutSec", config_parse_sweep_timeout, offsetof(Config, fabric.timeout_usec) },
         { "Fabric", "MaxSwitches", config_parse_max_switches, offsetof(Config, fabric.max_switches) },
+        { "Fabric", "OutstandingSmps", config_parse_outstanding_smps, offsetof(Config, fabric.outstanding_smps) },
 };
 
 void config_init(Config *c) {
@@ -206,6 +207,7 @@ void config_init(Config *c) {
                         .interval_usec = FABRIC_SWEEP_INTERVAL_DEFAULT_SEC * USEC_PER_SEC,
                         .timeout_usec = FABRIC_SWEEP_TIMEOUT_DEFAULT_SEC * USEC_PER_SEC,
                         .max_switches = FABRIC_MAX_SWITCHES_DEFAULT,
+                        .outstanding_smps = FABRIC_OUTSTANDING_SMPS_DEFAULT,
                 },
         };
         peers_config_init(&c->peers);

@@ -319,11 +319,12 @@ static void on_done(ProbeRun *run, const ProbeResult *result, void *userdata) {
 }
 
 static void start(FabricSweep *s) {
-        char max[32], deadline[32];
-        const char *args[] = { "--max-switches", max, "--deadline", deadline, NULL };
+        char max[32], deadline[32], smps[32];
+        const char *args[] = { "--max-switches", max, "--deadline", deadline, "--outstanding-smps", smps, NULL };
         int r;
 
         snprintf(max, sizeof(max), "%u", s->config.max_switches);
+        snprintf(smps, sizeof(smps), "%u", s->config.outstanding_smps);
         snprintf(deadline, sizeof(deadline), "%" PRIu64, MAX(s->config.timeout_usec / USEC_PER_SEC, (uint64_t) 1));
         s->again = false;
         s->last_start = now_usec(CLOCK_MONOTONIC);

@@ -21,6 +21,7 @@ typedef struct FabricSweepConfig {
         uint64_t interval_usec;
         uint64_t timeout_usec;
         unsigned max_switches;
+        unsigned outstanding_smps; /* --outstanding-smps */
 } FabricSweepConfig;
 
 typedef struct FabricSweep {

@@ -11,6 +11,7 @@ refused with their line and reason.
 ibsim delivers no port event to a client that is not the subnet manager: the tests trigger the next
 sweep with Refresh(), the call that stands in for the port events of real hardware."""
 
+import json
 import os
 import re
 import time
@@ -289,6 +290,17 @@ def test_switch_links_could_be_matches_iblinkinfo(bus):
         fabric.stop()
 
 
+def test_probe_walks_each_subnet_once(fabric):
+    """The probe walks from each subnet's first port (ibsim gives a client one CA with one port: one walk;
+    the choice among several is tests/unit/test-fabric-subnets.c's), and prints where it started."""
+    proc = lp.run([PROBE, "--outstanding-smps", "4"], env={**os.environ, **fabric.env(HOST)}, cwd=fabric.dir,
+                  check=True)
+    doc = json.loads(proc.stdout)
+    assert doc["subnets"] == [{"ca": "ibsim0", "port": 1, "switches": 3}], doc["subnets"]
+    assert doc["subnets_not_walked"] == 0 and doc["total_switches"] == 3
+    assert all("cap_info" in s and len(s["cap_info"]) == 128 for s in doc["switches"]), doc
+
+
 def test_link_down_goes_at_the_next_sweep(fabric, bus):
     d = daemon(fabric, bus)
     client = lp.Client(bus)
@@ -395,6 +407,8 @@ def test_fabric_bigger_than_the_cap(fabric, bus):
     ("SweepTimeoutSec=0", "expected whole seconds from 1s to 3600s"),
     ("MaxSwitches=0", "expected a number of switches from 1 to 8192"),
     ("MaxSwitches=100000", "expected a number of switches from 1 to 8192"),
+    ("OutstandingSmps=0", "expected a number of SMPs from 1 to 64"),
+    ("OutstandingSmps=65", "expected a number of SMPs from 1 to 64"),
 ])
 def test_bad_fabric_values_are_refused(tmp_path, line, why):
     conf = tmp_path / "fabric.conf"

@@ -45,3 +45,5 @@ test-fabric-tree_SOURCES += $(filter-out src/ctl/linkprobectl-main.c,$(wildcard 
 test-fabric-tree_PKGS += libcurl
 test-cpu-topology_PKGS += umockdev-1.0
 $(BUILD)/tests/unit/test-cpu-topology.o: ALL_CFLAGS += $(UMOCKDEV_CFLAGS)
+# The subnet sweep's choice of ports is the probe's (probes/, pure C): its file is linked in directly.
+test-fabric-subnets_SOURCES += probes/fabric-subnets.c
