@@ -31,6 +31,7 @@ struct ProbeRun {
         sd_event_source *timer_source;
         char *output;
         size_t output_size;
+        size_t output_capacity; /* grown by doubling: a large document is not copied once per read */
         size_t output_max;
         bool overflow;
         bool timed_out;
@@ -232,8 +233,15 @@ ProbeRun *probe_run_free(ProbeRun *run) {
         return mfree(run);
 }
 
+/* Pipes hold 64 KiB unless asked: a probe whose document is larger would wait on our reads before it
+ * can exit. Asked for what the document may hold, up to what the kernel gives an unprivileged pipe
+ * (/proc/sys/fs/pipe-max-size, 1 MiB by default), it writes and exits at once. */
+#define PROBE_PIPE_MAX (1U << 20)
+
 void probe_run_set_output_max(ProbeRun *run, size_t max) {
         run->output_max = max;
+        if (run->stdout_fd >= 0 && max > (64U << 10))
+                (void) fcntl(run->stdout_fd, F_SETPIPE_SZ, (int) MIN(max, (size_t) PROBE_PIPE_MAX));
 }
 
 pid_t probe_run_pid(const ProbeRun *run) {
@@ -262,13 +270,17 @@ static void probe_run_read(ProbeRun *run) {
                         run->stdout_fd = safe_close(run->stdout_fd);
                         break;
                 }
-                char *grown = realloc(run->output, run->output_size + (size_t) k + 1);
-                if (!grown) {
-                        run->overflow = true;
-                        (void) kill(-run->pid, SIGKILL);
-                        break;
+                if (run->output_size + (size_t) k + 1 > run->output_capacity) {
+                        size_t capacity = MAX(run->output_capacity * 2, run->output_size + (size_t) k + 1);
+                        char *grown = realloc(run->output, capacity);
+                        if (!grown) {
+                                run->overflow = true;
+                                (void) kill(-run->pid, SIGKILL);
+                                break;
+                        }
+                        run->output = grown;
+                        run->output_capacity = capacity;
                 }
-                run->output = grown;
                 memcpy(run->output + run->output_size, buf, (size_t) k);
                 run->output_size += (size_t) k;
                 run->output[run->output_size] = '\0';
