@@ -2,6 +2,7 @@
 #include <math.h>
 #include <libudev.h>
 #include <linux/if.h>
+#include <linux/ethtool_netlink.h>
 #include <linux/if_addr.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
@@ -75,6 +76,7 @@ static Link *link_free(Link *l) {
         free(l->derived.switch_path);
         free(l->lldp_warning);
         link_modes_done(&l->ethtool);
+        free(l->dumped);
         link_capability_done(&l->derived.capability);
         return mfree(l);
 }
@@ -376,11 +378,49 @@ int links_start_speed_reader(Links *links, sd_event *event) {
         return link_speed_reader_new(event, links->sysfs_fd, on_speed_answer, links, &links->speed_reader);
 }
 
+static void on_dumped(void *userdata, const EthtoolMessage *m) {
+        Link *l = link_get(userdata, m->ifindex);
+
+        if (!l)
+                return; /* made after the netlink dump: its event asks */
+        if (!l->dumped) {
+                l->dumped = malloc(sizeof(LinkEthtoolAnswer));
+                if (!l->dumped)
+                        return; /* then asked, as before */
+                *l->dumped = (LinkEthtoolAnswer) { .ifindex = l->ifindex, .modes_error = -ENODATA,
+                                                   .state_error = -ENODATA };
+                ethtool_link_modes_init(&l->dumped->modes);
+                ethtool_link_state_init(&l->dumped->state);
+        }
+        if (m->kind == ETHTOOL_MESSAGE_LINKMODES) {
+                l->dumped->modes = m->modes;
+                l->dumped->modes_error = 0;
+        } else {
+                l->dumped->state = m->state;
+                l->dumped->state_error = 0;
+        }
+}
+
+void links_dump_ethtool(Links *links) {
+        int r;
+
+        if (links->publisher->name_acquired)
+                return;
+        r = link_ethtool_dump(ETHTOOL_MSG_LINKMODES_GET, ETHTOOL_MESSAGE_LINKMODES, on_dumped, links);
+        if (r >= 0)
+                r = link_ethtool_dump(ETHTOOL_MSG_LINKSTATE_GET, ETHTOOL_MESSAGE_LINKSTATE, on_dumped, links);
+        if (r < 0)
+                log_debug_errno(r, "An ethtool dump failed, links it did not describe are asked one by one: %m");
+}
+
 static void link_read_sysfs(Link *l) {
         Links *links = l->links;
         SysfsNetWhat what = 0;
         _cleanup_(sysfs_net_facts_done) SysfsNetFacts f = { .speed_mbps = -1 };
         bool speed_wanted, speed_async = false;
+        /* The start's dump: the same driver call as the files (get_link_ksettings), parsed the same way
+         * (SPEED_UNKNOWN and 0 both unknown; a duplex neither full nor half none). */
+        bool dumped = l->dumped && l->dumped->modes_error == 0;
         int r;
 
         /* Without a carrier nothing is negotiated: most drivers answer "unknown", and the read would
@@ -393,7 +433,7 @@ static void link_read_sysfs(Link *l) {
         if (speed_wanted && links->speed_reader && links->publisher->name_acquired)
                 speed_async = link_speed_reader_request(links->speed_reader, l->ifindex, l->name,
                                                         &l->speed_request) >= 0;
-        if (speed_wanted && !speed_async)
+        if (speed_wanted && !speed_async && !dumped)
                 what |= SYSFS_NET_SPEED;
         if (link_needs_device_facts(l))
                 what |= SYSFS_NET_DEVICE;
@@ -408,7 +448,12 @@ static void link_read_sysfs(Link *l) {
                 }
         }
 
-        if (!speed_async)
+        if (speed_wanted && !speed_async && dumped)
+                link_apply_speed(l, 0, l->dumped->modes.speed_mbps > 0 ? (int) l->dumped->modes.speed_mbps : -1,
+                                 l->dumped->modes.duplex == 1   ? "full"
+                                 : l->dumped->modes.duplex == 0 ? "half"
+                                                                : NULL);
+        else if (!speed_async)
                 link_apply_speed(l, 0, f.speed_mbps, f.duplex);
         if (what & SYSFS_NET_DEVICE) {
                 bool on_thunderbolt = f.device_subsystem && streq(f.device_subsystem, "thunderbolt");
@@ -432,6 +477,23 @@ static void link_read_sysfs(Link *l) {
         }
 }
 
+static bool link_apply_dumped_ethtool(Link *l) {
+        int r;
+
+        if (!l->dumped || l->dumped->modes_error < 0 || l->dumped->state_error < 0 || !l->links->modes.ethtool ||
+            !link_asks_ethtool(l) || !l->name)
+                return false;
+        l->ethtool.waiting = false;
+        r = link_modes_apply(&l->ethtool, l->dumped);
+        if (r < 0) {
+                log_oom();
+                return false;
+        }
+        if (r > 0)
+                bus_object_queue(&l->bus); /* the pass derives what follows (SpeedMbps, the capability, Health) */
+        return true;
+}
+
 static void link_prepare(BusObject *o) {
         Link *l = link_from_bus_object(o);
 
@@ -445,8 +507,11 @@ static void link_prepare(BusObject *o) {
                 if (bus_object_set(&l->bus, l->kind, link_kind_from_facts(&facts), "Kind"))
                         l->links->topology_changed = true;
 
-                /* Whatever moved (carrier, a new partner, a driver rebinding), both ends' modes may have. */
-                link_request_ethtool(l);
+                /* Whatever moved (carrier, a new partner, a driver rebinding), both ends' modes may have;
+                 * at the start the dumps have answered already. */
+                if (!link_apply_dumped_ethtool(l))
+                        link_request_ethtool(l);
+                l->dumped = mfree(l->dumped);
         }
 }
 

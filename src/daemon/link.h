@@ -75,6 +75,10 @@ struct Link {
          * speed reader once the daemon runs. */
         bool sysfs_stale;
         uint64_t speed_request; /* the speed reader's answer we wait for; 0: none */
+        /* At the start, what ethtool's dumps said of the link (links_dump_ethtool()), taken by its first
+         * link_prepare(): speed and duplex instead of the sysfs files, the answer instead of a request.
+         * An error -ENODATA: not in that dump. */
+        LinkEthtoolAnswer *dumped;
         uint32_t driver_speed_mbps; /* what the driver reports; 0 unknown */
         char *duplex;
         char *driver;
@@ -135,6 +139,10 @@ void links_done(Links *links);
 /* From now on speed and duplex are read off the loop (after READY=1: until then the picture is made
  * in one go, in place). A failure leaves them read in place. */
 int links_start_speed_reader(Links *links, sd_event *event);
+/* Before the name is taken: every link's link modes, speed, duplex and link state from two ethtool dumps
+ * (link_ethtool_dump()), for the first flush, instead of a sysfs read and two requests a link, answered
+ * after READY=1. Only where the sysfs root is the kernel's own. */
+void links_dump_ethtool(Links *links);
 /* From now on Ethernet and veth links' link modes are asked of ethtool's netlink family, on every link event
  * and every notification of its monitor group. A failure leaves them unknown. */
 int links_start_ethtool(Links *links, sd_event *event);

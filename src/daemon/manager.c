@@ -7,6 +7,7 @@
 
 #include "gpu-prober.h"
 #include "inhibit.h"
+#include "link-ethtool.h"
 #include "link-watch.h"
 #include "lldp.h"
 #include "manager.h"
@@ -513,6 +514,13 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return r;
         STARTUP_STAMP("netlink dumps");
+        /* Link modes, link state, speed and duplex for the first flush from two ethtool dumps, not a
+         * sysfs read and two requests a link; a test's sysfs tree (--sysfs-root) or replayed ethtool
+         * answers are read as before. */
+        if (sysfs_root_is_the_machines(m->options.sysfs_root) && !link_ethtool_replay) {
+                links_dump_ethtool(&m->links);
+                STARTUP_STAMP("ethtool dumps");
+        }
         (void) udev_source_enumerate(m->udev);
         STARTUP_STAMP("udev enumeration");
 
