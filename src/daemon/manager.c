@@ -2,6 +2,7 @@
 /* The daemon as a whole: what it holds, in which order it starts, and how its parts are tied. */
 #include <linux/netlink.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <systemd/sd-daemon.h>
 
@@ -28,9 +29,21 @@
 
 /* Start-up phases at debug level, in ms since manager_new(): where the time to READY=1 goes. */
 static uint64_t startup_began_usec;
-#define STARTUP_STAMP(phase) \
-        log_debug("Start-up: %s after %.1f ms.", phase, \
-                  (double) (now_usec(CLOCK_MONOTONIC) - startup_began_usec) / USEC_PER_MSEC)
+#define STARTUP_STAMP(phase) startup_stamp(phase)
+
+static void startup_stamp(const char *phase) {
+        struct rusage ru = {};
+
+        if (log_get_max_level() < LOG_DEBUG)
+                return;
+        (void) getrusage(RUSAGE_SELF, &ru);
+        log_debug("Start-up: %s after %.1f ms (CPU of all threads so far: user %.1f ms, system %.1f ms).", phase,
+                  (double) (now_usec(CLOCK_MONOTONIC) - startup_began_usec) / USEC_PER_MSEC,
+                  (double) timespec_to_usec(&(struct timespec) { ru.ru_utime.tv_sec, ru.ru_utime.tv_usec * 1000 }) /
+                          USEC_PER_MSEC,
+                  (double) timespec_to_usec(&(struct timespec) { ru.ru_stime.tv_sec, ru.ru_stime.tv_usec * 1000 }) /
+                          USEC_PER_MSEC);
+}
 
 static void on_derive(BusPublisher *p, size_t from, size_t to, void *userdata) {
         Manager *m = userdata;
