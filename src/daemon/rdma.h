@@ -187,19 +187,9 @@ RdmaPort *rdma_port_get(Rdma *rdma, const char *device, unsigned number);
 RdmaPort *rdma_find_active_port(Rdma *rdma, const char *device, unsigned port);
 bool rdma_port_is_active(const RdmaPort *p);
 
-/**
- * rdma_port_status_merge() - the live status to publish from sysfs and (optionally) verbs
- * @sysfs: the port as sysfs shows it
- * @verbs: the port as ibv_query_port() saw it, or NULL
- * @ret: every field verbs knows from verbs, the rest from sysfs
- */
-void rdma_port_status_merge(const RdmaPortStatus *sysfs, const RdmaPortStatus *verbs, RdmaPortStatus *ret);
-
-/* For rdma-remote.c: a device read from libibumad published like one read from sysfs, and a port's
- * live status set from its PortInfo. */
+/* For rdma-remote.c: a device read from libibumad published like one read from sysfs. */
 void rdma_device_apply(Rdma *rdma, const InfinibandDevice *d, bool try_verbs);
 RdmaDevice *rdma_device_get(Rdma *rdma, const char *name);
-void rdma_port_set_status(RdmaPort *p, const RdmaPortStatus *s);
 
 
 /* Tells RDMA ports apart from others in the publisher's queue. */
