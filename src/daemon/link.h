@@ -143,6 +143,9 @@ int links_start_speed_reader(Links *links, sd_event *event);
  * (link_ethtool_dump()), for the first flush, instead of a sysfs read and two requests a link, answered
  * after READY=1. Only where the sysfs root is the kernel's own. */
 void links_dump_ethtool(Links *links);
+/* At a link's first link_prepare(): applies what the dumps said as the worker's answer would be, and
+ * answers true; false when they did not describe it all (it is then asked). */
+bool link_apply_dumped_ethtool(Link *l);
 /* From now on Ethernet and veth links' link modes are asked of ethtool's netlink family, on every link event
  * and every notification of its monitor group. A failure leaves them unknown. */
 int links_start_ethtool(Links *links, sd_event *event);
