@@ -155,6 +155,7 @@ void links_init(Links *links, BusPublisher *p, int sysfs_fd) {
 }
 
 void links_done(Links *links) {
+        links_dump_ethtool_end(links); /* a start that failed between the two */
         Link *l;
 
         /* Before the links and the sysfs root: the worker reads through the latter. */

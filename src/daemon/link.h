@@ -32,6 +32,7 @@ typedef struct LinkStats {
 
 /* Told of a link netlink added or changed (after the change), or of one about to go (removed): the
  * sources that follow links themselves (lldp.c opens and closes its receive path with them). */
+typedef struct LinksEthtoolDumps LinksEthtoolDumps;
 typedef void (*LinkHook)(Link *l, bool removed, void *userdata);
 
 /* Every link, and what the derivation pass needs to know about them as a whole. */
@@ -41,6 +42,7 @@ typedef struct Links {
         int sysfs_fd;
         LinkSpeedReader *speed_reader; /* NULL: speeds are read in place */
         LinkModesAsker modes;          /* asks ethtool for every Ethernet and veth link */
+        LinksEthtoolDumps *start_dumps; /* between links_dump_ethtool_begin() and _end() */
         size_t modes_cursor;           /* where the walk for waiting requests goes on (a hint: links come and go) */
         /* Links came or went, or one changed what others derive from it (kind, lower devices, its
          * backing device): the derivation pass redoes the cross-links and inherited types. */
@@ -141,8 +143,10 @@ void links_done(Links *links);
 int links_start_speed_reader(Links *links, sd_event *event);
 /* Before the name is taken: every link's link modes, speed, duplex and link state from two ethtool dumps
  * (link_ethtool_dump()), for the first flush, instead of a sysfs read and two requests a link, answered
- * after READY=1. Only where the sysfs root is the kernel's own. */
-void links_dump_ethtool(Links *links);
+ * after READY=1. Only where the sysfs root is the kernel's own. _begin() starts them on a thread of their
+ * own (before the netlink dumps), _end() waits for them and hands each link its replies (after). */
+void links_dump_ethtool_begin(Links *links);
+void links_dump_ethtool_end(Links *links);
 /* At a link's first link_prepare(): applies what the dumps said as the worker's answer would be, and
  * answers true; false when they did not describe it all (it is then asked). */
 bool link_apply_dumped_ethtool(Link *l);

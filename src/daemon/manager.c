@@ -523,17 +523,17 @@ int manager_start(Manager *m) {
                 return r;
         STARTUP_STAMP("node, memory");
 
+        /* Link modes, link state, speed and duplex for the first flush from two ethtool dumps, not a
+         * sysfs read and two requests a link, taken beside the netlink dumps; a test's sysfs tree
+         * (--sysfs-root) or replayed ethtool answers are read as before. */
+        if (sysfs_root_is_the_machines(m->options.sysfs_root) && !link_ethtool_replay)
+                links_dump_ethtool_begin(&m->links);
         r = netlink_enumerate(m->netlink);
+        STARTUP_STAMP("netlink dumps");
+        links_dump_ethtool_end(&m->links);
         if (r < 0)
                 return r;
-        STARTUP_STAMP("netlink dumps");
-        /* Link modes, link state, speed and duplex for the first flush from two ethtool dumps, not a
-         * sysfs read and two requests a link; a test's sysfs tree (--sysfs-root) or replayed ethtool
-         * answers are read as before. */
-        if (sysfs_root_is_the_machines(m->options.sysfs_root) && !link_ethtool_replay) {
-                links_dump_ethtool(&m->links);
-                STARTUP_STAMP("ethtool dumps");
-        }
+        STARTUP_STAMP("ethtool dumps");
         (void) udev_source_enumerate(m->udev);
         STARTUP_STAMP("udev enumeration");
 
