@@ -10,7 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include "link.h"
+#include "link-ethtool-ask.h"
 #include "shared/string-util.h"
 
 /* ---- at the start: every link at once ---- */

@@ -7,6 +7,7 @@
 #include <netlink/route/link.h>
 #include <systemd/sd-bus.h>
 
+#include "link-ethtool-ask.h"
 #include "link-speed.h"
 #include "link.h"
 #include "shared/bus-names.h"
@@ -31,9 +32,6 @@ static int link_compare(const void *key, const void *object) {
         return compare_int_key(key, ((const Link *) object)->ifindex);
 }
 
-Link *link_get(Links *links, int ifindex) {
-        return table_get(&links->table, &ifindex);
-}
 
 Link *link_find(Links *links, const char *s) {
         Link *l;

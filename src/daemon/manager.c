@@ -8,6 +8,7 @@
 
 #include "gpu-prober.h"
 #include "inhibit.h"
+#include "link-ethtool-ask.h"
 #include "link-ethtool.h"
 #include "link-watch.h"
 #include "lldp.h"

@@ -2,7 +2,7 @@
 /* rdma-port-state.h — what a read of an RDMA port changes in its published object */
 #pragma once
 
-#include "rdma.h"
+#include "rdma-object.h"
 
 /**
  * rdma_port_status_merge() - the live status to publish from sysfs and (optionally) verbs
