@@ -7,6 +7,7 @@
  * either moved, which costs a pass over the links only then, never per link event.
  */
 #include "derive-link.h"
+#include "link-ethtool-ask.h"
 #include "link.h"
 #include "rdma.h"
 #include "shared/string-util.h"

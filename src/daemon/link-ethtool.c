@@ -328,3 +328,70 @@ int link_ethtool_request(LinkEthtool *e, int ifindex, const char *name, uint64_t
         *ret_seq = q.seq;
         return 0;
 }
+
+/* ---- every link at once, for the picture READY=1 stands for ---- */
+
+/* A dump's datagrams are at most 32 KiB (the kernel's cap for a dump's skb). */
+#define ETHTOOL_DUMP_BUF_SIZE (64 * 1024)
+
+static int dump_read(struct nl_sock *sock, uint32_t seq, uint8_t *buf, EthtoolMessageKind want, link_ethtool_each_t each,
+                     void *userdata) {
+        for (;;) {
+                ssize_t n = recv(nl_socket_get_fd(sock), buf, ETHTOOL_DUMP_BUF_SIZE, 0);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return errno == EAGAIN ? -ETIMEDOUT : -errno;
+                if (n == 0)
+                        return -EPIPE;
+                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+                        EthtoolMessage m = {};
+                        int r;
+
+                        if (h->nlmsg_seq != seq)
+                                continue;
+                        if (h->nlmsg_type == NLMSG_DONE)
+                                return 0;
+                        ethtool_link_modes_init(&m.modes);
+                        ethtool_link_state_init(&m.state);
+                        r = ethtool_message_parse(h, h->nlmsg_len, &m);
+                        if (h->nlmsg_type == NLMSG_ERROR)
+                                return r < 0 ? r : -EPROTO;
+                        /* One link's reply we cannot read leaves that link to its own request. */
+                        if (r >= 0 && m.kind == want && m.ifindex > 0)
+                                each(userdata, &m);
+                }
+        }
+}
+
+int link_ethtool_dump(uint8_t cmd, EthtoolMessageKind want, link_ethtool_each_t each, void *userdata) {
+        _cleanup_(freep) uint8_t *buf = NULL;
+        struct timeval tv = { .tv_sec = ETHTOOL_REPLY_TIMEOUT_SEC };
+        struct nl_sock *sock = NULL;
+        struct nl_msg *msg = NULL;
+        struct nlattr *header;
+        int family, r;
+
+        buf = malloc(ETHTOOL_DUMP_BUF_SIZE);
+        sock = nl_socket_alloc();
+        msg = nlmsg_alloc();
+        if (!buf || !sock || !msg)
+                r = -ENOMEM;
+        else if (genl_connect(sock) < 0 || (family = genl_ctrl_resolve(sock, ETHTOOL_GENL_NAME)) < 0)
+                r = -EOPNOTSUPP; /* a kernel without ethtool's family (before 5.6) */
+        else if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, NLM_F_REQUEST | NLM_F_DUMP, cmd,
+                              ETHTOOL_GENL_VERSION) ||
+                 !(header = nla_nest_start(msg, ETHTOOL_A_LINKMODES_HEADER | NLA_F_NESTED)) ||
+                 nla_put_u32(msg, ETHTOOL_A_HEADER_FLAGS, ETHTOOL_FLAG_COMPACT_BITSETS) < 0)
+                r = -ENOMEM;
+        else {
+                nla_nest_end(msg, header);
+                (void) setsockopt(nl_socket_get_fd(sock), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+                r = nl_send_auto(sock, msg) < 0 ? -EIO : dump_read(sock, nlmsg_hdr(msg)->nlmsg_seq, buf, want, each,
+                                                                         userdata);
+        }
+        nlmsg_free(msg);
+        if (sock)
+                nl_socket_free(sock);
+        return r;
+}

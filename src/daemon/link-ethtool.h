@@ -49,3 +49,14 @@ int link_ethtool_request(LinkEthtool *e, int ifindex, const char *name, uint64_t
  */
 typedef int (*link_ethtool_replay_t)(int ifindex, const char *name, LinkEthtoolAnswer *a);
 extern link_ethtool_replay_t link_ethtool_replay;
+
+/*
+ * One dump of cmd (ETHTOOL_MSG_LINKMODES_GET, ETHTOOL_MSG_LINKSTATE_GET; want: its replies' kind) for every link of the namespace,
+ * on the caller's thread, blocking: made for the start, where two dumps replace two requests a link and a
+ * sysfs read of speed and duplex a link, and their answers are there before READY=1. each() gets every
+ * reply the kernel gives; a link it gives none for (no such ethtool operation, or a dump cut short by an
+ * error) is left to its own request. 0, or a negative errno after the replies so far (-EOPNOTSUPP
+ * without ethtool's family).
+ */
+typedef void (*link_ethtool_each_t)(void *userdata, const EthtoolMessage *m);
+int link_ethtool_dump(uint8_t cmd, EthtoolMessageKind want, link_ethtool_each_t each, void *userdata);

@@ -7,6 +7,7 @@
 #include <netlink/route/link.h>
 #include <systemd/sd-bus.h>
 
+#include "link-ethtool-ask.h"
 #include "link-speed.h"
 #include "link.h"
 #include "shared/bus-names.h"
@@ -31,9 +32,6 @@ static int link_compare(const void *key, const void *object) {
         return compare_int_key(key, ((const Link *) object)->ifindex);
 }
 
-Link *link_get(Links *links, int ifindex) {
-        return table_get(&links->table, &ifindex);
-}
 
 Link *link_find(Links *links, const char *s) {
         Link *l;
@@ -75,6 +73,7 @@ static Link *link_free(Link *l) {
         free(l->derived.switch_path);
         free(l->lldp_warning);
         link_modes_done(&l->ethtool);
+        free(l->dumped);
         link_capability_done(&l->derived.capability);
         return mfree(l);
 }
@@ -154,6 +153,7 @@ void links_init(Links *links, BusPublisher *p, int sysfs_fd) {
 }
 
 void links_done(Links *links) {
+        links_dump_ethtool_end(links); /* a start that failed between the two */
         Link *l;
 
         /* Before the links and the sysfs root: the worker reads through the latter. */
@@ -381,6 +381,9 @@ static void link_read_sysfs(Link *l) {
         SysfsNetWhat what = 0;
         _cleanup_(sysfs_net_facts_done) SysfsNetFacts f = { .speed_mbps = -1 };
         bool speed_wanted, speed_async = false;
+        /* The start's dump: the same driver call as the files (get_link_ksettings), parsed the same way
+         * (SPEED_UNKNOWN and 0 both unknown; a duplex neither full nor half none). */
+        bool dumped = l->dumped && l->dumped->modes_error == 0;
         int r;
 
         /* Without a carrier nothing is negotiated: most drivers answer "unknown", and the read would
@@ -393,7 +396,7 @@ static void link_read_sysfs(Link *l) {
         if (speed_wanted && links->speed_reader && links->publisher->name_acquired)
                 speed_async = link_speed_reader_request(links->speed_reader, l->ifindex, l->name,
                                                         &l->speed_request) >= 0;
-        if (speed_wanted && !speed_async)
+        if (speed_wanted && !speed_async && !dumped)
                 what |= SYSFS_NET_SPEED;
         if (link_needs_device_facts(l))
                 what |= SYSFS_NET_DEVICE;
@@ -408,7 +411,12 @@ static void link_read_sysfs(Link *l) {
                 }
         }
 
-        if (!speed_async)
+        if (speed_wanted && !speed_async && dumped)
+                link_apply_speed(l, 0, l->dumped->modes.speed_mbps > 0 ? (int) l->dumped->modes.speed_mbps : -1,
+                                 l->dumped->modes.duplex == 1   ? "full"
+                                 : l->dumped->modes.duplex == 0 ? "half"
+                                                                : NULL);
+        else if (!speed_async)
                 link_apply_speed(l, 0, f.speed_mbps, f.duplex);
         if (what & SYSFS_NET_DEVICE) {
                 bool on_thunderbolt = f.device_subsystem && streq(f.device_subsystem, "thunderbolt");
@@ -445,87 +453,12 @@ static void link_prepare(BusObject *o) {
                 if (bus_object_set(&l->bus, l->kind, link_kind_from_facts(&facts), "Kind"))
                         l->links->topology_changed = true;
 
-                /* Whatever moved (carrier, a new partner, a driver rebinding), both ends' modes may have. */
-                link_request_ethtool(l);
-        }
-}
-
-/* ---- link modes (link-modes.c records them; the links are found and announced here) ---- */
-
-bool link_asks_ethtool(const Link *l) {
-        return link_modes_kind_asked(l->kind);
-}
-
-void link_request_ethtool(Link *l) {
-        if (!l->links->modes.ethtool || !link_asks_ethtool(l) || !l->name)
-                return;
-        link_modes_request(&l->links->modes, &l->ethtool);
-}
-
-/* Every link waiting to be asked, until the worker's queue is full (a start-up burst goes in turns). Each
- * answer frees one place: the walk goes on from where the last one stopped, not from the first link, or
- * 2000 links at start-up would cost 2000 walks of the table. */
-static void links_send_waiting(Links *links) {
-        size_t n = links->table.n_items;
-
-        links->modes.backlog = false;
-        for (size_t k = 0; k < n; k++) {
-                size_t i = (links->modes_cursor + k) % n;
-                Link *l = links->table.items[i];
-
-                if (l->ethtool.waiting && !link_modes_send(&links->modes, &l->ethtool, l->ifindex, l->name)) {
-                        links->modes_cursor = i; /* still full: the next answer tries again, here */
-                        return;
-                }
-        }
-        links->modes_cursor = 0;
-}
-
-static int on_ethtool_defer(sd_event_source *s, void *userdata) {
-        links_send_waiting(userdata);
-        return 0;
-}
-
-static void on_ethtool_answer(void *userdata, const LinkEthtoolAnswer *a) {
-        Links *links = userdata;
-        Link *l = link_get(links, a->ifindex);
-
-        if (l && l->ethtool.request == a->seq) {
-                if (a->modes_error < 0 && a->modes_error != -EOPNOTSUPP)
-                        log_link_debug_errno(l, a->modes_error, "ethtool gave no link modes: %m");
-                int r = link_modes_apply(&l->ethtool, a);
-                if (r < 0)
-                        log_oom();
-                else if (r > 0)
-                        bus_object_queue(&l->bus); /* the pass derives what follows (SpeedMbps, the capability, Health) */
-        }
-        if (links->modes.backlog)
-                links_send_waiting(links);
-}
-
-static void on_ethtool_changed(void *userdata, int ifindex) {
-        Links *links = userdata;
-        Link *l;
-
-        if (ifindex > 0) {
-                l = link_get(links, ifindex);
-                if (l) {
-                        log_link_debug(l, "ethtool's monitor group says the link modes or settings changed.");
+                /* Whatever moved (carrier, a new partner, a driver rebinding), both ends' modes may have;
+                 * at the start the dumps have answered already. */
+                if (!link_apply_dumped_ethtool(l))
                         link_request_ethtool(l);
-                }
-                return;
+                l->dumped = mfree(l->dumped);
         }
-        TABLE_FOREACH(l, &links->table)
-                link_request_ethtool(l);
-}
-
-int links_start_ethtool(Links *links, sd_event *event) {
-        return link_modes_asker_start(&links->modes, event, on_ethtool_answer, on_ethtool_changed, on_ethtool_defer,
-                                      links);
-}
-
-void links_stop_ethtool(Links *links) {
-        link_modes_asker_stop(&links->modes);
 }
 
 /* ---- over time: the watch's statistics ---- */

@@ -49,8 +49,10 @@ typedef struct LldpLink {
         bool bucket_started; /* at the first frame, on the frames' clock */
         TokenBucket bucket;
         bool warned_rate, warned_malformed, warned_full;
-        LldpNeighbor neighbors[LLDP_NEIGHBORS_PER_LINK_MAX];
-        size_t n_neighbors;
+        /* Grown at the first frame, up to LLDP_NEIGHBORS_PER_LINK_MAX: most links never see one, and a
+         * fixed array (8.6 KiB a link) made zeroing 17 MiB a third of the first dump at 2001 links. */
+        LldpNeighbor *neighbors;
+        size_t n_neighbors, n_allocated;
 } LldpLink;
 
 struct LldpReceiver {
@@ -230,6 +232,7 @@ static void lldp_link_free(LldpReceiver *r, LldpLink *lk, bool forget) {
         else
                 for (size_t i = 0; i < lk->n_neighbors; i++)
                         neighbor_done(&lk->neighbors[i]);
+        free(lk->neighbors);
         free(lk->path);
         free(lk);
 }
@@ -355,6 +358,16 @@ static void lldp_apply(LldpReceiver *r, Link *l, LldpLink *lk, const LldpFrame *
                                                     "and any other new one.", LLDP_NEIGHBORS_PER_LINK_MAX, chassis, port_id);
                         lk->warned_full = true;
                         return;
+                }
+                if (lk->n_neighbors == lk->n_allocated) {
+                        size_t want = MIN(MAX(lk->n_allocated * 2, (size_t) 2), (size_t) LLDP_NEIGHBORS_PER_LINK_MAX);
+                        LldpNeighbor *grown = reallocarray(lk->neighbors, want, sizeof(*grown));
+                        if (!grown) {
+                                log_oom();
+                                return;
+                        }
+                        lk->neighbors = grown;
+                        lk->n_allocated = want;
                 }
                 LldpNeighbor *n = &lk->neighbors[lk->n_neighbors];
                 *n = (LldpNeighbor) { .chassis = f->chassis_id, .port = f->port_id, .switch_key = strdup(key),

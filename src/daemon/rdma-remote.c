@@ -7,6 +7,7 @@
 
 #include "rdma-mad.h"
 #include "rdma-remote.h"
+#include "rdma-port-state.h"
 #include "rdma.h"
 #include "shared/log.h"
 #include "shared/string-util.h"

@@ -281,3 +281,37 @@ def test_managed_objects_equal_getall(netns, client, daemon_factory):
     for path, interfaces in objects.items():
         assert list(interfaces) == [LINK], interfaces.keys()
     assert client.managed_objects_differing_from_getall() == []
+
+
+def test_ready_picture_is_complete(netns, client, signals, daemon_factory):
+    """What READY=1 stands for is whole: a client that asks at once sees every link's speed, duplex, link modes
+    and their verdict as a client a moment later does, and no signal changes them afterwards (the start's
+    ethtool dumps answer before READY=1; before them every veth said "unknown: link modes not asked yet" and
+    the worker's answers, always sent after READY=1, changed it moments later). Rates (RxGbps, TxGbps) need
+    two samples of the watch and are by nature later; the watch is on here, its default."""
+    pairs = 30
+    netns.batch([f"link add r{i}a type veth peer name r{i}b" for i in range(pairs)])
+    netns.batch([f"link set r{i}{s} up" for i in range(pairs) for s in "ab"])
+    netns.batch([f"link add q{i}a type veth peer name q{i}b" for i in range(3)])  # down: no speed
+    # The kernel's own follow-ups of links coming up (IPv6 link-local addresses, their duplicate address
+    # detection) are changes of its own, announced as they happen: over before the daemon starts.
+    lp.wait_for(lambda: len(netns.ip_json("-6", "addr", "show", "scope", "link")) == 2 * pairs and
+                not netns.ip("-6", "addr", "show", "tentative").stdout.strip(), 30, "IPv6 link-local addresses")
+    daemon_factory(netns, watch=True)
+    first = client.links()
+    time.sleep(1.0)
+    later = client.links()
+    assert len(first) == 1 + 2 * pairs + 6
+    by_name = {link["Name"]: link for link in first.values()}
+    for i in range(pairs):
+        link = by_name[f"r{i}a"]
+        assert (link["SpeedMbps"], link["Duplex"]) == (10000, "full"), link
+        assert link["DegradedReason"] == "unknown: the driver reports no link modes", link
+    assert (by_name["q0a"]["SpeedMbps"], by_name["q0a"]["Duplex"]) == (0, "unknown")
+    rates = {"RxGbps", "TxGbps"}
+    moved = [(first[i]["Name"], key, first[i][key], later[i][key]) for i in first for key in first[i]
+             if key not in rates and first[i][key] != later[i][key]]
+    assert moved == [], moved[:10]
+    signalled = [(path, sorted(set(args[1]) - rates)) for _, path, _, member, args in signals.events
+                 if member == "PropertiesChanged" and args[0] == LINK and set(args[1]) - rates]
+    assert signalled == [], signalled[:10]

@@ -9,6 +9,7 @@
 #include "daemon/rdma-names.h"
 #include "daemon/rdma-live.h"
 #include "daemon/rdma-verbs.h"
+#include "daemon/rdma-port-state.h"
 #include "daemon/rdma.h"
 
 static RdmaPortStatus sysfs_hdr(void) {
