@@ -428,6 +428,7 @@ BAD_VALUES = {
     "config_parse_sweep_interval": "5",
     "config_parse_sweep_timeout": "never",
     "config_parse_max_switches": "0",
+    "config_parse_outstanding_smps": "65",
 }
 
 
