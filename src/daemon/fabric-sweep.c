@@ -152,10 +152,10 @@ static int parse_switch(json_object *o, Parsed *p, size_t i, const char **ret_pr
         return 0;
 }
 
-static const Parsed *sorting; /* qsort() has no user pointer; the daemon is one thread */
+static int compare_guid(const void *a, const void *b, void *userdata) {
+        const Parsed *p = userdata;
 
-static int compare_guid(const void *a, const void *b) {
-        return strcmp(sorting->guids[*(const size_t *) a], sorting->guids[*(const size_t *) b]);
+        return strcmp(p->guids[*(const size_t *) a], p->guids[*(const size_t *) b]);
 }
 
 /* The switch with this GUID in the document, or -1 (outside it, or cut off by MaxSwitches=). */
@@ -182,9 +182,7 @@ static ssize_t find_switch(const Parsed *p, const char *guid) {
 static void judge_links(Parsed *p) {
         for (size_t i = 0; i < p->n; i++)
                 p->by_guid[i] = i;
-        sorting = p;
-        qsort(p->by_guid, p->n, sizeof(size_t), compare_guid);
-        sorting = NULL;
+        qsort_r(p->by_guid, p->n, sizeof(size_t), compare_guid, p);
 
         for (size_t i = 0; i < p->n; i++)
                 for (size_t k = 0; k < p->switches[i].n_links; k++) {
