@@ -28,7 +28,8 @@ THUNDERBOLT_EDGES = {"linkprobe_edge_thunderbolt_rx_bytes", "linkprobe_edge_thun
 NO_SAMPLE_HERE = {"linkprobe_link_switch_info"}
 # No InfiniBand neighbour answers here and no subnet is swept: test_ibsim_sweep.py has these samples.
 NO_SAMPLE_HERE |= {"linkprobe_rdma_port_remote_info", "linkprobe_rdma_port_best_rate_bytes",
-                   "linkprobe_rdma_port_degraded", "linkprobe_switch_link_info", "linkprobe_switch_link_rate_gbps"}
+                   "linkprobe_rdma_port_degraded", "linkprobe_switch_link_info", "linkprobe_switch_link_rate_gbps",
+                   "linkprobe_switch_link_best_rate_gbps", "linkprobe_switch_link_degraded"}
 
 pytest.importorskip("prometheus_client", reason="python3-prometheus-client parses the metrics")
 
