@@ -123,21 +123,24 @@ void links_dump_ethtool_end(Links *links) {
         free(d);
 }
 
-bool link_apply_dumped_ethtool(Link *l) {
-        int r;
+/* Records an answer (a request's or the start's dump) on its link; the pass derives what follows
+ * (SpeedMbps, the capability, Health). 0, or -ENOMEM (logged). */
+static int link_take_ethtool_answer(Link *l, const LinkEthtoolAnswer *a) {
+        int r = link_modes_apply(&l->ethtool, a);
 
+        if (r < 0)
+                return log_oom();
+        if (r > 0)
+                bus_object_queue(&l->bus);
+        return 0;
+}
+
+bool link_apply_dumped_ethtool(Link *l) {
         if (!l->dumped || l->dumped->modes_error < 0 || l->dumped->state_error < 0 || !l->links->modes.ethtool ||
             !link_asks_ethtool(l) || !l->name)
                 return false;
         l->ethtool.waiting = false;
-        r = link_modes_apply(&l->ethtool, l->dumped);
-        if (r < 0) {
-                log_oom();
-                return false;
-        }
-        if (r > 0)
-                bus_object_queue(&l->bus); /* the pass derives what follows (SpeedMbps, the capability, Health) */
-        return true;
+        return link_take_ethtool_answer(l, l->dumped) >= 0;
 }
 
 /* ---- link modes (link-modes.c records them; the links are found and announced here) ---- */
@@ -183,11 +186,7 @@ static void on_ethtool_answer(void *userdata, const LinkEthtoolAnswer *a) {
         if (l && l->ethtool.request == a->seq) {
                 if (a->modes_error < 0 && a->modes_error != -EOPNOTSUPP)
                         log_link_debug_errno(l, a->modes_error, "ethtool gave no link modes: %m");
-                int r = link_modes_apply(&l->ethtool, a);
-                if (r < 0)
-                        log_oom();
-                else if (r > 0)
-                        bus_object_queue(&l->bus); /* the pass derives what follows (SpeedMbps, the capability, Health) */
+                (void) link_take_ethtool_answer(l, a);
         }
         if (links->modes.backlog)
                 links_send_waiting(links);

@@ -86,11 +86,10 @@ static void asker_close(Asker *a) {
         free(a->buf);
 }
 
-/* Sends one GET for the device and reads its reply into ret. */
-static int asker_get(Asker *a, uint8_t cmd, EthtoolMessageKind want, int ifindex, EthtoolMessage *ret) {
+/* Sends cmd for one device (ifindex > 0) or, with NLM_F_DUMP in flags, for every one (ifindex 0). */
+static int asker_send(Asker *a, uint8_t cmd, int flags, int ifindex, uint32_t *ret_seq) {
         struct nl_msg *msg;
         struct nlattr *header;
-        uint32_t seq;
         int r;
 
         if (!a->sock)
@@ -98,20 +97,30 @@ static int asker_get(Asker *a, uint8_t cmd, EthtoolMessageKind want, int ifindex
         msg = nlmsg_alloc();
         if (!msg)
                 return -ENOMEM;
-        if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, a->family, 0, NLM_F_REQUEST, cmd, ETHTOOL_GENL_VERSION) ||
+        if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, a->family, 0, NLM_F_REQUEST | flags, cmd,
+                         ETHTOOL_GENL_VERSION) ||
             /* Every request's header is its attribute 1 (LINKMODES_HEADER, LINKSTATE_HEADER). */
             !(header = nla_nest_start(msg, ETHTOOL_A_LINKMODES_HEADER | NLA_F_NESTED)) ||
-            nla_put_u32(msg, ETHTOOL_A_HEADER_DEV_INDEX, (uint32_t) ifindex) < 0 ||
+            (ifindex > 0 && nla_put_u32(msg, ETHTOOL_A_HEADER_DEV_INDEX, (uint32_t) ifindex) < 0) ||
             nla_put_u32(msg, ETHTOOL_A_HEADER_FLAGS, ETHTOOL_FLAG_COMPACT_BITSETS) < 0) {
                 nlmsg_free(msg);
                 return -ENOMEM;
         }
         nla_nest_end(msg, header);
         r = nl_send_auto(a->sock, msg);
-        seq = nlmsg_hdr(msg)->nlmsg_seq;
+        *ret_seq = nlmsg_hdr(msg)->nlmsg_seq;
         nlmsg_free(msg);
+        return r < 0 ? -EIO : 0;
+}
+
+/* Sends one GET for the device and reads its reply into ret. */
+static int asker_get(Asker *a, uint8_t cmd, EthtoolMessageKind want, int ifindex, EthtoolMessage *ret) {
+        uint32_t seq;
+        int r;
+
+        r = asker_send(a, cmd, 0, ifindex, &seq);
         if (r < 0)
-                return -EIO;
+                return r;
 
         /* Read until the answer to this request: anything older (an answer we gave up on) is skipped. */
         for (;;) {
@@ -331,20 +340,18 @@ int link_ethtool_request(LinkEthtool *e, int ifindex, const char *name, uint64_t
 
 /* ---- every link at once, for the picture READY=1 stands for ---- */
 
-/* A dump's datagrams are at most 32 KiB (the kernel's cap for a dump's skb). */
-#define ETHTOOL_DUMP_BUF_SIZE (64 * 1024)
-
-static int dump_read(struct nl_sock *sock, uint32_t seq, uint8_t *buf, EthtoolMessageKind want, link_ethtool_each_t each,
-                     void *userdata) {
+/* Reads a dump's replies until NLMSG_DONE. Its datagrams fit the asker's buffer: the kernel caps a dump's
+ * skb at 32 KiB (ETHTOOL_REPLY_MAX). */
+static int asker_read_dump(Asker *a, uint32_t seq, EthtoolMessageKind want, link_ethtool_each_t each, void *userdata) {
         for (;;) {
-                ssize_t n = recv(nl_socket_get_fd(sock), buf, ETHTOOL_DUMP_BUF_SIZE, 0);
+                ssize_t n = recv(nl_socket_get_fd(a->sock), a->buf, ETHTOOL_REPLY_MAX, 0);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
                         return errno == EAGAIN ? -ETIMEDOUT : -errno;
                 if (n == 0)
                         return -EPIPE;
-                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+                for (struct nlmsghdr *h = (struct nlmsghdr *) a->buf; NLMSG_OK_LEFT(h, n); h = NLMSG_NEXT(h, n)) {
                         EthtoolMessage m = {};
                         int r;
 
@@ -365,33 +372,15 @@ static int dump_read(struct nl_sock *sock, uint32_t seq, uint8_t *buf, EthtoolMe
 }
 
 int link_ethtool_dump(uint8_t cmd, EthtoolMessageKind want, link_ethtool_each_t each, void *userdata) {
-        _cleanup_(freep) uint8_t *buf = NULL;
-        struct timeval tv = { .tv_sec = ETHTOOL_REPLY_TIMEOUT_SEC };
-        struct nl_sock *sock = NULL;
-        struct nl_msg *msg = NULL;
-        struct nlattr *header;
-        int family, r;
+        Asker a = {};
+        uint32_t seq;
+        int r;
 
-        buf = malloc(ETHTOOL_DUMP_BUF_SIZE);
-        sock = nl_socket_alloc();
-        msg = nlmsg_alloc();
-        if (!buf || !sock || !msg)
-                r = -ENOMEM;
-        else if (genl_connect(sock) < 0 || (family = genl_ctrl_resolve(sock, ETHTOOL_GENL_NAME)) < 0)
-                r = -EOPNOTSUPP; /* a kernel without ethtool's family (before 5.6) */
-        else if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, NLM_F_REQUEST | NLM_F_DUMP, cmd,
-                              ETHTOOL_GENL_VERSION) ||
-                 !(header = nla_nest_start(msg, ETHTOOL_A_LINKMODES_HEADER | NLA_F_NESTED)) ||
-                 nla_put_u32(msg, ETHTOOL_A_HEADER_FLAGS, ETHTOOL_FLAG_COMPACT_BITSETS) < 0)
-                r = -ENOMEM;
-        else {
-                nla_nest_end(msg, header);
-                (void) setsockopt(nl_socket_get_fd(sock), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-                r = nl_send_auto(sock, msg) < 0 ? -EIO : dump_read(sock, nlmsg_hdr(msg)->nlmsg_seq, buf, want, each,
-                                                                         userdata);
-        }
-        nlmsg_free(msg);
-        if (sock)
-                nl_socket_free(sock);
+        r = asker_open(&a); /* -EOPNOTSUPP: a kernel without ethtool's family (before 5.6) */
+        if (r >= 0)
+                r = asker_send(&a, cmd, NLM_F_DUMP, 0, &seq);
+        if (r >= 0)
+                r = asker_read_dump(&a, seq, want, each, userdata);
+        asker_close(&a);
         return r;
 }

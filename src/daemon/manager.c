@@ -29,21 +29,16 @@
 #include "watch.h"
 
 /* Start-up phases at debug level, in ms since manager_new(): where the time to READY=1 goes. */
-static uint64_t startup_began_usec;
-#define STARTUP_STAMP(phase) startup_stamp(phase)
-
-static void startup_stamp(const char *phase) {
+static void startup_stamp(const Manager *m, const char *phase) {
         struct rusage ru = {};
 
         if (log_get_max_level() < LOG_DEBUG)
                 return;
         (void) getrusage(RUSAGE_SELF, &ru);
         log_debug("Start-up: %s after %.1f ms (CPU of all threads so far: user %.1f ms, system %.1f ms).", phase,
-                  (double) (now_usec(CLOCK_MONOTONIC) - startup_began_usec) / USEC_PER_MSEC,
-                  (double) timespec_to_usec(&(struct timespec) { ru.ru_utime.tv_sec, ru.ru_utime.tv_usec * 1000 }) /
-                          USEC_PER_MSEC,
-                  (double) timespec_to_usec(&(struct timespec) { ru.ru_stime.tv_sec, ru.ru_stime.tv_usec * 1000 }) /
-                          USEC_PER_MSEC);
+                  (double) (now_usec(CLOCK_MONOTONIC) - m->created_usec) / USEC_PER_MSEC,
+                  ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
+                  ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
 }
 
 static void on_derive(BusPublisher *p, size_t from, size_t to, void *userdata) {
@@ -149,10 +144,10 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         const char *root;
         int r;
 
-        startup_began_usec = now_usec(CLOCK_MONOTONIC);
         m = new0(Manager, 1);
         if (!m)
                 return log_oom();
+        m->created_usec = now_usec(CLOCK_MONOTONIC);
         m->config = *config;
         m->options = *options;
         m->state_directory = STATE_DIRECTORY_INIT(options->state_directory);
@@ -456,7 +451,7 @@ int manager_connect(Manager *m) {
                 return r;
         m->publisher.bus = m->bus;
         m->registry.bus = m->bus;
-        STARTUP_STAMP("bus connected");
+        startup_stamp(m, "bus connected");
         return 0;
 }
 
@@ -467,27 +462,27 @@ int manager_start(Manager *m) {
         if (r < 0)
                 /* Speeds are then read on the loop, as before READY=1 anyway. */
                 log_warning_errno(r, "Failed to start the link speed reader, reading in place: %m");
-        STARTUP_STAMP("speed reader");
+        startup_stamp(m, "speed reader");
 
         /* It follows the links from their first dump on. Without a packet socket (no CAP_NET_RAW) it
          * says so and leaves the rest working. */
         r = lldp_receiver_new(m->event, &m->links, &m->switches, &m->lldp);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up LLDP reception: %m");
-        STARTUP_STAMP("lldp");
+        startup_stamp(m, "lldp");
 
         r = links_start_ethtool(&m->links, m->event);
         if (r < 0)
                 /* Links then say their link modes are unknown; everything else stands. */
                 log_warning_errno(r, "Failed to start asking ethtool for link modes: %m");
-        STARTUP_STAMP("ethtool");
+        startup_stamp(m, "ethtool");
 
         /* Listen first, enumerate second: nothing that happens in between can be missed. */
         r = netlink_new(m->event, &m->links, &m->status, TAKE_FD(m->netlink_fd),
                         m->options.netlink_rcvbuf ?: m->config.netlink_rcvbuf, &m->netlink);
         if (r < 0)
                 return r;
-        STARTUP_STAMP("netlink socket");
+        startup_stamp(m, "netlink socket");
         r = udev_source_new(m->event, m->config.udev_rcvbuf, &m->udev);
         if (r < 0)
                 return r;
@@ -506,7 +501,7 @@ int manager_start(Manager *m) {
         if (r < 0)
                 /* Netlink alone keeps links right and the other sources are read on Refresh(). */
                 daemon_status_set_degraded(&m->status, "udev-monitor-unavailable", true);
-        STARTUP_STAMP("udev");
+        startup_stamp(m, "udev");
 
         if (m->config.inhibit.units) {
                 r = unit_watch_new(m->bus, m->config.inhibit.units, m->config.inhibit.what, m->inhibitors, &m->status,
@@ -522,7 +517,7 @@ int manager_start(Manager *m) {
                          m->config.memory_change_percent);
         if (r < 0)
                 return r;
-        STARTUP_STAMP("node, memory");
+        startup_stamp(m, "node, memory");
 
         /* Link modes, link state, speed and duplex for the first flush from two ethtool dumps, not a
          * sysfs read and two requests a link, taken beside the netlink dumps; a test's sysfs tree
@@ -530,17 +525,17 @@ int manager_start(Manager *m) {
         if (sysfs_root_is_the_machines(m->options.sysfs_root) && !link_ethtool_replay)
                 links_dump_ethtool_begin(&m->links);
         r = netlink_enumerate(m->netlink);
-        STARTUP_STAMP("netlink dumps");
+        startup_stamp(m, "netlink dumps");
         links_dump_ethtool_end(&m->links);
         if (r < 0)
                 return r;
-        STARTUP_STAMP("ethtool dumps");
+        startup_stamp(m, "ethtool dumps");
         (void) udev_source_enumerate(m->udev);
-        STARTUP_STAMP("udev enumeration");
+        startup_stamp(m, "udev enumeration");
 
         /* Everything found so far is published with the name: no signals for it. */
         bus_publisher_flush(&m->publisher);
-        STARTUP_STAMP("first flush");
+        startup_stamp(m, "first flush");
         /* The first sample, of what is published now, so that counters and health are there from the
          * start. */
         r = watch_new(&(WatchContext) {
@@ -556,18 +551,18 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return r;
         watch_start(m->watch);
-        STARTUP_STAMP("watch started");
+        startup_stamp(m, "watch started");
         bus_publisher_flush(&m->publisher);
-        STARTUP_STAMP("second flush");
+        startup_stamp(m, "second flush");
         r = manager_request_name(m);
         if (r < 0)
                 return r;
         m->publisher.name_acquired = true;
-        STARTUP_STAMP("name");
+        startup_stamp(m, "name");
         daemon_status_update(&m->status);
         bus_publisher_flush(&m->publisher);
 
-        STARTUP_STAMP("READY=1");
+        startup_stamp(m, "READY=1");
         log_info("linkprobed %s running: %zu links.", VERSION, table_size(&m->links.table));
         m->status_text = manager_status_text(m);
         (void) sd_notifyf(false, "READY=1\nSTATUS=%s", strempty(m->status_text));

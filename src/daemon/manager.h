@@ -103,6 +103,7 @@ typedef struct Manager {
 
         RateLimit read_ratelimit; /* Refresh() and GetMetrics(), per sender */
         uint64_t last_refresh_usec;
+        uint64_t created_usec; /* CLOCK_MONOTONIC at manager_new(), for the start-up timings */
 } Manager;
 
 int manager_new(const Config *config, const ManagerOptions *options, Manager **ret);
