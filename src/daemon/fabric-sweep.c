@@ -86,7 +86,7 @@ typedef struct Parsed {
         IbPortInfo **infos; /* each link's PortInfo, as links */
         IbPortInfo *caps;   /* each switch's port 0 (its capability masks) */
         bool *has_cap;
-        size_t *by_guid;    /* indices sorted by GUID: the far end of a link is looked up */
+        Table by_guid;      /* each switch's entry of guids, by GUID: the far end of a link is looked up */
 } Parsed;
 
 static void parsed_done(Parsed *p) {
@@ -102,7 +102,7 @@ static void parsed_done(Parsed *p) {
         free(p->infos);
         free(p->caps);
         free(p->has_cap);
-        free(p->by_guid);
+        table_done(&p->by_guid);
 }
 
 static int parse_switch(json_object *o, Parsed *p, size_t i, const char **ret_problem) {
@@ -152,47 +152,32 @@ static int parse_switch(json_object *o, Parsed *p, size_t i, const char **ret_pr
         return 0;
 }
 
-static int compare_guid(const void *a, const void *b, void *userdata) {
-        const Parsed *p = userdata;
-
-        return strcmp(p->guids[*(const size_t *) a], p->guids[*(const size_t *) b]);
-}
-
-/* The switch with this GUID in the document, or -1 (outside it, or cut off by MaxSwitches=). */
-static ssize_t find_switch(const Parsed *p, const char *guid) {
-        size_t lo = 0, hi = p->n;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(guid, p->guids[p->by_guid[mid]]);
-
-                if (c == 0)
-                        return (ssize_t) p->by_guid[mid];
-                if (c < 0)
-                        hi = mid;
-                else
-                        lo = mid + 1;
-        }
-        return -1;
+static int compare_guid(const void *key, const void *object) {
+        return strcmp(key, *(const char (*)[RDMA_GUID_STRING_MAX]) object);
 }
 
 /* Each switch-to-switch link judged from both ends' PortInfo, by the rule the neighbour queries use
  * for a host's port (ib_link_judge()): the far end is the other switch's own entry for that cable. A
  * link whose far end is not in the document (MaxSwitches=) is left unjudged. */
-static void judge_links(Parsed *p) {
-        for (size_t i = 0; i < p->n; i++)
-                p->by_guid[i] = i;
-        qsort_r(p->by_guid, p->n, sizeof(size_t), compare_guid, p);
+static int judge_links(Parsed *p) {
+        p->by_guid = TABLE_INIT(compare_guid);
+        for (size_t i = 0; i < p->n; i++) {
+                int r = table_put(&p->by_guid, p->guids[i], &p->guids[i]);
+                if (r == -ENOMEM)
+                        return r;
+                /* -EEXIST: the probe prints a switch reached twice once; the first entry stands. */
+        }
 
         for (size_t i = 0; i < p->n; i++)
                 for (size_t k = 0; k < p->switches[i].n_links; k++) {
                         SwitchLink *l = &p->links[i][k];
                         const IbPortInfo *remote = NULL;
-                        ssize_t j = find_switch(p, l->remote_guid);
+                        const char (*far)[RDMA_GUID_STRING_MAX] = table_get(&p->by_guid, l->remote_guid);
                         IbLinkJudgement judged;
 
-                        if (j < 0)
+                        if (!far) /* outside the document, or cut off by MaxSwitches= */
                                 continue;
+                        size_t j = (size_t) (far - p->guids);
                         for (size_t m = 0; m < p->switches[j].n_links; m++)
                                 if (p->links[j][m].port == l->remote_port && p->links[j][m].remote_port == l->port &&
                                     streq(p->links[j][m].remote_guid, p->guids[i])) {
@@ -213,6 +198,7 @@ static void judge_links(Parsed *p) {
                         l->degraded = judged.degraded;
                         snprintf(l->degraded_reason, sizeof(l->degraded_reason), "%s", judged.reason);
                 }
+        return 0;
 }
 
 int fabric_sweep_apply_document(Switches *switches, json_object *doc, unsigned max_switches, uint64_t now,
@@ -248,8 +234,7 @@ int fabric_sweep_apply_document(Switches *switches, json_object *doc, unsigned m
         p.infos = new0(IbPortInfo *, MAX(n, 1u));
         p.caps = new0(IbPortInfo, MAX(n, 1u));
         p.has_cap = new0(bool, MAX(n, 1u));
-        p.by_guid = new0(size_t, MAX(n, 1u));
-        if (!p.switches || !p.guids || !p.names || !p.links || !p.infos || !p.caps || !p.has_cap || !p.by_guid)
+        if (!p.switches || !p.guids || !p.names || !p.links || !p.infos || !p.caps || !p.has_cap)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 r = parse_switch(json_object_array_get_idx(list, i), &p, i, &problem);
@@ -259,7 +244,9 @@ int fabric_sweep_apply_document(Switches *switches, json_object *doc, unsigned m
                 if (r < 0)
                         return r;
         }
-        judge_links(&p);
+        r = judge_links(&p);
+        if (r < 0)
+                return r;
         return switches_sweep_apply(switches, p.switches, p.n, now);
 }
 
