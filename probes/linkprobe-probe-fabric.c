@@ -105,44 +105,71 @@ static void parse_options(int argc, char **argv, Options *o) {
                 probe_exit_error(PROBE_NAME, PROBE_EXIT_USAGE, "usage", "unexpected argument %s", argv[optind]);
 }
 
-static json_object *guid_string(uint64_t guid) {
-        char s[2 + 16 + 1];
+/* The document is written as it is formatted, not built as a json-c tree first: a fabric of a thousand
+ * HCAs has some 2,000 switch-to-switch links, and a tree of their objects cost more CPU time than
+ * ibnetdiscover spends printing the whole fabric (bench/bench-sweep). json-c still escapes what
+ * comes from the fabric (descriptions) and formats the small parts. */
+static const char hex_digits[] = "0123456789abcdef";
 
-        snprintf(s, sizeof(s), "0x%016" PRIx64, guid);
-        return json_object_new_string(s);
+static void print_guid(FILE *f, uint64_t guid) {
+        char s[2 + 16 + 2] = "\"0x";
+
+        for (int i = 0; i < 16; i++)
+                s[3 + i] = hex_digits[(guid >> (60 - 4 * i)) & 0xf];
+        s[19] = '"';
+        fwrite(s, 1, sizeof(s), f);
 }
 
-static json_object *hex_string(const uint8_t *data, size_t n) {
-        char s[2 * IB_SMP_DATA_SIZE + 1];
+static void print_hex(FILE *f, const uint8_t *data, size_t n) {
+        char s[2 * IB_SMP_DATA_SIZE + 2];
+        size_t k = 0;
 
-        for (size_t i = 0; i < n && i < IB_SMP_DATA_SIZE; i++)
-                snprintf(s + 2 * i, 3, "%02x", data[i]);
-        return json_object_new_string(s);
+        s[k++] = '"';
+        for (size_t i = 0; i < n && i < IB_SMP_DATA_SIZE; i++) {
+                s[k++] = hex_digits[data[i] >> 4];
+                s[k++] = hex_digits[data[i] & 0xf];
+        }
+        s[k++] = '"';
+        fwrite(s, 1, k, f);
+}
+
+static void print_json(FILE *f, json_object *o) {
+        fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), f);
 }
 
 /* The description as the switch answered it: up to 64 bytes, NUL-padded (the daemon escapes it). */
-static json_object *description_string(const char *d) {
-        return json_object_new_string_len(d, (int) strnlen(d, 64));
+static void print_description(FILE *f, const char *d) {
+        json_object *o = json_object_new_string_len(d, (int) strnlen(d, 64));
+
+        print_json(f, o);
+        json_object_put(o);
 }
 
-static json_object *switch_object(ibnd_node_t *node, json_object *unanswered) {
-        json_object *o = json_object_new_object(), *links = json_object_new_array();
+static void print_switch(FILE *f, ibnd_node_t *node, bool first, json_object *unanswered) {
+        bool first_link = true;
 
-        json_object_object_add(o, "guid", guid_string(node->guid));
-        json_object_object_add(o, "description", description_string(node->nodedesc));
-        json_object_object_add(o, "ports", json_object_new_int(node->numports));
-        if (node->ports && node->ports[0])
-                json_object_object_add(o, "cap_info", hex_string(node->ports[0]->info, IB_SMP_DATA_SIZE));
+        fputs(first ? "{\"guid\":" : ",{\"guid\":", f);
+        print_guid(f, node->guid);
+        fputs(",\"description\":", f);
+        print_description(f, node->nodedesc);
+        fprintf(f, ",\"ports\":%d", node->numports);
+        if (node->ports && node->ports[0]) {
+                fputs(",\"cap_info\":", f);
+                print_hex(f, node->ports[0]->info, IB_SMP_DATA_SIZE);
+        }
+        fputs(",\"links\":[", f);
         for (int i = 1; i <= node->numports; i++) {
                 ibnd_port_t *p = node->ports ? node->ports[i] : NULL;
-                json_object *l;
 
                 if (!p)
                         continue;
                 if (!p->remoteport) {
                         if (mad_get_field(p->info, 0, IB_PORT_PHYS_STATE_F) == PHYS_STATE_LINK_UP) {
                                 json_object *u = json_object_new_object();
-                                json_object_object_add(u, "guid", guid_string(node->guid));
+                                char guid[2 + 16 + 1];
+
+                                snprintf(guid, sizeof(guid), "0x%016" PRIx64, node->guid);
+                                json_object_object_add(u, "guid", json_object_new_string(guid));
                                 json_object_object_add(u, "port", json_object_new_int(i));
                                 json_object_array_add(unanswered, u);
                         }
@@ -150,15 +177,14 @@ static json_object *switch_object(ibnd_node_t *node, json_object *unanswered) {
                 }
                 if (p->remoteport->node->type != IB_NODE_SWITCH)
                         continue;
-                l = json_object_new_object();
-                json_object_object_add(l, "port", json_object_new_int(i));
-                json_object_object_add(l, "remote_guid", guid_string(p->remoteport->node->guid));
-                json_object_object_add(l, "remote_port", json_object_new_int(p->remoteport->portnum));
-                json_object_object_add(l, "port_info", hex_string(p->info, IB_SMP_DATA_SIZE));
-                json_object_array_add(links, l);
+                fprintf(f, "%s{\"port\":%d,\"remote_guid\":", first_link ? "" : ",", i);
+                print_guid(f, p->remoteport->node->guid);
+                fprintf(f, ",\"remote_port\":%d,\"port_info\":", p->remoteport->portnum);
+                print_hex(f, p->info, IB_SMP_DATA_SIZE);
+                fputc('}', f);
+                first_link = false;
         }
-        json_object_object_add(o, "links", links);
-        return o;
+        fputs("]}", f);
 }
 
 typedef struct Walks {
@@ -223,13 +249,15 @@ static bool seen_before(const Walks *w, size_t k, uint64_t guid) {
 }
 
 int main(int argc, char **argv) {
-        json_object *result, *switches, *unanswered, *subnets;
+        json_object *unanswered, *subnets;
         ibnd_config_t config = {};
         FabricLocalPort ports[UMAD_MAX_DEVICES];
         Walks w = {};
         unsigned total = 0, published = 0, mads = 0, skipped = 0;
         Options o;
 
+        /* The document goes out in a few large writes (the daemon enlarges the pipe to hold it). */
+        (void) setvbuf(stdout, NULL, _IOFBF, 64U << 10);
         parse_options(argc, argv, &o);
         if (probe_arm_deadline(PROBE_NAME, o.deadline_usec) < 0)
                 probe_exit_error(PROBE_NAME, PROBE_EXIT_ERROR, "deadline", "Cannot arm the deadline: %s",
@@ -264,8 +292,9 @@ int main(int argc, char **argv) {
                 }
         }
 
-        result = probe_result_new(PROBE_NAME);
-        switches = json_object_new_array();
+        /* The switches first, as they are walked: the daemon parses what arrives while the rest is
+         * formatted; the counts that need the whole walk follow them. */
+        printf("{\"probe\":\"%s\",\"version\":%d,\"status\":\"ok\",\"switches\":[", PROBE_NAME, PROBE_JSON_VERSION);
         unanswered = json_object_new_array();
         subnets = json_object_new_array();
         for (size_t k = 0; k < w.n; k++) {
@@ -279,7 +308,7 @@ int main(int argc, char **argv) {
                         found++;
                         if (published >= o.max_switches)
                                 continue;
-                        json_object_array_add(switches, switch_object(n, unanswered));
+                        print_switch(stdout, n, published == 0, unanswered);
                         published++;
                 }
                 mads += (unsigned) w.fabrics[k]->total_mads_used;
@@ -289,19 +318,20 @@ int main(int argc, char **argv) {
                 json_object_object_add(subnet, "switches", json_object_new_int((int) found));
                 json_object_array_add(subnets, subnet);
         }
-        json_object_object_add(result, "total_switches", json_object_new_int((int) total));
-        json_object_object_add(result, "truncated", json_object_new_boolean(total > published));
-        json_object_object_add(result, "mads", json_object_new_int((int) mads));
-        json_object_object_add(result, "subnets", subnets);
-        json_object_object_add(result, "subnets_not_walked", json_object_new_int((int) skipped));
-        json_object_object_add(result, "unanswered", unanswered);
-        json_object_object_add(result, "switches", switches);
-        for (size_t k = 0; k < w.n; k++)
-                ibnd_destroy_fabric(w.fabrics[k]);
+        fputs("],\"unanswered\":", stdout);
+        print_json(stdout, unanswered);
+        printf(",\"total_switches\":%u,\"truncated\":%s,\"mads\":%u,\"subnets\":", total,
+               total > published ? "true" : "false", mads);
+        print_json(stdout, subnets);
+        printf(",\"subnets_not_walked\":%u}\n", skipped);
+        /* Out before the walk's memory is given back: the daemon has the document while this exits. */
+        if (fflush(stdout) == EOF || ferror(stdout))
+                return PROBE_EXIT_ERROR;
         if (skipped > 0)
                 fprintf(stderr, "%u more subnet(s) not walked: at most %u per sweep\n", skipped, FABRIC_SUBNETS_MAX);
-        if (probe_print(result) < 0)
-                return PROBE_EXIT_ERROR;
-        json_object_put(result);
+        json_object_put(unanswered);
+        json_object_put(subnets);
+        for (size_t k = 0; k < w.n; k++)
+                ibnd_destroy_fabric(w.fabrics[k]);
         return PROBE_EXIT_OK;
 }

@@ -16,11 +16,6 @@
 #include "shared/string-util.h"
 #include "shared/time-util.h"
 
-static inline void json_tokener_freep(json_tokener **t) {
-        if (*t)
-                json_tokener_free(*t);
-}
-
 struct ProbeRun {
         sd_event *event;
         char *program;
@@ -29,9 +24,8 @@ struct ProbeRun {
         sd_event_source *io_source;
         sd_event_source *child_source;
         sd_event_source *timer_source;
-        char *output;
+        ProbeOutputParser parser; /* fed as the output arrives: the document is parsed when it ends */
         size_t output_size;
-        size_t output_capacity; /* grown by doubling: a large document is not copied once per read */
         size_t output_max;
         bool overflow;
         bool timed_out;
@@ -125,32 +119,59 @@ static void result_fail(ProbeResult *r, ProbeOutcome outcome, const char *name, 
         make_utf8(&r->error_message);
 }
 
-void probe_result_from_output(ProbeResult *r, const char *output, size_t size, bool exited, int status) {
-        _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
-        json_object *doc = NULL;
+/* Exactly one JSON object, optionally followed by white space, and nothing else; fed in pieces as
+ * they arrive, so that a large document (the subnet sweep's) is parsed while the probe still runs
+ * and exits, not after. */
+void probe_output_feed(ProbeOutputParser *p, const char *data, size_t size) {
+        json_object *doc;
+        size_t used;
+
+        if (p->bad || size == 0)
+                return;
+        if (!p->document) {
+                if (size >= INT32_MAX || (!p->tokener && !(p->tokener = json_tokener_new_ex(32)))) {
+                        p->bad = true;
+                        return;
+                }
+                doc = json_tokener_parse_ex(p->tokener, data, (int) size);
+                if (json_tokener_get_error(p->tokener) == json_tokener_continue)
+                        return;
+                if (!doc || json_tokener_get_error(p->tokener) != json_tokener_success) {
+                        if (doc)
+                                json_object_put(doc);
+                        p->bad = true;
+                        return;
+                }
+                p->document = doc;
+                used = json_tokener_get_parse_end(p->tokener);
+                data += used;
+                size -= used;
+        }
+        for (size_t i = 0; i < size; i++)
+                if (!strchr(" \t\r\n", data[i])) {
+                        p->bad = true;
+                        return;
+                }
+}
+
+void probe_output_parser_done(ProbeOutputParser *p) {
+        if (p->tokener)
+                json_tokener_free(p->tokener);
+        if (p->document)
+                json_object_put(p->document);
+        *p = (ProbeOutputParser) {};
+}
+
+/* Takes the parser's document into the result, judged with how the probe exited. */
+static void probe_result_judge(ProbeResult *r, ProbeOutputParser *p, bool exited, int status) {
+        json_object *doc = p->bad ? NULL : TAKE_PTR(p->document);
 
         if (!exited) {
+                if (doc)
+                        json_object_put(doc);
                 result_fail(r, PROBE_OUTCOME_CRASHED, "crashed", "killed by signal SIG%s",
                             strna(sigabbrev_np(status)));
                 return;
-        }
-
-        /* Exactly one JSON object, optionally followed by white space, and nothing else. */
-        tok = json_tokener_new_ex(32);
-        if (tok && size > 0 && size < INT32_MAX) {
-                doc = json_tokener_parse_ex(tok, output, (int) size);
-                if (doc && json_tokener_get_error(tok) == json_tokener_success) {
-                        size_t used = json_tokener_get_parse_end(tok);
-                        for (size_t i = used; i < size; i++)
-                                if (!strchr(" \t\r\n", output[i])) {
-                                        json_object_put(doc);
-                                        doc = NULL;
-                                        break;
-                                }
-                } else if (doc) {
-                        json_object_put(doc);
-                        doc = NULL;
-                }
         }
         if (!doc || !json_object_is_type(doc, json_type_object)) {
                 if (doc)
@@ -190,6 +211,14 @@ void probe_result_from_output(ProbeResult *r, const char *output, size_t size, b
         result_fail(r, PROBE_OUTCOME_CRASHED, "bad-output", "exit status %d with status \"%.32s\"", status, strna(s));
 }
 
+void probe_result_from_output(ProbeResult *r, const char *output, size_t size, bool exited, int status) {
+        ProbeOutputParser p = {};
+
+        probe_output_feed(&p, output, size);
+        probe_result_judge(r, &p, exited, status);
+        probe_output_parser_done(&p);
+}
+
 static void probe_run_disarm(ProbeRun *run) {
         run->io_source = sd_event_source_disable_unref(run->io_source);
         run->child_source = sd_event_source_disable_unref(run->child_source);
@@ -227,7 +256,7 @@ ProbeRun *probe_run_free(ProbeRun *run) {
                 (void) waitpid(run->pid, NULL, 0);
         }
         probe_run_disarm(run);
-        free(run->output);
+        probe_output_parser_done(&run->parser);
         free(run->program);
         sd_event_unref(run->event);
         return mfree(run);
@@ -270,20 +299,8 @@ static void probe_run_read(ProbeRun *run) {
                         run->stdout_fd = safe_close(run->stdout_fd);
                         break;
                 }
-                if (run->output_size + (size_t) k + 1 > run->output_capacity) {
-                        size_t capacity = MAX(run->output_capacity * 2, run->output_size + (size_t) k + 1);
-                        char *grown = realloc(run->output, capacity);
-                        if (!grown) {
-                                run->overflow = true;
-                                (void) kill(-run->pid, SIGKILL);
-                                break;
-                        }
-                        run->output = grown;
-                        run->output_capacity = capacity;
-                }
-                memcpy(run->output + run->output_size, buf, (size_t) k);
                 run->output_size += (size_t) k;
-                run->output[run->output_size] = '\0';
+                probe_output_feed(&run->parser, buf, (size_t) k);
         }
 }
 
@@ -337,8 +354,7 @@ static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata
                 result_fail(&result, PROBE_OUTCOME_CRASHED, "bad-output", "more than %zu bytes of output",
                             run->output_max);
         else
-                probe_result_from_output(&result, run->output, run->output_size, si->si_code == CLD_EXITED,
-                                         si->si_status);
+                probe_result_judge(&result, &run->parser, si->si_code == CLD_EXITED, si->si_status);
 
         log_debug("Probe %s finished after %" PRIu64 " ms: %s%s%s.", run->program, result.duration_usec / 1000,
                   probe_outcome_to_string(result.outcome), result.error_name ? " " : "", strempty(result.error_name));

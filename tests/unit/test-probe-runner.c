@@ -19,6 +19,18 @@ static void judge(const char *out, bool exited, int status, ProbeOutcome expect,
         if (name)
                 assert_string_equal(r.error_name, name);
         probe_result_done(&r);
+
+        /* Fed as a pipe may deliver it, a byte at a time: the same verdict, the same document. */
+        ProbeOutputParser whole = {}, bytes = {};
+        probe_output_feed(&whole, out, strlen(out));
+        for (size_t i = 0; out[i]; i++)
+                probe_output_feed(&bytes, out + i, 1);
+        assert_int_equal(whole.bad, bytes.bad);
+        assert_int_equal(!!whole.document, !!bytes.document);
+        if (whole.document)
+                assert_true(json_object_equal(whole.document, bytes.document));
+        probe_output_parser_done(&whole);
+        probe_output_parser_done(&bytes);
 }
 
 static void test_judging(void **state) {
