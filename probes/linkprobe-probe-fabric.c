@@ -5,11 +5,12 @@
  * runs it as a child with a deadline ([Fabric] Sweep=yes), so a fabric that answers slowly or not at
  * all never holds up the daemon's loop, and the memory the walk needs is given back when it exits.
  *
- *   {"probe": "fabric", "version": 1, "status": "ok", "total_switches": N, "truncated": false,
- *    "unanswered": [{"guid": "0x...", "port": P}, ...],
+ *   {"probe": "fabric", "version": 1, "status": "ok",
  *    "switches": [{"guid": "0x...", "description": "...", "ports": N, "cap_info": "128 hex digits",
  *                  "links": [{"port": P, "remote_guid": "0x...", "remote_port": Q,
- *                             "port_info": "128 hex digits"}]}]}
+ *                             "port_info": "128 hex digits"}]}],
+ *    "unanswered": [{"guid": "0x...", "port": P}, ...], "total_switches": N, "truncated": false,
+ *    "mads": M, "subnets": [{"ca": "...", "port": P, "switches": N}], "subnets_not_walked": 0}
  *
  * port_info is the PortInfo of the switch's port as the switch answered it: the daemon decodes and
  * checks it with the same code that reads a neighbour's answers (src/daemon/ib-smp.c). cap_info is

@@ -77,7 +77,7 @@ static int parse_link(json_object *o, SwitchLink *ret, IbPortInfo *ret_info, con
         return 0;
 }
 
-typedef struct Parsed {
+struct FabricSweepParsed {
         SweptSwitch *switches;
         size_t n;
         char (*guids)[RDMA_GUID_STRING_MAX];
@@ -87,7 +87,9 @@ typedef struct Parsed {
         IbPortInfo *caps;   /* each switch's port 0 (its capability masks) */
         bool *has_cap;
         Table by_guid;      /* each switch's entry of guids, by GUID: the far end of a link is looked up */
-} Parsed;
+        json_object *document; /* a reference: the descriptions point into it */
+};
+typedef struct FabricSweepParsed Parsed;
 
 static void parsed_done(Parsed *p) {
         for (size_t i = 0; i < p->n; i++) {
@@ -103,6 +105,15 @@ static void parsed_done(Parsed *p) {
         free(p->caps);
         free(p->has_cap);
         table_done(&p->by_guid);
+        if (p->document)
+                json_object_put(p->document);
+        *p = (Parsed) {};
+}
+
+static Parsed *parsed_free(Parsed *p) {
+        if (p)
+                parsed_done(p);
+        return mfree(p);
 }
 
 static int parse_switch(json_object *o, Parsed *p, size_t i, const char **ret_problem) {
@@ -201,8 +212,9 @@ static int judge_links(Parsed *p) {
         return 0;
 }
 
-int fabric_sweep_apply_document(Switches *switches, json_object *doc, unsigned max_switches, uint64_t now,
-                                char **ret_error, bool *ret_truncated) {
+/* Everything short of changing the switches: checked, decoded and judged. */
+static int parse_document(json_object *doc, unsigned max_switches, Parsed *ret, char **ret_error,
+                          bool *ret_truncated) {
         _cleanup_(parsed_done) Parsed p = {};
         json_object *list = NULL, *unanswered = NULL;
         const char *problem = NULL;
@@ -247,6 +259,20 @@ int fabric_sweep_apply_document(Switches *switches, json_object *doc, unsigned m
         r = judge_links(&p);
         if (r < 0)
                 return r;
+        p.document = json_object_get(doc);
+        *ret = p;
+        p = (Parsed) {};
+        return 0;
+}
+
+int fabric_sweep_apply_document(Switches *switches, json_object *doc, unsigned max_switches, uint64_t now,
+                                char **ret_error, bool *ret_truncated) {
+        _cleanup_(parsed_done) Parsed p = {};
+        int r;
+
+        r = parse_document(doc, max_switches, &p, ret_error, ret_truncated);
+        if (r < 0)
+                return r;
         return switches_sweep_apply(switches, p.switches, p.n, now);
 }
 
@@ -261,6 +287,50 @@ static void sweep_failed(FabricSweep *s, const char *error) {
         (void) free_and_strdup(&s->last_error, error);
 }
 
+static void prepared_drop(FabricSweep *s) {
+        s->prepared = parsed_free(s->prepared);
+        s->prepared_truncated = false;
+}
+
+/* The document is complete while the probe still tears down (the walk's memory, libibumad): it is
+ * checked and judged now, so that only the switches' update waits for the exit status. */
+static void on_document(ProbeRun *run, json_object *document, void *userdata) {
+        FabricSweep *s = userdata;
+        _cleanup_(freep) char *error = NULL;
+        Parsed *p = new0(Parsed, 1);
+
+        prepared_drop(s);
+        if (!p)
+                return;
+        if (parse_document(document, s->config.max_switches, p, &error, &s->prepared_truncated) < 0) {
+                /* Refused (or no memory): on_done() does it again, and says why. */
+                free(p);
+                prepared_drop(s);
+                return;
+        }
+        s->prepared = p;
+}
+
+/* What on_document() found for this document, or the same work now. */
+static int apply_result(FabricSweep *s, json_object *document, char **ret_error, bool *ret_truncated) {
+        _cleanup_(parsed_done) Parsed p = {};
+        int r;
+
+        if (s->prepared && s->prepared->document == document) {
+                *ret_error = NULL;
+                *ret_truncated = s->prepared_truncated;
+                r = switches_sweep_apply(s->switches, s->prepared->switches, s->prepared->n,
+                                         now_usec(CLOCK_REALTIME));
+                prepared_drop(s);
+                return r;
+        }
+        prepared_drop(s);
+        r = parse_document(document, s->config.max_switches, &p, ret_error, ret_truncated);
+        if (r < 0)
+                return r;
+        return switches_sweep_apply(s->switches, p.switches, p.n, now_usec(CLOCK_REALTIME));
+}
+
 static void on_done(ProbeRun *run, const ProbeResult *result, void *userdata) {
         FabricSweep *s = userdata;
         _cleanup_(freep) char *error = NULL;
@@ -269,13 +339,13 @@ static void on_done(ProbeRun *run, const ProbeResult *result, void *userdata) {
 
         s->run = NULL;
         if (result->outcome != PROBE_OUTCOME_OK) {
+                prepared_drop(s);
                 if (asprintf(&error, "%s: %s (%s)", probe_outcome_to_string(result->outcome),
                              result->error_message ?: "?", result->error_name ?: "?") < 0)
                         error = NULL;
                 sweep_failed(s, error ?: "the probe failed");
         } else {
-                r = fabric_sweep_apply_document(s->switches, result->document, s->config.max_switches,
-                                                now_usec(CLOCK_REALTIME), &error, &truncated);
+                r = apply_result(s, result->document, &error, &truncated);
                 if (r < 0)
                         sweep_failed(s, error ?: strerror(-r));
                 else {
@@ -322,6 +392,7 @@ static void start(FabricSweep *s) {
         }
         probe_run_set_output_max(s->run, FABRIC_SWEEP_OUTPUT_BASE +
                                                  (size_t) s->config.max_switches * FABRIC_SWEEP_OUTPUT_PER_SWITCH);
+        probe_run_set_document_ready(s->run, on_document);
 }
 
 static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
@@ -382,6 +453,7 @@ FabricSweep *fabric_sweep_free(FabricSweep *s) {
         if (!s)
                 return NULL;
         s->run = probe_run_free(s->run);
+        prepared_drop(s);
         sd_event_source_disable_unref(s->timer);
         sd_event_unref(s->event);
         free(s->last_error);

@@ -34,6 +34,10 @@ typedef struct FabricSweep {
         uint64_t last_start;     /* CLOCK_MONOTONIC */
         sd_event_source *timer;  /* the next sweep: the interval, or the end of the gap */
         char *last_error;        /* why the last sweep was not applied; NULL when it was */
+        /* The running sweep's document, checked and judged while the probe exits (its exit status
+         * still decides whether it is applied). */
+        struct FabricSweepParsed *prepared;
+        bool prepared_truncated;
         bool warned_truncated;
         unsigned sweeps, failures;
         /* Called after a sweep was applied (the caller flushes the bus and renders metrics). */

@@ -71,6 +71,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(ProbeRun *, probe_run_free);
  * PROBE_OUTPUT_MAX; set right after the start, before the loop reads anything. */
 void probe_run_set_output_max(ProbeRun *run, size_t max);
 
+/* Called (optionally) as soon as the output holds a complete document, which may be before the probe
+ * has exited: work on it can overlap the probe's exit. The verdict still comes with done, which may
+ * yet refuse it (more output, a failing exit status); the document is the one done then gets, owned by
+ * the runner (take a reference to keep it). It must not free the run. */
+typedef void (*probe_document_t)(ProbeRun *run, json_object *document, void *userdata);
+void probe_run_set_document_ready(ProbeRun *run, probe_document_t ready);
+
 pid_t probe_run_pid(const ProbeRun *run);
 
 /* Judges a finished probe from its output and how it exited; exported for tests and fuzzing. */
@@ -83,9 +90,13 @@ typedef struct ProbeOutputParser {
         json_tokener *tokener;
         json_object *document; /* once the object is complete */
         bool bad;              /* not JSON, not one value, or more than white space after it */
+        char *pending;         /* the end of the last read, held until a token boundary */
+        size_t n_pending, pending_allocated;
 } ProbeOutputParser;
 
 void probe_output_feed(ProbeOutputParser *p, const char *data, size_t size);
+/* The output ended: parses what was held back. */
+void probe_output_finish(ProbeOutputParser *p);
 void probe_output_parser_done(ProbeOutputParser *p);
 void probe_result_done(ProbeResult *result);
 

@@ -23,12 +23,14 @@ static void judge(const char *out, bool exited, int status, ProbeOutcome expect,
         /* Fed as a pipe may deliver it, a byte at a time: the same verdict, the same document. */
         ProbeOutputParser whole = {}, bytes = {};
         probe_output_feed(&whole, out, strlen(out));
+        probe_output_finish(&whole);
         for (size_t i = 0; out[i]; i++)
                 probe_output_feed(&bytes, out + i, 1);
-        assert_int_equal(whole.bad, bytes.bad);
-        assert_int_equal(!!whole.document, !!bytes.document);
-        if (whole.document)
-                assert_true(json_object_equal(whole.document, bytes.document));
+        probe_output_finish(&bytes);
+        json_object *a = whole.bad ? NULL : whole.document, *b = bytes.bad ? NULL : bytes.document;
+        assert_int_equal(!!a, !!b);
+        if (a)
+                assert_true(json_object_equal(a, b));
         probe_output_parser_done(&whole);
         probe_output_parser_done(&bytes);
 }
@@ -50,6 +52,13 @@ static void test_judging(void **state) {
         judge("{\"status\":", true, 0, PROBE_OUTCOME_CRASHED, "bad-output");
         judge("", true, 0, PROBE_OUTCOME_CRASHED, "bad-output");
         judge("{\"status\":42}", true, 0, PROBE_OUTCOME_CRASHED, "bad-output");
+        /* json-c 0.16 takes "1--" for 1 when the number is cut between two reads: never cut there. */
+        judge("{\"status\":\"ok\",\"v\":1--}", true, 0, PROBE_OUTCOME_CRASHED, "bad-output");
+        judge("{\"status\":\"ok\",\"v\":1--,\"w\":2}", true, 0, PROBE_OUTCOME_CRASHED, "bad-output");
+        /* Comments, which json-c takes after a document only when they come in the same read. */
+        judge("{\"status\":\"ok\"} // more\n", true, 0, PROBE_OUTCOME_CRASHED, "bad-output");
+        judge("{\"status\":\"ok\",\"v\":-12.5e3,\"w\":true,\"x\":null,\"y\":\"a,\\\"b\\u0041\"}", true, 0,
+              PROBE_OUTCOME_OK, NULL);
         judge("{\"status\":\"ok\"}", false, SIGSEGV, PROBE_OUTCOME_CRASHED, "crashed");
 }
 
@@ -127,6 +136,66 @@ static void test_deadline_and_flood(void **state) {
         assert_int_equal(o.outcome, PROBE_OUTCOME_OK);
         assert_true(o.duration < 5 * USEC_PER_SEC);
         json_object_put(o.doc);
+}
+
+typedef struct Early {
+        Outcome outcome;
+        json_object *ready;     /* what document_ready was given */
+        bool ready_before_done;
+} Early;
+
+static void on_early_document(ProbeRun *run, json_object *document, void *userdata) {
+        Early *e = userdata;
+        e->ready = json_object_get(document);
+        e->ready_before_done = !e->outcome.done;
+}
+
+static void on_early_done(ProbeRun *run, const ProbeResult *r, void *userdata) {
+        on_done(run, r, &((Early *) userdata)->outcome);
+}
+
+static Early run_early(const char *script) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        Early early = {};
+        ProbeRun *run = NULL;
+        char *args[] = { (char *) "-c", (char *) script, NULL };
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        assert_int_equal(sigprocmask(SIG_BLOCK, &mask, NULL), 0);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(probe_run_start(e, NULL, "/bin/sh", args, 10 * USEC_PER_SEC, on_early_done, &early, &run), 0);
+        probe_run_set_document_ready(run, on_early_document);
+        while (!early.outcome.done)
+                assert_true(sd_event_run(e, 30 * USEC_PER_SEC) >= 0);
+        return early;
+}
+
+/* The document is handed over as soon as it is complete, before the probe exits; the verdict still
+ * waits for the exit, and may refuse it. */
+static void test_document_ready(void **state) {
+        Early e = run_early("echo '{\"status\":\"ok\",\"v\":1}'; sleep 0.3");
+        assert_non_null(e.ready);
+        assert_true(e.ready_before_done);
+        assert_int_equal(e.outcome.outcome, PROBE_OUTCOME_OK);
+        assert_ptr_equal(e.ready, e.outcome.doc);
+        assert_true(e.outcome.duration >= 300 * USEC_PER_MSEC);
+        json_object_put(e.ready);
+        json_object_put(e.outcome.doc);
+
+        /* Complete, then a failing exit status: told early, refused at the end. */
+        e = run_early("echo '{\"status\":\"ok\"}'; exit 3");
+        assert_non_null(e.ready);
+        assert_int_equal(e.outcome.outcome, PROBE_OUTCOME_CRASHED);
+        assert_string_equal(e.outcome.name, "bad-output");
+        json_object_put(e.ready);
+        json_object_put(e.outcome.doc);
+
+        /* Never complete: never told. */
+        e = run_early("printf '{\"status\":'");
+        assert_null(e.ready);
+        assert_int_equal(e.outcome.outcome, PROBE_OUTCOME_CRASHED);
 }
 
 static void test_bad_program(void **state) {
@@ -213,6 +282,7 @@ int main(void) {
                 cmocka_unit_test(test_judging),
                 cmocka_unit_test(test_children),
                 cmocka_unit_test(test_deadline_and_flood),
+                cmocka_unit_test(test_document_ready),
                 cmocka_unit_test(test_bad_program),
         };
         return cmocka_run_group_tests_name("probe-runner", tests, NULL, NULL);
