@@ -7,6 +7,7 @@
 
 #include "unit-test.h"
 #include "daemon/probe-runner.h"
+#include "shared/json-util.h"
 #include "shared/parse-util.h"
 #include "shared/time-util.h"
 
@@ -108,6 +109,28 @@ static void test_children(void **state) {
         assert_int_equal(o.outcome, PROBE_OUTCOME_ERROR);
         assert_string_equal(o.name, "deadline");
         json_object_put(o.doc);
+
+        /* What the daemon was given by systemd stays with it; so do its descriptors, even one that
+         * would survive exec; stdin is /dev/null; nothing is blocked. */
+        char script[512];
+        int extra = dup(STDERR_FILENO);
+        assert_true(extra > STDERR_FILENO);
+        assert_int_equal(setenv("NOTIFY_SOCKET", "/run/notify", 1), 0);
+        snprintf(script, sizeof(script),
+                 "if [ -e /proc/$$/fd/%d ]; then fd=open; else fd=closed; fi; "
+                 "stdin=$(readlink /proc/$$/fd/0); blocked=$(grep SigBlk /proc/$$/status | cut -f2); "
+                 "echo \"{\\\"status\\\":\\\"ok\\\",\\\"notify\\\":\\\"${NOTIFY_SOCKET-unset}\\\","
+                 "\\\"fd\\\":\\\"$fd\\\",\\\"stdin\\\":\\\"$stdin\\\",\\\"blocked\\\":\\\"$blocked\\\"}\"",
+                 extra);
+        o = run_shell(script, 10 * USEC_PER_SEC);
+        assert_int_equal(o.outcome, PROBE_OUTCOME_OK);
+        assert_string_equal(json_string_or(o.doc, "notify", ""), "unset");
+        assert_string_equal(json_string_or(o.doc, "fd", ""), "closed");
+        assert_string_equal(json_string_or(o.doc, "stdin", ""), "/dev/null");
+        assert_string_equal(json_string_or(o.doc, "blocked", ""), "0000000000000000");
+        json_object_put(o.doc);
+        assert_int_equal(unsetenv("NOTIFY_SOCKET"), 0);
+        close(extra);
 
         o = run_shell("kill -SEGV $$", USEC_PER_SEC);
         assert_int_equal(o.outcome, PROBE_OUTCOME_CRASHED);
