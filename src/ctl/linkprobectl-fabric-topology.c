@@ -384,7 +384,7 @@ static void format_rate(char *buf, size_t size, json_object *l) {
         const char *width = json_string_or(l, "Width", NULL), *speed = json_string_or(l, "Speed", NULL);
 
         if (gbps > 0)
-                snprintf(buf, size, " %.0f Gb/s (%s %s)", gbps, strna(width), strna(speed));
+                snprintf(buf, size, " %.0f Gb/s (%s %s)", gbps, width ?: "?", speed ?: "?");
         else
                 *buf = '\0';
 }
