@@ -475,12 +475,13 @@ static double rate(uint64_t *last, uint64_t value, uint64_t interval) {
         return counter_rate_gbps(bytes, interval);
 }
 
-void link_record_stats(Links *links, const LinkStats *s, uint64_t now) {
+void link_record_stats(Links *links, const LinkStats *s, uint64_t sample, uint64_t now) {
         Link *l = link_get(links, s->ifindex);
         uint64_t interval, n;
 
-        if (!l || (l->watch.sampled && now == l->watch.at))
+        if (!l || (l->watch.sampled && sample == l->watch.sample))
                 return; /* gone, or seen twice by one interrupted dump */
+        /* Each link's rate over its own two readings: a sliced dump reads links milliseconds apart. */
         interval = l->watch.sampled && now > l->watch.at ? now - l->watch.at : 0;
 
         bus_object_set_double(&l->bus, &l->watch.rx_gbps, rate(&l->watch.last_rx, s->rx_bytes, interval), "RxGbps");
@@ -501,6 +502,7 @@ void link_record_stats(Links *links, const LinkStats *s, uint64_t now) {
                 window_add(&l->watch.carrier_changes, now, n);
 
         l->watch.sampled = true;
+        l->watch.sample = sample;
         l->watch.at = now;
 }
 

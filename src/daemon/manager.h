@@ -37,6 +37,7 @@ typedef struct ResponderSupervisor ResponderSupervisor;
 typedef struct UdevSource UdevSource;
 typedef struct UnitWatch UnitWatch;
 typedef struct Watch Watch;
+typedef struct LinkWatch LinkWatch;
 
 typedef enum BusConnection {
         BUS_CONNECTION_SYSTEM,
@@ -96,6 +97,7 @@ typedef struct Manager {
         ResponderSupervisor *responder;
         MetricsExporter *metrics;
         Watch *watch;       /* [Watch] IntervalSec=; NULL when off */
+        LinkWatch *link_watch; /* the links' part of it (its dumps' socket) */
         char *status_text;  /* the last STATUS= sent to systemd */
         int netlink_fd;     /* a NETLINK_ROUTE socket systemd passed, until netlink takes it */
         int *responder_fds; /* listening sockets systemd passed for the responder, until it starts */
