@@ -36,7 +36,8 @@ int bus_publisher_init(BusPublisher *p, sd_event *event, const BusPublisherHooks
         (void) sd_event_source_set_enabled(p->slice_source, SD_EVENT_OFF);
         (void) sd_event_source_set_priority(p->slice_source, BUS_PUBLISHER_SLICE_PRIORITY);
         (void) sd_event_source_set_description(p->slice_source, "bus-signal-slice");
-        r = sd_event_add_time_relative(event, &p->queue_wait, CLOCK_MONOTONIC, BUS_PUBLISHER_QUEUE_WAIT_USEC, 0,
+        /* Accuracy 1 us: 0 would be sd-event's default, 250 ms. */
+        r = sd_event_add_time_relative(event, &p->queue_wait, CLOCK_MONOTONIC, BUS_PUBLISHER_QUEUE_WAIT_USEC, 1,
                                        on_queue_wait, p);
         if (r < 0)
                 return r;
@@ -145,7 +146,8 @@ void bus_object_changed(BusObject *o, const char *property) {
                                             o->path, BUS_OBJECT_CHANGED_MAX, property);
                 }
         }
-        (void) publisher_enqueue(o->publisher, o);
+        if (!o->publisher->record_only)
+                (void) publisher_enqueue(o->publisher, o);
 }
 
 void bus_object_queue(BusObject *o) {
@@ -302,6 +304,7 @@ static int on_slice(sd_event_source *s, void *userdata) {
 void bus_publisher_flush(BusPublisher *p) {
         size_t prepared = 0, derived = 0, n_sent = 0, n_deferred = 0;
         uint64_t start = now_usec(CLOCK_MONOTONIC), derived_at;
+        bool over = false;
 
         /* Record, derive, publish: prepare what sources marked (re-reading sysfs may mark more), let
          * the derivation pass see what is new, and go round again while it queued anything. */
@@ -318,8 +321,9 @@ void bus_publisher_flush(BusPublisher *p) {
                         break;
         }
 
-        /* What this flush found goes first, as far as a slice goes: a link's change waits for no
-         * signal of an earlier sample. The rest, behind those still to send. */
+        /* What this flush found goes first, as far as a slice goes (the derivation counted in): a
+         * link's change waits for no signal of an earlier sample. The rest, behind those still to
+         * send. */
         derived_at = now_usec(CLOCK_MONOTONIC);
         BusObject **batch = TAKE_PTR(p->dirty);
         size_t n = p->n_dirty;
@@ -329,7 +333,11 @@ void bus_publisher_flush(BusPublisher *p) {
                 if (!o)
                         continue;
                 o->dirty_index = 0;
-                if (slice_over(p, derived_at, n_sent) && publisher_defer(p, o)) {
+                /* Before the name nothing is sent, only marked announced: all of it at once (the
+                 * start-up's flushes must find every object announced, or their changes would go
+                 * unnamed). */
+                over = over || (p->name_acquired && slice_over(p, start, n_sent));
+                if (over && publisher_defer(p, o)) {
                         n_deferred++;
                         continue;
                 }

@@ -83,6 +83,10 @@ struct BusPublisher {
         sd_event_source *slice_source;
         sd_event_source *queue_wait; /* the slices' retry while the write queue drains */
         bool sent; /* a signal went out since published() last ran */
+        /* Set around a piece of a sliced reading (link-watch.c): changes are recorded on their objects
+         * but not queued, and the reader queues what changed once it read everything, so that the
+         * derivation pass runs once for the whole sample, not once per piece. */
+        bool record_only;
         uint64_t n_slices; /* slices sent after their flush, since start (for the debug log and tests) */
 };
 

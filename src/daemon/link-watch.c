@@ -9,13 +9,16 @@
  * one datagram (some 150 links, a few hundred microseconds) per loop iteration at WATCH_PRIORITY, on a
  * socket of our own, so that a bus call or a link's change that arrives meanwhile waits for one
  * datagram, not for 2001 links. Each datagram's links are recorded at the time it was read: a link's
- * rate is over its own two readings, however far apart the slices fell.
+ * rate is over its own two readings, however far apart the slices fell. What the readings changed is
+ * queued for the publisher once the dump is over (bus-object.h, record_only): one derivation pass
+ * and one batch of signals per sample, as when the dump was read at once.
  */
 #include <assert.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
+#include "link-object.h"
 #include "link.h"
 #include "link-watch.h"
 #include "netlink.h"
@@ -39,15 +42,33 @@ struct LinkWatch {
         size_t n;
         unsigned n_slices;
         uint64_t longest_usec;
+        int *read;            /* the links whose reading changed something: queued at the end */
+        size_t n_read, n_read_allocated;
         WatchSampleDone done;
         void *userdata;
 };
 
+static void link_watch_forget(LinkWatch *lw) {
+        lw->buf = mfree(lw->buf); /* 32 KiB for a few ms every interval: not kept in between */
+        lw->read = mfree(lw->read);
+        lw->n_read = lw->n_read_allocated = 0;
+        lw->done = NULL;
+}
+
 static void link_watch_close(LinkWatch *lw) {
         lw->io = sd_event_source_disable_unref(lw->io);
         lw->fd = safe_close(lw->fd);
-        lw->buf = mfree(lw->buf);
-        lw->done = NULL;
+        link_watch_forget(lw);
+}
+
+/* Every link whose reading changed a property, queued at once: one derivation pass for the sample.
+ * By ifindex, as a link removed meanwhile is gone from the table. */
+static void link_watch_queue(LinkWatch *lw) {
+        for (size_t i = 0; i < lw->n_read; i++) {
+                Link *l = link_get(lw->links, lw->read[i]);
+                if (l)
+                        bus_object_queue(&l->bus);
+        }
 }
 
 static void link_watch_finish(LinkWatch *lw, int r) {
@@ -56,12 +77,12 @@ static void link_watch_finish(LinkWatch *lw, int r) {
 
         log_debug("Link statistics: %zu links read in %u slices over %" PRIu64 " us, the longest %" PRIu64 " us.",
                   lw->n, lw->n_slices, now_usec(CLOCK_MONOTONIC) - lw->started, lw->longest_usec);
+        link_watch_queue(lw);
         if (r < 0)
                 link_watch_close(lw); /* whatever the kernel still has of this dump goes with the socket */
         else {
                 (void) sd_event_source_set_enabled(lw->io, SD_EVENT_OFF);
-                lw->buf = mfree(lw->buf); /* 32 KiB for a few ms every interval: not kept in between */
-                lw->done = NULL;
+                link_watch_forget(lw);
         }
         done(userdata, lw->n, r);
 }
@@ -100,10 +121,24 @@ static int link_watch_read(LinkWatch *lw, int *ret_r) {
                 }
                 /* An interrupted dump (NLM_F_DUMP_INTR) still reads true values; a link it answered
                  * twice is recorded once (by sample), one it skipped is read at the next sample. */
-                if (netlink_parse_stats(h, &s)) {
-                        link_record_stats(lw->links, &s, lw->started, now);
-                        lw->n++;
+                if (!netlink_parse_stats(h, &s))
+                        continue;
+                /* Room first: a reading recorded must be queued. */
+                if (lw->n_read == lw->n_read_allocated) {
+                        size_t m = MAX(lw->n_read_allocated * 2, (size_t) 256);
+                        int *grown = reallocarray(lw->read, m, sizeof(int));
+                        if (!grown) {
+                                *ret_r = -ENOMEM;
+                                return 1;
+                        }
+                        lw->read = grown;
+                        lw->n_read_allocated = m;
                 }
+                lw->n++;
+                lw->links->publisher->record_only = true;
+                if (link_record_stats(lw->links, &s, lw->started, now))
+                        lw->read[lw->n_read++] = s.ifindex;
+                lw->links->publisher->record_only = false;
         }
         return 0;
 }

@@ -39,12 +39,12 @@ def rate_signals(events):
 def test_sample_read_in_slices_signals_batched(netns, signals, client, daemon_factory):
     add_pairs(netns, PAIRS)
     d = daemon_factory(netns, args=["--log-level=debug"], config="[Watch]\nIntervalSec=300ms\n", watch=True)
-    paths = {link["Path"] for link in client.links()}
+    paths = {link["Path"] for link in client.links().values()}
     assert len(paths) == N_LINKS
 
     # The first timer sample: every link's rates go from unknown to 0 (the links are down, nothing moves).
     got = signals.wait(lambda events: len(rate_signals(events)) >= N_LINKS and rate_signals(events), timeout=30)
-    assert got, f"{len(rate_signals(signals.events))} of {N_LINKS} links announced their rates"
+    assert got, (f"{len(rate_signals(signals.events))} of {N_LINKS} links announced their rates", d.log()[-3000:])
     assert set(got) == paths
     for path, changes in got.items():
         # One signal per link and sample, both rates in it.
