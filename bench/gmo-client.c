@@ -5,9 +5,13 @@
  * call is org.freedesktop.DBus.Peer.Ping instead, which the daemon answers at once: how long its loop
  * takes to come to a call, and nothing else.
  *
- *   gmo-client BUS_ADDRESS COUNT [ping] */
+ *   gmo-client [--direct] ADDRESS COUNT [ping]
+ *
+ * --direct: ADDRESS is linkprobed's private socket (unix:path=...), a peer-to-peer connection with no
+ * bus in between, so no Hello. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <systemd/sd-bus.h>
 
 #include "shared/macros.h"
@@ -15,14 +19,17 @@
 
 int main(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        bool ping = argc == 4 && streq(argv[3], "ping");
+        bool direct = argc > 1 && strcmp(argv[1], "--direct") == 0;
         int n;
 
+        argc -= direct;
+        argv += direct;
+        bool ping = argc == 4 && streq(argv[3], "ping");
         if ((argc != 3 && !ping) || (n = atoi(argv[2])) <= 0) {
-                fprintf(stderr, "usage: gmo-client BUS_ADDRESS COUNT [ping]\n");
+                fprintf(stderr, "usage: gmo-client [--direct] ADDRESS COUNT [ping]\n");
                 return 2;
         }
-        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, argv[1]) < 0 || sd_bus_set_bus_client(bus, 1) < 0 ||
+        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, argv[1]) < 0 || sd_bus_set_bus_client(bus, !direct) < 0 ||
             sd_bus_start(bus) < 0) {
                 fprintf(stderr, "gmo-client: cannot connect to %s\n", argv[1]);
                 return 1;

@@ -69,10 +69,14 @@ typedef struct BusPublisherHooks {
 /* Below the bus, netlink events and the flush (SD_EVENT_PRIORITY_NORMAL); the watch's own work runs
  * at it too (watch.h). */
 #define BUS_PUBLISHER_SLICE_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
+/* Clients of the private socket at once (private-bus.c refuses more). */
+#define BUS_PUBLISHER_DIRECT_MAX 16
 
 struct BusPublisher {
         sd_bus *bus;        /* NULL until connected */
         bool name_acquired; /* signals go out only once clients can reach us by name */
+        sd_bus *direct[BUS_PUBLISHER_DIRECT_MAX]; /* direct connections, which get every signal too */
+        size_t n_direct;
         BusPublisherHooks hooks;
         BusObject **dirty;
         size_t n_dirty, n_dirty_allocated;
@@ -105,6 +109,9 @@ static inline size_t bus_publisher_n_unsent(const BusPublisher *p) {
                 n += p->emitting[i] != NULL;
         return n;
 }
+/* Signals go to bus too from now on, until removed. -EMFILE past BUS_PUBLISHER_DIRECT_MAX. */
+int bus_publisher_add_direct(BusPublisher *p, sd_bus *bus);
+void bus_publisher_remove_direct(BusPublisher *p, sd_bus *bus);
 
 /* Takes ownership of path. The object is queued for InterfacesAdded. */
 void bus_object_init(BusObject *o, BusPublisher *p, const BusObjectType *type, char *path);
