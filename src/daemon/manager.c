@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <systemd/sd-daemon.h>
 
+#include "event-loop.h"
 #include "gpu-prober.h"
 #include "inhibit.h"
 #include "link-ethtool-ask.h"
@@ -625,39 +626,8 @@ int manager_start(Manager *m) {
         return 0;
 }
 
-/* The loop of sd_event_loop(), each dispatch timed: at debug level, one that held the loop for more
- * than a millisecond says so (with its CPU time; the wall time includes being preempted), so that what
- * keeps bus calls and link events waiting can be found (bench/bench-links reads these lines). */
-#define LOOP_HELD_LOG_USEC 1000
-
-static int manager_loop_timed(Manager *m) {
-        int code = 0, r;
-
-        while (sd_event_get_state(m->event) != SD_EVENT_FINISHED) {
-                r = sd_event_prepare(m->event);
-                if (r == 0)
-                        r = sd_event_wait(m->event, UINT64_MAX);
-                if (r <= 0) {
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                uint64_t wall = now_usec(CLOCK_MONOTONIC), cpu = now_usec(CLOCK_THREAD_CPUTIME_ID);
-                r = sd_event_dispatch(m->event);
-                if (r < 0)
-                        return r;
-                wall = now_usec(CLOCK_MONOTONIC) - wall;
-                cpu = now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu;
-                if (wall > LOOP_HELD_LOG_USEC)
-                        log_debug("Event loop: one dispatch held the loop for %" PRIu64 " us (%" PRIu64 " us of CPU).",
-                                  wall, cpu);
-        }
-        r = sd_event_get_exit_code(m->event, &code);
-        return r < 0 ? r : code;
-}
-
 int manager_run(Manager *m) {
-        int r = log_get_max_level() >= LOG_DEBUG ? manager_loop_timed(m) : sd_event_loop(m->event);
+        int r = event_loop_run(m->event);
 
         (void) sd_notify(false, "STOPPING=1\nSTATUS=Shutting down.");
         if (r < 0)
