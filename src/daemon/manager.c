@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <systemd/sd-daemon.h>
 
+#include "event-loop.h"
 #include "gpu-prober.h"
 #include "inhibit.h"
 #include "link-ethtool-ask.h"
@@ -257,6 +258,7 @@ Manager *manager_free(Manager *m) {
         m->rdma_remote = rdma_remote_free(m->rdma_remote);
         m->metrics = metrics_exporter_free(m->metrics);
         m->watch = watch_free(m->watch);
+        m->link_watch = link_watch_free(m->link_watch);
         m->unit_watch = unit_watch_free(m->unit_watch);
         m->inhibitors = inhibitors_free(m->inhibitors);
         for (size_t i = 0; i < m->n_responder_fds; i++)
@@ -555,10 +557,13 @@ int manager_start(Manager *m) {
         startup_stamp(m, "first flush");
         /* The first sample, of what is published now, so that counters and health are there from the
          * start. */
+        r = link_watch_new(m->event, m->netlink, &m->links, &m->link_watch);
+        if (r < 0)
+                return log_oom();
         r = watch_new(&(WatchContext) {
                               .event = m->event,
                               .interval_usec = m->config.watch_interval_usec,
-                              .samplers = { link_watch_sampler(m->netlink), pci_watch_sampler(&m->pci),
+                              .samplers = { link_watch_sampler(m->link_watch), pci_watch_sampler(&m->pci),
                                             rdma_watch_sampler(&m->rdma) },
                               .n_samplers = 3,
                               .publisher = &m->publisher,
@@ -622,7 +627,7 @@ int manager_start(Manager *m) {
 }
 
 int manager_run(Manager *m) {
-        int r = sd_event_loop(m->event);
+        int r = event_loop_run(m->event);
 
         (void) sd_notify(false, "STOPPING=1\nSTATUS=Shutting down.");
         if (r < 0)
