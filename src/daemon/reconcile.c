@@ -108,8 +108,10 @@ static uint64_t next_probe_after(Reconciler *r, const Peer *p, uint64_t now) {
         if (base == 0 || base > now)
                 base = now;
         /* Early enough that the next result (it takes as long as the last one did) is in before this
-         * one goes stale, but never in the first half of its life. */
-        uint64_t early = MIN(p->m.probe_duration_usec + random_below(ttl / 10 + 1), ttl / 2);
+         * one goes stale, but never in the first half of its life. The random tenth is drawn once:
+         * MIN() evaluates the argument it returns a second time. */
+        uint64_t spread = random_below(ttl / 10 + 1);
+        uint64_t early = MIN(p->m.probe_duration_usec + spread, ttl / 2);
         return base + ttl - early;
 }
 
