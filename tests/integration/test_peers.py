@@ -22,8 +22,8 @@ from gi.repository import GLib
 
 import lp
 from linkprobe_net import PROBE_TCP, Namespaces, Responder, connect_from, probe, run, wait_listening
-from peers_net import (MANAGER, PEER, DirectoryWatch, InNetns, call_as, call_error, peer_path, peers, wait_for,
-                       wait_peer)
+from peers_net import (MANAGER, PEER, DirectoryWatch, InNetns, call_as, call_error, peer_path, peers,
+                       age_saved_results, published_results, wait_for, wait_peer)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 
@@ -126,24 +126,6 @@ def test_both_paths_measured_and_keyed(net, client, daemon_factory):
     assert f'linkprobe_peer_rtt_seconds{{peer="{DIRECT}",path="tcp:{DIRECT}",transport="tcp",source="a0"}}' in text
 
 
-def published_results(events, path):
-    """Each result the daemon published for path, in order, from its signals (a poll can miss one):
-    the Peer properties as they stood once the signal that brought a new MeasuredAt was applied."""
-    state, results = {}, []
-    for _, opath, _, member, args in events:
-        if member == "InterfacesAdded" and args[0] == path and PEER in args[1]:
-            changed = args[1][PEER]
-        elif member == "PropertiesChanged" and opath == path and args[0] == PEER:
-            changed = args[1]
-        else:
-            continue
-        before = state.get("MeasuredAt", 0)
-        state.update(changed)
-        if state.get("MeasuredAt", 0) not in (0, before):
-            results.append(dict(state))
-    return results
-
-
 def test_ttl_expiry_reprobes(net, client, signals, daemon_factory):
     daemon_factory(netns=net["in_a"], config=f"[Peers]\nAddress={DIRECT}\n" + QUICK + "TcpTtlSec=1s\n")
     path = peer_path(f"tcp:{DIRECT}")
@@ -211,17 +193,24 @@ def test_restart_restores_results(net, client, signals, daemon_factory, tmp_path
     assert now[added]["Origins"] == ["added"]
 
     # A shorter TTL the results have outlived: republished stale (its InterfacesAdded says so, with the
-    # old result), then measured again.
-    time.sleep(max(0.0, old[direct]["MeasuredAt"] / 1e6 + 1.1 - time.time()))
+    # old result), then measured again. The TTL is longer than the daemon lets this probe run (its deadline:
+    # 2 x 100 ms + 3 s, and the ramp's 1.36 s), so the new result is fresh when it comes in however long
+    # the probe took on busy CPUs; the saved results are made older than it rather than waited for.
     assert second.stop() == 0
-    daemon_factory(netns=net["in_a"], config=config + "TcpTtlSec=1s\n", state_dir=state)
+    ttl_s = 6
+    aged = age_saved_results(state, ttl_s + 2)
+    daemon_factory(netns=net["in_a"], config=config + f"TcpTtlSec={ttl_s}s\n", state_dir=state)
 
-    def republished(ev, stale):
+    def republished(ev, measured_at, stale):
         return [e for e in ev if e[3] == "InterfacesAdded" and e[4][0] == direct and
-                e[4][1][PEER]["MeasuredAt"] == old[direct]["MeasuredAt"] and e[4][1][PEER]["Stale"] is stale]
-    assert signals.wait(lambda ev: republished(ev, True))
-    assert len(republished(signals.events, False)) == 1  # the second daemon's, fresh
-    wait_peer(client, direct, lambda p: p["MeasuredAt"] > old[direct]["MeasuredAt"] and not p["Stale"])
+                e[4][1][PEER]["MeasuredAt"] == measured_at and e[4][1][PEER]["Stale"] is stale]
+    assert signals.wait(lambda ev: republished(ev, aged[direct], True))
+    assert len(republished(signals.events, old[direct]["MeasuredAt"], False)) == 1  # the second daemon's, fresh
+    # What the daemon published when the new result came in (from its signals: a poll may come late).
+    new = signals.wait(lambda ev: [r for r in published_results(ev, direct)
+                                   if r["MeasuredAt"] > old[direct]["MeasuredAt"]])
+    assert new, published_results(signals.events, direct)
+    assert new[0]["ProbeState"] == "ok" and new[0]["Stale"] is False, new[0]
 
 
 def daemon_pid_under(tracer):
