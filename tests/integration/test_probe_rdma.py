@@ -235,13 +235,15 @@ def test_device_removed_from_sysfs_mid_test(net, fabric, responders):
     tb = make_testbed("cx5-roce")
     try:
         env = fabric.env(tb.sys)
-        r = start_responder(net, responders, env, "--rdma-device=rocep59s0f0")
+        # As in test_responder_killed_mid_test, the responder's queue pair stops dead inside the phase
+        # and the device goes then; a queue pair in error is flushed all the same.
+        start_responder(net, responders, fabric.env(tb.sys, fault="stall=50"), "--rdma-device=rocep59s0f0")
         proc = subprocess.Popen(probe_cmd(net, "--device=rocep59s0f0", "--tests=download", "--duration=5s"),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=dict(os.environ, **env))
         try:
-            lp.wait_for(lambda: memory_registered(r.proc.pid), timeout=10, what="the responder's registered buffer")
-            time.sleep(0.3)
+            lp.wait_for(fabric.stalled, timeout=10, what="the responder's queue pair to stop in the phase")
+            assert proc.poll() is None, proc.communicate()
             removed = time.monotonic()
             tb.remove_device(ROCE_SYSPATH)
             stdout, stderr = proc.communicate(timeout=30)
