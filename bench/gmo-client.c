@@ -3,9 +3,13 @@
  * validated by sd-bus, not unpacked into a language's objects (GDBus building GVariants for 2000
  * links costs more than the daemon's answer). Prints one JSON array of microseconds.
  *
- *   gmo-client BUS_ADDRESS COUNT */
+ *   gmo-client [--direct] ADDRESS COUNT
+ *
+ * --direct: ADDRESS is linkprobed's private socket (unix:path=...), a peer-to-peer connection with no
+ * bus in between, so no Hello. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <systemd/sd-bus.h>
 
 #include "shared/macros.h"
@@ -13,13 +17,16 @@
 
 int main(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        bool direct = argc > 1 && strcmp(argv[1], "--direct") == 0;
         int n;
 
+        argc -= direct;
+        argv += direct;
         if (argc != 3 || (n = atoi(argv[2])) <= 0) {
-                fprintf(stderr, "usage: gmo-client BUS_ADDRESS COUNT\n");
+                fprintf(stderr, "usage: gmo-client [--direct] ADDRESS COUNT\n");
                 return 2;
         }
-        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, argv[1]) < 0 || sd_bus_set_bus_client(bus, 1) < 0 ||
+        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, argv[1]) < 0 || sd_bus_set_bus_client(bus, !direct) < 0 ||
             sd_bus_start(bus) < 0) {
                 fprintf(stderr, "gmo-client: cannot connect to %s\n", argv[1]);
                 return 1;

@@ -4,7 +4,7 @@
 
 _linkprobectl() {
         local verbs='status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot fabric health switches lldp'
-        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --prometheus-ca-file= --prometheus-user= --prometheus-password-file= --prometheus-token-file= --tolerance= --list --snapshots --nodes= --hostfile= --backend= --svg --png --output= --format= --slurm='
+        local options='--json --json= --no-legend --no-pager --color= --full --all --system --user --bus-address= --private-socket= --help --version --transport= --timeout= --what= --who= --why= --dot --prometheus= --prometheus-ca-file= --prometheus-user= --prometheus-password-file= --prometheus-token-file= --tolerance= --list --snapshots --nodes= --hostfile= --backend= --svg --png --output= --format= --slurm='
         local -a args bus_args=()
         local cur i verb='' sub='' snapshots=''
         [[ " ${COMP_LINE:0:COMP_POINT} " == *' --snapshots '* ]] && snapshots=1
@@ -25,7 +25,7 @@ _linkprobectl() {
                         bus_args+=("--bus-address=${args[i + 1]}")
                         ((i++))
                         ;;
-                --bus-address=* | --user | --system) bus_args+=("${args[i]}") ;;
+                --bus-address=* | --private-socket=* | --user | --system) bus_args+=("${args[i]}") ;;
                 --transport | --timeout | --color | --what | --who | --why | --prometheus | --tolerance | --nodes | --hostfile | --backend | --output | --format | --slurm) ((i++)) ;;
                 --prometheus-ca-file | --prometheus-user | --prometheus-password-file | --prometheus-token-file) ((i++)) ;;
                 -*) ;;

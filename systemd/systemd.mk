@@ -39,7 +39,8 @@ define install_systemd
 		$(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(DBUSSERVICEDIR) $(DESTDIR)$(BASHCOMPLETIONDIR) \
 		$(DESTDIR)$(ZSHCOMPLETIONDIR) $(DESTDIR)$(CATALOGDIR) \
 		$(DESTDIR)$(CONFDIR)
-	install -m 0644 $(BUILD)/systemd/linkprobed.service systemd/linkprobed.socket $(DESTDIR)$(UNITDIR)/
+	install -m 0644 $(BUILD)/systemd/linkprobed.service systemd/linkprobed.socket systemd/linkprobed-private.socket \
+		$(DESTDIR)$(UNITDIR)/
 	install -m 0644 systemd/linkprobe.sysusers $(DESTDIR)$(SYSUSERSDIR)/linkprobe.conf
 	install -m 0644 udev/90-linkprobe.rules $(DESTDIR)$(UDEVRULESDIR)/
 	install -m 0644 systemd/org.linkprobe.LinkProbe1.conf $(DESTDIR)$(DBUSPOLICYDIR)/
@@ -54,7 +55,8 @@ define install_systemd
 endef
 
 define uninstall_systemd
-	rm -f $(DESTDIR)$(UNITDIR)/linkprobed.service $(DESTDIR)$(UNITDIR)/linkprobed.socket
+	rm -f $(DESTDIR)$(UNITDIR)/linkprobed.service $(DESTDIR)$(UNITDIR)/linkprobed.socket \
+		$(DESTDIR)$(UNITDIR)/linkprobed-private.socket
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/linkprobe.conf $(DESTDIR)$(UDEVRULESDIR)/90-linkprobe.rules
 	rm -f $(DESTDIR)$(DBUSPOLICYDIR)/org.linkprobe.LinkProbe1.conf
 	rm -f $(DESTDIR)$(DBUSSERVICEDIR)/org.linkprobe.LinkProbe1.service

@@ -147,12 +147,35 @@ static const char *switch_port_of(json_object *sw, const char *path) {
         return NULL;
 }
 
+/* LinkJudgements a(ussdbs), one per Links entry in its order: (port, best width, best speed, best Gb/s,
+ * degraded, reason). An entry whose port is not the link's (a snapshot edited by hand, an older daemon
+ * with no judgements) judges nothing. */
+static bool switch_link_judgement(json_object *sw, size_t k, double port, FabricLinkJudgement *ret) {
+        json_object *judgements = ctl_member(sw, "LinkJudgements"), *j;
+
+        if (k >= json_array_len(judgements))
+                return false;
+        j = json_object_array_get_idx(judgements, k);
+        if (struct_double(j, "Port", 0) != port)
+                return false;
+        *ret = (FabricLinkJudgement) {
+                .best_width = struct_string(j, "BestWidth", 1),
+                .best_speed = struct_string(j, "BestSpeed", 2),
+                .best = struct_double(j, "BestRateGbps", 3),
+                .degraded = json_object_get_boolean(struct_member(j, "Degraded", 4)),
+                .reason = struct_string(j, "DegradedReason", 5),
+        };
+        return true;
+}
+
 /* Links a(uosussd): (port, remote Switch object, remote NodeGuid, remote port, width, speed, Gb/s). */
 static int add_switch_links(View *v, json_object *sw, const char *key, json_object *switches) {
         json_object *links = ctl_member(sw, "Links");
 
         for (size_t k = 0; k < json_array_len(links); k++) {
                 json_object *l = json_object_array_get_idx(links, k), *far;
+                FabricLinkJudgement judgement;
+                bool judged = switch_link_judgement(sw, k, struct_double(l, "Port", 0), &judgement);
                 const char *far_path = struct_string(l, "Switch", 1);
                 char far_key[128], port[16], far_port[16];
 
@@ -166,7 +189,8 @@ static int add_switch_links(View *v, json_object *sw, const char *key, json_obje
                 snprintf(port, sizeof(port), "%.0f", struct_double(l, "Port", 0));
                 snprintf(far_port, sizeof(far_port), "%.0f", struct_double(l, "RemotePort", 3));
                 int r = fabric_add_switch_link(v->model, key, port, far_key, far_port, struct_string(l, "Width", 4),
-                                               struct_string(l, "Speed", 5), struct_double(l, "RateGbps", 6));
+                                               struct_string(l, "Speed", 5), struct_double(l, "RateGbps", 6),
+                                               judged ? &judgement : NULL);
                 if (r < 0 && r != -E2BIG)
                         return r;
         }

@@ -378,7 +378,43 @@ static void verify_switches(Verify *v, const FabricTree *t, const TopoConf *c, j
                         difference(v, "switch %s: in %s (line %u), not in the fabric", c->switches[i].name, v->file, c->switches[i].line);
 }
 
-/* Cables between the tree's switches that run below the fastest cable of either of their switches. */
+/* " 50 Gb/s (1X HDR)", or what of it is known. */
+static void format_rate(char *buf, size_t size, json_object *l) {
+        double gbps = json_double_or(l, "RateGbps", 0);
+        const char *width = json_string_or(l, "Width", NULL), *speed = json_string_or(l, "Speed", NULL);
+
+        if (gbps > 0)
+                snprintf(buf, size, " %.0f Gb/s (%s %s)", gbps, width ?: "?", speed ?: "?");
+        else
+                *buf = '\0';
+}
+
+/* "leaf1 port 6 - leaf2 port 6": the ends by name, so a cable reads the same whichever end the source
+ * named first. */
+static void format_ends(char *buf, size_t size, json_object *l, const char *from, const char *to) {
+        const char *from_port = json_string_or(l, "FromPort", "?"), *to_port = json_string_or(l, "ToPort", "?");
+
+        if (strcmp(from, to) > 0)
+                snprintf(buf, size, "%s port %s - %s port %s", to, to_port, from, from_port);
+        else
+                snprintf(buf, size, "%s port %s - %s port %s", from, from_port, to, to_port);
+}
+
+/* A cable between the tree's switches the sweep judged below what both its ends support (Degraded, from
+ * Switch.LinkJudgements or linkprobe_switch_link_degraded): one line, its reason with it. */
+static void verify_judged_uplink(Verify *v, json_object *l, const char *from, const char *to) {
+        const char *reason = json_string_or(l, "DegradedReason", NULL);
+        char rate[96], ends[512];
+
+        format_rate(rate, sizeof(rate), l);
+        format_ends(ends, sizeof(ends), l, from, to);
+        difference(v, "switch link %s: degraded,%s while both ends could do %.0f Gb/s%s%s%s", ends, rate,
+                   json_double_or(l, "BestGbps", 0), isempty(reason) ? "" : " (", strempty(reason), isempty(reason) ? "" : ")");
+}
+
+/* Cables between the tree's switches that are degraded: as the sweep judged them where it could (the far
+ * end swept too); a cable it could not judge, where it runs below the fastest cable of either of its
+ * switches. */
 static void verify_uplinks(Verify *v, const FabricTree *t) {
         json_object *links = ctl_member(t->model, "SwitchLinks");
         _cleanup_(json_object_putp) json_object *best = json_object_new_object(), *tree = json_object_new_object();
@@ -390,9 +426,18 @@ static void verify_uplinks(Verify *v, const FabricTree *t) {
                         json_object *l = json_object_array_get_idx(links, i), *a, *b, *was;
                         const char *ends[2] = { json_string_or(l, "From", ""), json_string_or(l, "To", "") };
                         double gbps = json_double_or(l, "RateGbps", 0), fastest = 0;
+                        bool judged = json_double_or(l, "BestGbps", 0) > 0;
                         unsigned faster = 0;
+                        char rate[96], ends_text[512];
 
-                        if (gbps <= 0 || !json_object_object_get_ex(tree, ends[0], &a) || !json_object_object_get_ex(tree, ends[1], &b))
+                        if (!json_object_object_get_ex(tree, ends[0], &a) || !json_object_object_get_ex(tree, ends[1], &b))
+                                continue;
+                        if (pass == 1 && judged) {
+                                if (json_bool_or(l, "Degraded", false))
+                                        verify_judged_uplink(v, l, json_object_get_string(a), json_object_get_string(b));
+                                continue;
+                        }
+                        if (gbps <= 0)
                                 continue;
                         for (unsigned end = 0; end < 2; end++) {
                                 double f = json_object_object_get_ex(best, ends[end], &was) ? json_object_get_double(was) : 0;
@@ -403,11 +448,12 @@ static void verify_uplinks(Verify *v, const FabricTree *t) {
                                         faster = end;
                                 }
                         }
-                        if (pass == 1 && gbps < fastest)
-                                difference(v, "switch link %s port %s - %s port %s: degraded, %.0f Gb/s (%s %s) while the fastest of %s runs at %.0f Gb/s",
-                                           json_object_get_string(a), json_string_or(l, "FromPort", "?"), json_object_get_string(b),
-                                           json_string_or(l, "ToPort", "?"), gbps, json_string_or(l, "Width", "?"),
-                                           json_string_or(l, "Speed", "?"), json_object_get_string(faster ? b : a), fastest);
+                        if (pass == 1 && gbps < fastest) {
+                                format_rate(rate, sizeof(rate), l);
+                                format_ends(ends_text, sizeof(ends_text), l, json_object_get_string(a), json_object_get_string(b));
+                                difference(v, "switch link %s: degraded,%s while the fastest of %s runs at %.0f Gb/s", ends_text, rate,
+                                           json_object_get_string(faster ? b : a), fastest);
+                        }
                 }
 }
 

@@ -154,11 +154,13 @@ static int print_dot_switches(json_object *model, FILE *f) {
                                                        : NULL,
                                       *label = NULL, *from = fabric_dot_escape(json_string_or(l, "From", "")),
                                       *to = fabric_dot_escape(json_string_or(l, "To", ""));
-                const char *lines[] = { ports, rate };
+                bool degraded = json_bool_or(l, "Degraded", false);
+                const char *lines[] = { ports, rate, degraded ? "degraded" : NULL };
                 label = ports ? dot_label(lines, ELEMENTSOF(lines)) : NULL;
                 if (!label || !from || !to)
                         return -ENOMEM;
-                fprintf(f, "  \"%s\" -- \"%s\" [label=\"%s\", style=bold];\n", from, to, label);
+                fprintf(f, "  \"%s\" -- \"%s\" [label=\"%s\", style=bold%s];\n", from, to, label,
+                        degraded ? ", color=\"red\", fontcolor=\"red\"" : "");
         }
         return 0;
 }
@@ -260,6 +262,57 @@ static int print_problems(json_object *model) {
                 _cleanup_(freep) char *s = escape_for_terminal(json_object_get_string(json_object_array_get_idx(problems, i)));
                 printf("%s%s\n", i == 0 ? "\nProblems:\n  " : "  ", strna(s));
         }
+        return fflush(stdout) == 0 ? 0 : CTL_EXIT_FAILURE;
+}
+
+/* One degraded cable into or between switches: where, at what, what both ends could do, why. */
+static char *format_degraded_cable(json_object *model, json_object *o, bool is_link) {
+        double rate = json_double_or(o, "RateGbps", 0), best = json_double_or(o, "BestGbps", 0);
+        const char *reason = json_string_or(o, "DegradedReason", NULL);
+        char *s = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&s, &size);
+
+        if (!f)
+                return NULL;
+        if (is_link)
+                fprintf(f, "%s port %s ↔ %s port %s: %s %s", fabric_switch_name(model, json_string_or(o, "From", "")),
+                        json_string_or(o, "FromPort", "?"), fabric_switch_name(model, json_string_or(o, "To", "")),
+                        json_string_or(o, "ToPort", "?"), json_string_or(o, "Width", "?"), json_string_or(o, "Speed", "?"));
+        else
+                fprintf(f, "%s %s → %s port %s:", fabric_hostname(model, json_string_or(o, "NodeId", "")),
+                        json_string_or(o, "Interface", "?"), fabric_switch_name(model, json_string_or(o, "Switch", "")),
+                        json_string_or(o, "SwitchPort", "?"));
+        if (rate > 0)
+                fprintf(f, " %.0f Gb/s", rate);
+        if (best > 0)
+                fprintf(f, ", both ends could do %.0f Gb/s", best);
+        if (!isempty(reason))
+                fprintf(f, " (%s)", reason);
+        if (fclose(f) != 0)
+                return mfree(s);
+        return s;
+}
+
+/* The cables into and between switches that trained below what both their ends support (the model's
+ * Attachments and SwitchLinks with Degraded): not edges between nodes, said under the table. */
+static int print_degraded_switch_cables(json_object *model) {
+        json_object *lists[2] = { ctl_member(model, "Attachments"), ctl_member(model, "SwitchLinks") };
+        size_t n = 0;
+
+        for (unsigned k = 0; k < 2; k++)
+                for (size_t i = 0; i < json_array_len(lists[k]); i++) {
+                        json_object *o = json_object_array_get_idx(lists[k], i);
+                        _cleanup_(freep) char *line = NULL, *shown = NULL;
+
+                        if (!json_bool_or(o, "Degraded", false))
+                                continue;
+                        line = format_degraded_cable(model, o, k == 1);
+                        shown = line ? escape_for_terminal(line) : NULL;
+                        if (!shown)
+                                return log_oom_ctl();
+                        printf("%s%s\n", n++ == 0 ? "\nDegraded switch cables:\n  " : "  ", shown);
+                }
         return fflush(stdout) == 0 ? 0 : CTL_EXIT_FAILURE;
 }
 
@@ -379,6 +432,8 @@ int verb_fabric(sd_bus *bus, int argc, char **argv) {
         if (arg_draw != DRAW_NONE)
                 return fabric_draw(model);
         r = ctl_output_table(ctl_member(model, "Edges"), &edge_table);
+        if (r == 0 && arg_legend)
+                r = print_degraded_switch_cables(model);
         if (r == 0 && arg_legend)
                 r = print_problems(model);
         return r;

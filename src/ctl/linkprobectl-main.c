@@ -2,25 +2,31 @@
 /* linkprobectl — reads what linkprobed publishes: links, topology, ports, GPUs, peers. */
 #include <getopt.h>
 #include <locale.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "linkprobectl-draw.h"
 #include "linkprobectl-fabric.h"
 #include "linkprobectl.h"
 #include "shared/bus-error.h"
+#include "shared/bus-names.h"
 #include "shared/parse-util.h"
 #include "shared/string-util.h"
 
 static bool arg_list = false;
 
 typedef enum BusChoice {
+        BUS_AUTO,    /* root: the private socket if linkprobed serves one, else the system bus */
+        BUS_PRIVATE, /* --private-socket= */
         BUS_SYSTEM,
         BUS_USER,
         BUS_ADDRESS,
 } BusChoice;
 
-static BusChoice arg_bus = BUS_SYSTEM;
+static BusChoice arg_bus = BUS_AUTO;
 static const char *arg_bus_address = NULL;
+static const char *arg_private_socket = BUS_PRIVATE_SOCKET;
 
 /* "probe gpu" measures the GPUs, "probe ADDRESS" a peer. */
 static int verb_probe(sd_bus *bus, int argc, char **argv) {
@@ -35,13 +41,14 @@ typedef struct Verb {
         int (*check)(int argc, char **argv); /* usage errors found without the daemon */
         bool pager;                          /* a listing, which may be long */
         bool (*no_bus)(void);                /* true: this invocation reads no daemon */
+        bool bus_only; /* needs the bus itself (its NameOwnerChanged, a caller's name): never direct */
 } Verb;
 
 static const Verb verbs[] = {
         { "status", 1, 1, verb_status, NULL, true },
         { "list", 1, -1, verb_list, NULL, true },
         { "show", 1, -1, verb_show, check_show_args, true },
-        { "monitor", 1, 1, verb_monitor, NULL, false },
+        { "monitor", 1, 1, verb_monitor, NULL, false, NULL, true },
         { "peers", 1, 1, verb_peers, NULL, true },
         { "metrics", 1, 1, verb_metrics, check_metrics_args, true },
         { "snapshot", 1, 1, verb_snapshot, NULL, true },
@@ -50,8 +57,8 @@ static const Verb verbs[] = {
         { "tree", 1, 1, verb_thunderbolt, NULL, true },
         { "gpu", 1, 1, verb_gpu, NULL, true },
         { "topo", 1, 1, verb_topo, NULL, true },
-        { "probe", 2, 2, verb_probe, check_probe_args, false },
-        { "inhibit", 2, -1, verb_inhibit, check_inhibit_args, false },
+        { "probe", 2, 2, verb_probe, check_probe_args, false, NULL, true },
+        { "inhibit", 2, -1, verb_inhibit, check_inhibit_args, false, NULL, true },
         { "inhibitors", 1, 1, verb_inhibitors, NULL, true },
         { "fabric", 1, -1, verb_fabric, check_fabric_args, true, fabric_needs_no_bus },
         { "health", 1, 1, verb_health, NULL, true },
@@ -103,9 +110,12 @@ static void help(void) {
                "                         Colour states (default: on a terminal, unless NO_COLOR)\n"
                "  -l --full              Do not ellipsize or shorten anything\n"
                "  -a --all               Show what is hidden by default\n"
-               "     --system            Talk to the system bus (default)\n"
+               "     --system            Talk to the system bus (default; as root, see\n"
+               "                         --private-socket=)\n"
                "     --user              Talk to the user's session bus\n"
                "     --bus-address=ADDR  Talk to the bus at ADDR\n"
+               "     --private-socket=PATH  Talk to linkprobed directly on PATH (root; default as\n"
+               "                         root: " BUS_PRIVATE_SOCKET " if served, else the bus)\n"
                "     --transport=tcp|rdma  probe ADDRESS: what to measure (default tcp);\n"
                "                         fabric ring: what the ring runs over (default: the faster)\n"
                "     --timeout=TIME      probe: how long to wait for the result\n"
@@ -147,6 +157,15 @@ static void log_connect_error(int r) {
         _cleanup_(freep) char *address = NULL;
 
         switch (arg_bus) {
+        case BUS_PRIVATE:
+                address = escape_for_terminal(arg_private_socket);
+                fprintf(stderr,
+                        "Cannot connect to linkprobed's private socket %s (%s): it is for root, and "
+                        "linkprobed serves it when started by systemd (linkprobed-private.socket) or with "
+                        "--private-socket=PATH.\n",
+                        strna(address), strerror(-r));
+                return;
+        case BUS_AUTO:
         case BUS_SYSTEM:
                 /* sd-bus's own default when $DBUS_SYSTEM_BUS_ADDRESS is unset. */
                 address = escape_for_terminal(getenv("DBUS_SYSTEM_BUS_ADDRESS") ?: SYSTEM_BUS_ADDRESS_DEFAULT);
@@ -173,11 +192,52 @@ static void log_connect_error(int r) {
         }
 }
 
-static int connect_bus(sd_bus **ret) {
+/* A peer-to-peer connection to linkprobed's private socket: no bus, so no Hello and no name. */
+static int connect_private(const char *path, sd_bus **ret) {
+        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(closep) int fd = -EBADF;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int r;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        memcpy(sa.sun_path, path, strlen(path));
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -errno;
+        r = sd_bus_new(&bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_fd(bus, fd, fd);
+        if (r < 0)
+                return r;
+        TAKE_FD(fd);
+        r = sd_bus_start(bus);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(bus);
+        return 0;
+}
+
+static int connect_bus(const Verb *verb, sd_bus **ret) {
         sd_bus *bus = NULL;
         int r;
 
+        /* As systemctl does with systemd's: root asks linkprobed straight, without a broker reading
+         * and checking every byte of a large answer on the way. Where the socket is not served, the
+         * bus answers the same. */
+        if (arg_bus == BUS_AUTO && !verb->bus_only && geteuid() == 0 && connect_private(arg_private_socket, &bus) >= 0) {
+                *ret = bus;
+                return 0;
+        }
+
         switch (arg_bus) {
+        case BUS_PRIVATE:
+                r = connect_private(arg_private_socket, &bus);
+                break;
+        case BUS_AUTO:
         case BUS_SYSTEM:
                 r = sd_bus_open_system(&bus);
                 break;
@@ -245,6 +305,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_SYSTEM,
                 ARG_USER,
                 ARG_BUS_ADDRESS,
+                ARG_PRIVATE_SOCKET,
                 ARG_TRANSPORT,
                 ARG_TIMEOUT,
                 ARG_WHAT,
@@ -280,6 +341,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "system", no_argument, NULL, ARG_SYSTEM },
                 { "user", no_argument, NULL, ARG_USER },
                 { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
+                { "private-socket", required_argument, NULL, ARG_PRIVATE_SOCKET },
                 { "transport", required_argument, NULL, ARG_TRANSPORT },
                 { "timeout", required_argument, NULL, ARG_TIMEOUT },
                 { "what", required_argument, NULL, ARG_WHAT },
@@ -340,6 +402,14 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_SYSTEM:
                         arg_bus = BUS_SYSTEM;
+                        break;
+                case ARG_PRIVATE_SOCKET:
+                        if (optarg[0] != '/') {
+                                fprintf(stderr, "--private-socket= needs an absolute path.\n");
+                                return -CTL_EXIT_USAGE;
+                        }
+                        arg_bus = BUS_PRIVATE;
+                        arg_private_socket = optarg;
                         break;
                 case ARG_USER:
                         arg_bus = BUS_USER;
@@ -596,7 +666,7 @@ int main(int argc, char *argv[]) {
         }
 
         if (!verb->no_bus || !verb->no_bus()) {
-                r = connect_bus(&bus);
+                r = connect_bus(verb, &bus);
                 if (r < 0)
                         return CTL_EXIT_FAILURE;
         }

@@ -77,9 +77,10 @@ static bool valid_id(const char *id) {
  * the reason FABRIC_NONZERO gives). */
 #define SWITCH_SERIES                                                                                     \
         "{__name__=~\"linkprobe_(link_switch_info|rdma_port_remote_info|switch_link_info|switch_link_rate_gbps|" \
-        "link_best_common_speed_bytes|rdma_port_best_rate_bytes)\"}"
+        "switch_link_best_rate_gbps|link_best_common_speed_bytes|rdma_port_best_rate_bytes)\"}"
 #define SWITCH_DEGRADED                                                                                   \
-        "{__name__=~\"linkprobe_(link_degraded|rdma_port_degraded|rdma_port_health)\",health=~\"|degraded\"} > 0"
+        "{__name__=~\"linkprobe_(link_degraded|rdma_port_degraded|rdma_port_health|switch_link_degraded)\","  \
+        "health=~\"|degraded\"} > 0"
 /* Who is who: enough to find a few nodes' series among a thousand. */
 #define IDENTITY_SERIES "{__name__=~\"linkprobe_(node_info|node_identity_info)\"}"
 /* Past this many nodes asked for, the whole cluster is read: a selector that long gains nothing. */
@@ -97,6 +98,8 @@ typedef struct Reading {
         json_object *best;      /* NodeId/device -> the best common Gb/s of a link */
         json_object *degraded;  /* NodeId/device[/port] -> true */
         json_object *switch_rate; /* switch key/port -> Gb/s */
+        json_object *switch_best; /* switch key/port -> the best both ends support, Gb/s */
+        json_object *switch_degraded; /* switch key/port -> the reason it is degraded */
 } Reading;
 
 static void reading_done(Reading *r) {
@@ -108,6 +111,8 @@ static void reading_done(Reading *r) {
         json_object_put(r->best);
         json_object_put(r->degraded);
         json_object_put(r->switch_rate);
+        json_object_put(r->switch_best);
+        json_object_put(r->switch_degraded);
         fabric_sides_done(&r->sides);
 }
 
@@ -372,10 +377,15 @@ static void index_switch_series(Reading *rd, json_object *s, const char *name) {
                    label(s, "device")) {
                 snprintf(key, sizeof(key), "%s/%s/%s", node, label(s, "device"), strempty(label(s, "port")));
                 json_object_object_add(rd->degraded, key, json_object_new_boolean(true));
-        } else if (streq(name, "linkprobe_switch_link_rate_gbps") &&
+        } else if (startswith(name, "linkprobe_switch_link_") &&
                    fabric_switch_key(label(s, "switch_guid"), NULL, NULL, sw, sizeof(sw)) >= 0) {
                 snprintf(key, sizeof(key), "%s/%s", sw, strempty(label(s, "port")));
-                json_object_object_add(rd->switch_rate, key, json_object_new_double(value(s)));
+                if (streq(name, "linkprobe_switch_link_rate_gbps"))
+                        json_object_object_add(rd->switch_rate, key, json_object_new_double(value(s)));
+                else if (streq(name, "linkprobe_switch_link_best_rate_gbps"))
+                        json_object_object_add(rd->switch_best, key, json_object_new_double(value(s)));
+                else if (streq(name, "linkprobe_switch_link_degraded"))
+                        json_object_object_add(rd->switch_degraded, key, json_object_new_string(strempty(label(s, "reason"))));
         }
 }
 
@@ -416,9 +426,14 @@ static int add_switch_series(Reading *rd, json_object *s, const char *name) {
                 if (!fabric_add_switch(rd->model, key, label(s, "switch_name"), NULL, "sweep") ||
                     !fabric_add_switch(rd->model, far, label(s, "remote_name"), NULL, "sweep"))
                         return -ENOMEM;
+                json_object *reason = NULL;
                 snprintf(k, sizeof(k), "%s/%s", key, strempty(label(s, "port")));
+                json_object_object_get_ex(rd->switch_degraded, k, &reason);
                 return fabric_add_switch_link(rd->model, key, label(s, "port"), far, label(s, "remote_port"), label(s, "width"),
-                                              label(s, "speed"), number_at(rd->switch_rate, k));
+                                              label(s, "speed"), number_at(rd->switch_rate, k),
+                                              &(FabricLinkJudgement) { .best = number_at(rd->switch_best, k),
+                                                                       .degraded = reason != NULL,
+                                                                       .reason = json_object_get_string(reason) });
         }
         return 0;
 }
@@ -435,7 +450,9 @@ static int read_switches(Reading *rd, HttpClient *http) {
         rd->best = json_object_new_object();
         rd->degraded = json_object_new_object();
         rd->switch_rate = json_object_new_object();
-        if (!rd->best || !rd->degraded || !rd->switch_rate)
+        rd->switch_best = json_object_new_object();
+        rd->switch_degraded = json_object_new_object();
+        if (!rd->best || !rd->degraded || !rd->switch_rate || !rd->switch_best || !rd->switch_degraded)
                 return log_oom_ctl();
         for (unsigned pass = 0; pass < 2; pass++)
                 for (size_t k = 0; k < 2; k++) {

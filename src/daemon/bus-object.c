@@ -130,16 +130,57 @@ int bus_object_set_strv(BusObject *o, char ***field, char ***value, const char *
         return 1;
 }
 
+typedef int (*EmitFunction)(sd_bus *bus, BusObject *o);
+
+static int emit_added(sd_bus *bus, BusObject *o) {
+        return sd_bus_emit_object_added(bus, o->path);
+}
+
+static int emit_removed(sd_bus *bus, BusObject *o) {
+        return sd_bus_emit_object_removed(bus, o->path);
+}
+
+static int emit_changed(sd_bus *bus, BusObject *o) {
+        return sd_bus_emit_properties_changed_strv(bus, o->path, o->type->interface, (char **) o->changed);
+}
+
+/* On the bus, and to every client of the private socket: a direct connection has no match rules, so
+ * each gets what a bus client subscribed to everything would. */
+static void publisher_emit(BusPublisher *p, BusObject *o, EmitFunction emit, const char *what) {
+        int r;
+
+        r = emit(p->bus, o);
+        if (r < 0)
+                log_debug_errno(r, "%s: failed to emit %s: %m", o->path, what);
+        for (size_t i = 0; i < p->n_direct; i++) {
+                r = emit(p->direct[i], o);
+                if (r < 0)
+                        log_debug_errno(r, "%s: failed to emit %s to a direct client: %m", o->path, what);
+        }
+}
+
+int bus_publisher_add_direct(BusPublisher *p, sd_bus *bus) {
+        if (p->n_direct >= ELEMENTSOF(p->direct))
+                return -EMFILE;
+        p->direct[p->n_direct++] = bus;
+        return 0;
+}
+
+void bus_publisher_remove_direct(BusPublisher *p, sd_bus *bus) {
+        for (size_t i = 0; i < p->n_direct; i++)
+                if (p->direct[i] == bus) {
+                        p->direct[i] = p->direct[--p->n_direct];
+                        return;
+                }
+}
+
 void bus_object_remove(BusObject *o) {
         BusPublisher *p = o->publisher;
-        int r;
 
         if (!p)
                 return;
         if (o->announced && p->name_acquired) {
-                r = sd_bus_emit_object_removed(p->bus, o->path);
-                if (r < 0)
-                        log_debug_errno(r, "%s: failed to emit InterfacesRemoved: %m", o->path);
+                publisher_emit(p, o, emit_removed, "InterfacesRemoved");
                 if (p->hooks.published)
                         p->hooks.published(p->hooks.userdata);
         }
@@ -161,21 +202,16 @@ void bus_object_done(BusObject *o) {
 static bool bus_object_emit(BusObject *o) {
         BusPublisher *p = o->publisher;
         bool sent = false;
-        int r;
 
         if (!o->announced) {
                 o->announced = true;
                 if (p->name_acquired) {
-                        r = sd_bus_emit_object_added(p->bus, o->path);
-                        if (r < 0)
-                                log_debug_errno(r, "%s: failed to emit InterfacesAdded: %m", o->path);
+                        publisher_emit(p, o, emit_added, "InterfacesAdded");
                         sent = true;
                 }
         } else if (o->n_changed > 0 && p->name_acquired) {
                 o->changed[o->n_changed] = NULL;
-                r = sd_bus_emit_properties_changed_strv(p->bus, o->path, o->type->interface, (char **) o->changed);
-                if (r < 0)
-                        log_debug_errno(r, "%s: failed to emit PropertiesChanged: %m", o->path);
+                publisher_emit(p, o, emit_changed, "PropertiesChanged");
                 sent = true;
         }
         o->n_changed = 0;

@@ -48,9 +48,14 @@ typedef struct BusPublisherHooks {
         void *userdata;
 } BusPublisherHooks;
 
+/* Clients of the private socket at once (private-bus.c refuses more). */
+#define BUS_PUBLISHER_DIRECT_MAX 16
+
 struct BusPublisher {
         sd_bus *bus;        /* NULL until connected */
         bool name_acquired; /* signals go out only once clients can reach us by name */
+        sd_bus *direct[BUS_PUBLISHER_DIRECT_MAX]; /* direct connections, which get every signal too */
+        size_t n_direct;
         BusPublisherHooks hooks;
         BusObject **dirty;
         size_t n_dirty, n_dirty_allocated;
@@ -64,6 +69,9 @@ void bus_publisher_schedule(BusPublisher *p);
 /* Prepares, derives and emits everything queued, now. Also called directly after the initial
  * enumeration, and before answering a method whose reply must find the objects final. */
 void bus_publisher_flush(BusPublisher *p);
+/* Signals go to bus too from now on, until removed. -EMFILE past BUS_PUBLISHER_DIRECT_MAX. */
+int bus_publisher_add_direct(BusPublisher *p, sd_bus *bus);
+void bus_publisher_remove_direct(BusPublisher *p, sd_bus *bus);
 
 /* Takes ownership of path. The object is queued for InterfacesAdded. */
 void bus_object_init(BusObject *o, BusPublisher *p, const BusObjectType *type, char *path);

@@ -48,6 +48,16 @@ static int kind_enumerate(sd_bus *bus, const char *path, void *userdata, char **
         return 1;
 }
 
+static int kind_attach(sd_bus *bus, BusKindRegistration *reg) {
+        int k;
+
+        k = sd_bus_add_fallback_vtable(bus, NULL, reg->kind->prefix, reg->kind->interface, reg->kind->vtable, kind_find,
+                                       reg);
+        if (k < 0)
+                return k;
+        return sd_bus_add_node_enumerator(bus, NULL, reg->kind->prefix, kind_enumerate, reg);
+}
+
 int bus_registry_add(BusRegistry *r, const BusKind *kind, const Table *table, void *collection) {
         BusKindRegistration *reg;
         int k;
@@ -57,13 +67,19 @@ int bus_registry_add(BusRegistry *r, const BusKind *kind, const Table *table, vo
         reg = &r->kinds[r->n_kinds];
         *reg = (BusKindRegistration) { .kind = kind, .table = table, .collection = collection };
 
-        k = sd_bus_add_fallback_vtable(r->bus, NULL, kind->prefix, kind->interface, kind->vtable, kind_find, reg);
-        if (k < 0)
-                return k;
-        k = sd_bus_add_node_enumerator(r->bus, NULL, kind->prefix, kind_enumerate, reg);
+        k = kind_attach(r->bus, reg);
         if (k < 0)
                 return k;
         r->n_kinds++;
+        return 0;
+}
+
+int bus_registry_attach(BusRegistry *r, sd_bus *bus) {
+        for (size_t i = 0; i < r->n_kinds; i++) {
+                int k = kind_attach(bus, &r->kinds[i]);
+                if (k < 0)
+                        return k;
+        }
         return 0;
 }
 

@@ -40,6 +40,9 @@ typedef struct BusRegistry {
 /* Publishes a kind: its fallback vtable with the lookup, a node enumerator over table, and its
  * place in GetManagedObjects. Objects whose bus path is not set yet are not published. */
 int bus_registry_add(BusRegistry *r, const BusKind *kind, const Table *table, void *collection);
+/* Publishes every kind added so far on one more connection (a client of the private socket): the
+ * same lookups over the same tables. */
+int bus_registry_attach(BusRegistry *r, sd_bus *bus);
 
 /* Appends a{sv} with every property of vtable (as GetAll would list them) for the object userdata.
  * GetManagedObjects calls every getter of every object (2000 links: 40000 calls), and sd-bus's own

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* linkprobed — publishes this machine's interconnects on D-Bus. */
 #include <getopt.h>
-#include <malloc.h>
 #include <sys/stat.h>
 
 #include "build-paths.h"
 #include "config.h"
+#include "heap.h"
 #include "manager-bus.h"
 #include "manager.h"
 #include "shared/log.h"
@@ -33,6 +33,8 @@ static void help(void) {
                "     --state-directory=DIR  Keep results in DIR (default: $STATE_DIRECTORY or\n"
                "                         " LOCALSTATEDIR "/lib/linkprobe)\n"
                "     --log-level=LEVEL   err, warning, notice, info (default) or debug\n"
+               "     --private-socket=PATH  Serve root's direct connections on PATH (default: the\n"
+               "                         socket systemd passes, if any)\n"
                "\nSee linkprobed(8) and linkprobed.conf(5).\n",
                CONFIG_DEFAULT_PATH);
 }
@@ -47,6 +49,7 @@ enum {
         ARG_LOG_LEVEL,
         ARG_STATE_DIRECTORY,
         ARG_NETLINK_RCVBUF,
+        ARG_PRIVATE_SOCKET,
 };
 
 typedef struct Arguments {
@@ -69,6 +72,7 @@ static int parse_argv(int argc, char *argv[], Arguments *args) {
                 { "state-directory", required_argument, NULL, ARG_STATE_DIRECTORY },
                 /* Not documented: lets tests provoke netlink overruns with a tiny buffer. */
                 { "netlink-rcvbuf", required_argument, NULL, ARG_NETLINK_RCVBUF },
+                { "private-socket", required_argument, NULL, ARG_PRIVATE_SOCKET },
                 {},
         };
         int c;
@@ -117,6 +121,13 @@ static int parse_argv(int argc, char *argv[], Arguments *args) {
                         }
                         args->options.state_directory = optarg;
                         break;
+                case ARG_PRIVATE_SOCKET:
+                        if (optarg[0] != '/') {
+                                log_error("--private-socket= needs an absolute path.");
+                                return EXIT_USAGE;
+                        }
+                        args->options.private_socket = optarg;
+                        break;
                 case ARG_LOG_LEVEL:
                         args->log_level = log_level_from_string(optarg);
                         if (args->log_level < 0) {
@@ -157,12 +168,7 @@ int main(int argc, char *argv[]) {
         Config config;
         int r;
 
-        /* Large blocks are mapped, and unmapped when freed, whatever was freed before. By default glibc
-         * raises this threshold to the size of each mapped block freed, so from the second
-         * GetManagedObjects on the reply (1.9 MB at 2001 links) came from the heap and stayed resident
-         * after it was sent: 9.1 MiB instead of 7.3. Mapping it afresh costs each such reply some 460
-         * page faults, 0.6 ms of the daemon's 10 ms; a big reply is rare, a daemon runs for months. */
-        (void) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        heap_configure();
 
         r = parse_argv(argc, argv, &args);
         if (r != 1)
@@ -191,6 +197,11 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         }
         r = manager_start(m);
+        if (r < 0)
+                return EXIT_FAILURE;
+        /* Clients that connect earlier wait in the socket's backlog (systemd's) or find no socket yet
+         * and use the bus (ours). */
+        r = manager_bus_start_private(m);
         if (r < 0)
                 return EXIT_FAILURE;
         r = manager_run(m);

@@ -153,22 +153,32 @@ static int on_root_message(sd_bus_message *message, void *userdata, sd_bus_error
         return r < 0 ? r : 1;
 }
 
+/* The root object's handlers and interfaces, on one connection. */
+static int attach_root(Manager *m, sd_bus *bus) {
+        int r;
+
+        r = sd_bus_add_object_manager(bus, NULL, BUS_PATH);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object(bus, NULL, BUS_PATH, on_root_message, m);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object_vtable(bus, NULL, BUS_PATH, MANAGER_INTERFACE, manager_vtable, m);
+        if (r < 0)
+                return r;
+        r = node_bus_register(bus, &m->node, &m->memory);
+        if (r < 0)
+                return r;
+        r = summary_bus_register(bus, &m->derive.summary);
+        if (r < 0)
+                return r;
+        return peer_bus_attach_root(m, bus);
+}
+
 int manager_bus_register(Manager *m) {
         int r;
 
-        r = sd_bus_add_object_manager(m->bus, NULL, BUS_PATH);
-        if (r < 0)
-                return r;
-        r = sd_bus_add_object(m->bus, NULL, BUS_PATH, on_root_message, m);
-        if (r < 0)
-                return r;
-        r = sd_bus_add_object_vtable(m->bus, NULL, BUS_PATH, MANAGER_INTERFACE, manager_vtable, m);
-        if (r < 0)
-                return r;
-        r = node_bus_register(m->bus, &m->node, &m->memory);
-        if (r < 0)
-                return r;
-        r = summary_bus_register(m->bus, &m->derive.summary);
+        r = attach_root(m, m->bus);
         if (r < 0)
                 return r;
 
@@ -195,4 +205,35 @@ int manager_bus_register(Manager *m) {
         if (r < 0)
                 return r;
         return gpu_bus_register(&m->registry, &m->gpus, m->gpu_prober);
+}
+
+int manager_bus_attach(Manager *m, sd_bus *bus) {
+        int r;
+
+        r = attach_root(m, bus);
+        if (r < 0)
+                return r;
+        return bus_registry_attach(&m->registry, bus);
+}
+
+static int attach_direct_client(sd_bus *bus, void *userdata) {
+        return manager_bus_attach(userdata, bus);
+}
+
+int manager_bus_start_private(Manager *m) {
+        int r;
+
+        if (m->options.private_socket) {
+                safe_close(m->private_fd);
+                r = private_bus_listen(m->options.private_socket, &m->private_fd);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to create the private socket %s: %m",
+                                               m->options.private_socket);
+        }
+        if (m->private_fd < 0)
+                return 0;
+        r = private_bus_new(m->event, TAKE_FD(m->private_fd), &m->publisher, attach_direct_client, m, &m->private_bus);
+        if (r < 0)
+                return log_error_errno(r, "Failed to serve the private socket: %m");
+        return 0;
 }

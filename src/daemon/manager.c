@@ -152,6 +152,7 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         m->options = *options;
         m->state_directory = STATE_DIRECTORY_INIT(options->state_directory);
         m->netlink_fd = -EBADF;
+        m->private_fd = -EBADF;
         /* Cheap but not free: a few calls a second per client is plenty for anyone. */
         ratelimit_init(&m->read_ratelimit, 2, 10, 1024);
 
@@ -163,6 +164,9 @@ int manager_new(const Config *config, const ManagerOptions *options, Manager **r
         r = sd_event_default(&m->event);
         if (r < 0)
                 return log_error_errno(r, "Failed to create the event loop: %m");
+        r = heap_keeper_new(m->event, &m->heap);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the heap's trim: %m");
 
         r = bus_publisher_init(&m->publisher, m->event,
                                &(BusPublisherHooks) {
@@ -260,6 +264,12 @@ Manager *manager_free(Manager *m) {
         free(m->responder_fds);
         m->netlink = netlink_free(m->netlink);
         safe_close(m->netlink_fd);
+        safe_close(m->private_fd);
+        if (m->private_bus) {
+                m->private_bus = private_bus_free(m->private_bus);
+                if (m->options.private_socket)
+                        (void) unlink(m->options.private_socket);
+        }
         m->udev = udev_source_free(m->udev);
         m->lldp = lldp_receiver_free(m->lldp);
 
@@ -280,6 +290,7 @@ Manager *manager_free(Manager *m) {
 
         ratelimit_done(&m->read_ratelimit);
         sd_bus_flush_close_unref(m->bus);
+        heap_keeper_free(m->heap);
         sd_event_unref(m->event);
         safe_close(m->sysfs_fd);
         state_directory_done(&m->state_directory);
@@ -415,6 +426,12 @@ static int manager_take_listen_fds(Manager *m, int *ret_netlink_fd) {
                 if (netlink_fd < 0 && sd_is_socket(fd, AF_NETLINK, SOCK_RAW, -1) > 0 &&
                     getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &len) >= 0 && protocol == NETLINK_ROUTE) {
                         netlink_fd = fd;
+                        continue;
+                }
+                /* FileDescriptorName=private (linkprobed-private.socket): root's direct connections. */
+                if (m->private_fd < 0 && names && names[i] && streq(names[i], "private") &&
+                    sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) > 0) {
+                        m->private_fd = fd;
                         continue;
                 }
                 /* FileDescriptorName=responder: a listening socket the responder is to serve. */

@@ -7,6 +7,8 @@
 
 #include "bus-object.h"
 #include "bus-registry.h"
+#include "heap.h"
+#include "private-bus.h"
 #include "config.h"
 #include "derive.h"
 #include "fabric-sweep.h"
@@ -52,6 +54,7 @@ typedef struct ManagerOptions {
         const char *state_directory; /* --state-directory=, else $STATE_DIRECTORY, else /var/lib/linkprobe */
         const char *config_path;     /* the configuration read at start, read again on SIGHUP */
         bool config_must_exist;      /* --config= named it */
+        const char *private_socket;  /* --private-socket=: created and removed by us; NULL: systemd's, if any */
 } ManagerOptions;
 
 typedef struct Manager {
@@ -96,6 +99,9 @@ typedef struct Manager {
         ResponderSupervisor *responder;
         MetricsExporter *metrics;
         Watch *watch;       /* [Watch] IntervalSec=; NULL when off */
+        HeapKeeper *heap;
+        PrivateBus *private_bus; /* root's direct connections; NULL when there is no private socket */
+        int private_fd;          /* the private socket's listening fd, until private_bus takes it */
         char *status_text;  /* the last STATUS= sent to systemd */
         int netlink_fd;     /* a NETLINK_ROUTE socket systemd passed, until netlink takes it */
         int *responder_fds; /* listening sockets systemd passed for the responder, until it starts */

@@ -441,12 +441,11 @@ static const BusKind peer_bus_kind = {
 };
 
 int peer_bus_register(Manager *m) {
-        int r;
+        return bus_registry_add(&m->registry, &peer_bus_kind, &m->peers.paths, &m->peers);
+}
 
-        r = bus_registry_add(&m->registry, &peer_bus_kind, &m->peers.paths, &m->peers);
-        if (r < 0)
-                return r;
+int peer_bus_attach_root(Manager *m, sd_bus *bus) {
         /* A second vtable for the same interface: sd-bus merges them, so Manager's methods stay in one
          * place for clients while the code stays with the peers. */
-        return sd_bus_add_object_vtable(m->bus, NULL, BUS_PATH, MANAGER_INTERFACE, manager_peer_vtable, m);
+        return sd_bus_add_object_vtable(bus, NULL, BUS_PATH, MANAGER_INTERFACE, manager_peer_vtable, m);
 }

@@ -7,3 +7,5 @@ typedef struct Manager Manager;
 /* Registers the Peer fallback vtable and node enumerator, and ProbePeer/AddPeer/RemovePeer on the
  * root object's Manager interface. */
 int peer_bus_register(Manager *m);
+/* Manager's methods that concern peers, on the root object of one connection. */
+int peer_bus_attach_root(Manager *m, sd_bus *bus);

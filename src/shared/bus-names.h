@@ -5,6 +5,8 @@
 #define BUS_NAME "org.linkprobe.LinkProbe1"
 #define BUS_PATH "/org/linkprobe/LinkProbe1"
 #define BUS_INTERFACE_PREFIX "org.linkprobe.LinkProbe1."
+/* The private socket: D-Bus peer to peer with linkprobed, for root (linkprobed-private.socket). */
+#define BUS_PRIVATE_SOCKET "/run/linkprobe/private"
 
 /* The root object's interfaces. */
 #define MANAGER_INTERFACE BUS_INTERFACE_PREFIX "Manager"

@@ -30,7 +30,7 @@ BOOT_TIMEOUT = 300
 # Names reported by guest/run-checks, in its order.
 FILE_CHECKS = ["boot", "sysusers", "activatable", "unit_loaded", "security", "udev_rule"]
 DAEMON_CHECKS = ["service_active", "socket_passed", "speed_reader", "lldp_socket", "busctl_root",
-                 "busctl_user", "linkprobectl_root", "linkprobectl_user", "access_denied", "privileged_root",
+                 "busctl_user", "linkprobectl_root", "linkprobectl_user", "private_socket", "access_denied", "privileged_root",
                  "privileged_member", "health_catalog", "reactivation", "unit_inhibit"]
 
 

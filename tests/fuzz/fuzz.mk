@@ -75,3 +75,11 @@ fuzz-fabric-sweep_LIBS := daemon sysfs shared
 FUZZ_TARGETS += topology-conf
 fuzz-topology-conf_EXTRA_SOURCES := src/ctl/fabric/hostlist.c src/ctl/fabric/topology-conf.c
 fuzz-topology-conf_LIBS := shared
+
+# A node's snapshot (issue 26): `fabric --snapshots` reads files copied from every node into the model,
+# switches, their Links and the sweep's LinkJudgements included; linkprobectl is no library, so its
+# sources are linked in as the unit tests of the fabric model link them.
+FUZZ_TARGETS += fabric-snapshot
+fuzz-fabric-snapshot_EXTRA_SOURCES := $(filter-out src/ctl/linkprobectl-main.c,$(wildcard src/ctl/*.c src/ctl/fabric/*.c))
+fuzz-fabric-snapshot_LIBS := shared
+fuzz-fabric-snapshot_PKGS := $(PKG_MODULES) libcurl

@@ -46,6 +46,7 @@ EXPECT = {
     "LinkprobeRdmaPortErrors": (NONE, NO_RDMA),
     "LinkprobeRdmaPortFlapping": (NONE, NO_RDMA),
     "LinkprobeRdmaFallbackSuspected": (NONE, NO_RDMA),
+    "LinkprobeSwitchLinkDegraded": (NONE, "no node sweeps an InfiniBand subnet"),
     "LinkprobeThunderboltLinkDegraded": (SOME, "the dock between A and C trained one lane"),
     "LinkprobeThunderboltLinkFlapping": (NONE, "each Thunderbolt peer was replugged once at most"),
     "LinkprobePathStale": (SOME, STALE),

@@ -8,6 +8,7 @@ three real daemons; the few that need hardware no test machine has are named bel
 are exercised instead, and every alert of the file must be in one list or the other."""
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -51,6 +52,9 @@ ELSEWHERE = {
     "LinkprobeLinkDegraded": "test_ethtool.py::test_link_degraded_alert_is_held: a replayed NIC below both ends",
     "LinkprobeRdmaPortDegraded": "test_ibsim.py::test_link_down_and_up: a port at 1X where both ends do 12X, "
                                  "its neighbour asked over ibsim's MADs (the series the alert reads is checked there)",
+    "LinkprobeSwitchLinkDegraded": "test_ibsim_sweep.py::test_degraded_switch_links_verify_and_alert: a daemon "
+                                   "sweeping ibsim's fabric with switch-to-switch cables trained low, scraped by "
+                                   "the real Prometheus",
     "LinkprobePathStale": "test_fabric.py: a cable goes down under a measured path",
     "LinkprobeEdgeEndsDisagree": "test_fabric_sim.py: two ends of a cable that measured differently",
     "LinkprobeMeasurementDisturbed": "test_fabric_sim.py, and test_peer_cross_traffic.py on a real daemon",
@@ -70,6 +74,12 @@ def test_every_alert_is_driven_somewhere():
     names = alert_names()
     assert set(DRIVEN) | set(ELSEWHERE) == names, (names - set(DRIVEN) - set(ELSEWHERE), set(DRIVEN) - names)
     assert not set(DRIVEN) & set(ELSEWHERE)
+    # A test named as where an alert is driven exists.
+    here = os.path.dirname(os.path.abspath(__file__))
+    for alert, where in ELSEWHERE.items():
+        for name, test in re.findall(r"(test_\w+\.py)::(test_\w+)", where):
+            with open(os.path.join(here, name)) as f:
+                assert re.search(rf"^def {test}\(", f.read(), re.M), f"{alert}: {name} has no {test}"
 
 
 def start_prometheus(netns, directory):

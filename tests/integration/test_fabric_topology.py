@@ -18,6 +18,7 @@ import time
 import pytest
 
 import lp
+import prometheus_queries as pq
 import simulated_cluster as sim
 
 SNAPSHOTS = os.path.join(sim.TOP, "bench", "fabric-snapshots")
@@ -123,8 +124,15 @@ def test_prometheus_writes_the_same_tree_as_the_simulation(tmp_path):
         path = tmp_path / "topology.conf"
         path.write_text(out.stdout)
         verify = ctl("fabric", "verify", f"--slurm={path}", f"--prometheus={server.url}")
+        with open(summary) as f:
+            doc = json.load(f)
+        fired = pq.firing(lambda expr: server.query(expr, doc["time"]))
     finally:
         server.close()
+    # The fat tree's plants raise their alerts and nothing else fires: the degraded uplink at both ends.
+    missing, unexpected = pq.match_alerts(fired, [a for p in doc["plants"] for a in p["alerts"]])
+    assert (missing, unexpected) == ([], [])
+    assert sum(a["alertname"] == "LinkprobeSwitchLinkDegraded" for a in fired) == 2
     assert {name: s["Nodes"] for name, s in conf.items() if s["Nodes"]} == want["leaves"]
     for spine in want["spines"]:
         assert conf[spine]["Switches"] == sorted(want["leaves"]) and conf[spine]["LinkSpeed"] == "200"
@@ -137,8 +145,8 @@ def test_prometheus_writes_the_same_tree_as_the_simulation(tmp_path):
     leaf, spine = want["degraded_uplink"]
     assert sorted(verify.stdout.splitlines()) == sorted([
         f"node {want['degraded_node']}: its cable into leaf1 port 1 is degraded (50 Gb/s; both ends could do 200 Gb/s)",
-        f"switch link {spine} port 1 - {leaf} port 23: degraded, 50 Gb/s (1X HDR) while the fastest of {spine} "
-        "runs at 200 Gb/s"]), verify.stdout
+        f"switch link {leaf} port 23 - {spine} port 1: degraded, 50 Gb/s (1X HDR) while both ends could do 200 Gb/s "
+        "(1X while both ends support 4X)"]), verify.stdout
 
 
 def test_verify_says_each_difference(tmp_path):
@@ -178,8 +186,79 @@ def test_verify_says_each_difference(tmp_path):
     assert out.returncode == 1
     assert sorted(out.stdout.splitlines()) == [
         "node node00021: its cable into leaf02 port 1 is degraded (50 Gb/s; both ends could do 200 Gb/s)",
-        "switch link leaf01 port 23 - spine03 port 1: degraded, 50 Gb/s (1X HDR) while the fastest of leaf01 runs "
-        "at 200 Gb/s"]
+        "switch link leaf01 port 23 - spine03 port 1: degraded, 50 Gb/s (1X HDR) while both ends could do 200 Gb/s "
+        "(1X while both ends support 4X)"]
+
+    # Without the sweep's judgement (a daemon from before LinkJudgements), a cable slower than the fastest
+    # of its switches' others is what is said.
+    with open(planted[0]) as f:
+        doc = json.load(f)
+    for s in doc["Objects"]["Switch"]:
+        s.pop("LinkJudgements", None)
+    with open(planted[0], "w") as f:
+        json.dump(doc, f)
+    out = ctl("fabric", "verify", f"--slurm={good}", "--snapshots", *planted)
+    assert out.returncode == 1
+    assert sorted(out.stdout.splitlines())[1] == ("switch link leaf01 port 23 - spine03 port 1: degraded, 50 Gb/s "
+                                                  "(1X HDR) while the fastest of leaf01 runs at 200 Gb/s")
+
+
+def doc_switches(name):
+    """The Switch objects of a snapshot, written back when the loop over them ends."""
+    with open(name) as f:
+        doc = json.load(f)
+    yield from doc["Objects"]["Switch"]
+    with open(name, "w") as f:
+        json.dump(doc, f)
+
+
+def test_judged_switch_links_are_what_verify_goes_by(tmp_path):
+    """A switch link the sweep judged at its best is no difference, however slow beside the others (an
+    EDR spine in an HDR fabric); one judged degraded is, at any rate; LinkSpeed is what the cables down
+    could do, at every tier."""
+    files = fat_tree(tmp_path / "snap", nodes=6, per_leaf=3, spines=2)
+    text, _ = topology(files)
+    good = tmp_path / "good.conf"
+    good.write_text(text)
+    with open(files[0]) as f:
+        doc = json.load(f)
+    names = {s["Path"]: s["Name"] for s in doc["Objects"]["Switch"]}
+    for s in doc["Objects"]["Switch"]:
+        for link, judgement in zip(s["Links"], s.get("LinkJudgements", [])):
+            pair = {s["Name"], names[link["Switch"]]}
+            if "spine02" in pair:
+                # spine02 can do no more than EDR: its cables run 4X EDR, the best both ends support.
+                link.update(Speed="EDR", RateGbps=100.0)
+                judgement.update(BestSpeed="EDR", BestRateGbps=100.0)
+            if pair == {"spine01", "leaf02"}:
+                # spine01's cable to leaf02: 2X of 4X, each end says so.
+                link.update(Width="2X", RateGbps=100.0)
+                judgement.update(Degraded=True, DegradedReason="2X while both ends support 4X")
+    with open(files[0], "w") as f:
+        json.dump(doc, f)
+    out = ctl("fabric", "verify", f"--slurm={good}", "--snapshots", *files)
+    assert out.returncode == 1, out.stderr
+    assert out.stdout.splitlines() == [
+        "switch link leaf02 port 4 - spine01 port 2: degraded, 100 Gb/s (2X HDR) while both ends could do 200 Gb/s "
+        "(2X while both ends support 4X)"], out.stdout
+    conf = parse_conf(topology(files)[0])
+    assert conf["spine01"]["LinkSpeed"] == "200" and conf["spine02"]["LinkSpeed"] == "100", conf
+    doc = json.loads(ctl("fabric", "--json", "--snapshots", *files).stdout)
+    degraded = [link for link in doc["SwitchLinks"] if link["Degraded"]]
+    assert len(degraded) == 1 and degraded[0]["BestGbps"] == 200 and degraded[0]["BestWidth"] == "4X" and \
+        degraded[0]["DegradedReason"] == "2X while both ends support 4X", degraded
+    human = ctl("fabric", "--snapshots", *files).stdout
+    assert "Degraded switch cables:\n  leaf02 port 4 ↔ spine01 port 2: 2X HDR 100 Gb/s, both ends could do 200 Gb/s " \
+        "(2X while both ends support 4X)\n" in human, human
+
+    # Judgements that are not ones (a hand-edited or hostile snapshot) judge nothing, and lose nothing else.
+    for s in doc_switches(files[0]):
+        s["LinkJudgements"] = {"leaf01": "x"} if s["Name"] == "leaf01" else \
+            [{"Port": "4", "BestRateGbps": "fast", "Degraded": "yes"}, None, 7]
+    out = ctl("fabric", "--json", "--snapshots", *files)
+    assert out.returncode == 0, out.stderr
+    assert all(link["BestGbps"] is None and link["Degraded"] is False for link in json.loads(out.stdout)["SwitchLinks"])
+    assert ctl("fabric", "verify", f"--slurm={good}", "--snapshots", *files).returncode == 1
 
 
 @pytest.mark.parametrize("text, line, words", [
@@ -358,7 +437,9 @@ def test_switches_are_vertices_of_the_picture(tmp_path):
     for name in ("leaf01", "leaf02", "spine01", "spine02", "tor01", "tor02"):
         assert re.search(rf'^  "[^"]+:[^"]+" \[label="{name}", shape=hexagon\];$', out.stdout, re.M), name
     assert '[label="mlx5_0/1 → port 1\\n50 Gb/s\\ndegraded", color="red", fontcolor="red"];' in out.stdout
-    assert '[label="port 5 ↔ port 1\\n1X HDR 50 Gb/s", style=bold];' in out.stdout
+    assert '[label="port 5 ↔ port 1\\n1X HDR 50 Gb/s\\ndegraded", style=bold, color="red", fontcolor="red"];' \
+        in out.stdout
+    assert '[label="port 5 ↔ port 2\\n4X HDR 200 Gb/s", style=bold];' in out.stdout
     svg = ctl("fabric", "--svg", "--snapshots", *files)
     assert svg.returncode == 0 and svg.stdout.count('class="node"') == 12
     doc = json.loads(ctl("fabric", "--json", "--snapshots", *files).stdout)

@@ -3,7 +3,9 @@
 spine and four CAs (a 1X cable between the leaves); linkprobed, attached to one CA, walks the subnet with
 linkprobe-probe-fabric (libibnetdisc) and must publish every switch and every switch-to-switch link
 ibnetdiscover (infiniband-diags) prints on the same fabric in the same test: mismatches 0. Then a link
-taken down in ibsim's console goes at the next sweep, a sweep that times out mid-walk (a spine that drops
+taken down in ibsim's console goes at the next sweep, switch-to-switch cables trained low are judged as
+iblinkinfo's "Could be" judges them and carried into `linkprobectl fabric` (verify, topology) and into
+the alert the real Prometheus holds on the daemon's metrics, a sweep that times out mid-walk (a spine that drops
 every MAD) or runs past its deadline keeps the last complete result and says so, a fabric bigger than [Fabric] MaxSwitches= is
 published up to the cap with a warning, Sweep=no publishes no swept switch, and bad [Fabric] values are
 refused with their line and reason.
@@ -14,11 +16,15 @@ sweep with Refresh(), the call that stands in for the port events of real hardwa
 import json
 import os
 import re
+import socket
+import subprocess
 import time
+import urllib.request
 
 import pytest
 
 import lp
+import prometheus_queries as pq
 from test_ibsim import Fabric, missing_components, refresh, sanitized_build
 
 pytest.importorskip("gi")
@@ -284,6 +290,93 @@ def test_switch_links_could_be_matches_iblinkinfo(bus):
         out = lp.ctl(bus, "switches", "--no-pager", check=True, env={"COLUMNS": "200"}).stdout
         assert "1X while both ends support 12X" in out, out
     finally:
+        client.close()
+        if d:
+            d.stop()
+        fabric.stop()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_degraded_switch_links_verify_and_alert(bus, tmp_path):
+    """The daemon sweeping NET_DEGRADED: `linkprobectl fabric` from it carries the judgement of every
+    switch-to-switch cable (json, the table's notes), `fabric topology` writes LinkSpeed from what the cables
+    could do, and `fabric verify` says each degraded cable between the tree's switches, one line each, exit
+    1; the real Prometheus scraping the same daemon holds LinkprobeSwitchLinkDegraded for each degraded
+    end with the labels the exporter wrote, and `fabric verify --prometheus` says what the daemon said."""
+    if not os.access("/usr/bin/prometheus", os.X_OK):
+        pytest.skip("no Prometheus server installed (Debian package prometheus)")
+    fabric = Fabric(NET_DEGRADED)
+    metrics_port, prometheus_port = free_port(), free_port()
+    d, prom = None, None
+    client = lp.Client(bus)
+    try:
+        d = daemon(fabric, bus, config=f"[Fabric]\nSweep=yes\n[Metrics]\nListenAddress=127.0.0.1:{metrics_port}\n")
+        assert settle(client, lambda p: len(p[1]) == 8, refreshing=False), d.log()[-3000:]
+        doc = json.loads(lp.ctl(bus, "fabric", "--json=short", check=True).stdout)
+        names = {s["Key"]: s["Name"] for s in doc["Switches"]}
+        cables = {frozenset({(names[link["From"]], link["FromPort"]), (names[link["To"]], link["ToPort"])}):
+                  (link["BestGbps"], link["Degraded"], link["DegradedReason"]) for link in doc["SwitchLinks"]}
+        assert cables == {frozenset({("leaf1", "5"), ("spine1", "1")}): (600, False, None),
+                          frozenset({("leaf1", "6"), ("leaf2", "6")}): (600, True, "1X while both ends support 12X"),
+                          frozenset({("leaf1", "7"), ("leaf2", "7")}): (120, True, "SDR while both ends support QDR"),
+                          frozenset({("leaf2", "5"), ("spine1", "2")}): (600, True, "FDR while both ends support HDR")}, \
+            cables
+        table = lp.ctl(bus, "fabric", "--no-pager", check=True, env={"COLUMNS": "200"}).stdout
+        assert "Degraded switch cables:" in table and table.count("both ends could do") == 3, table
+
+        conf = lp.ctl(bus, "fabric", "topology", check=True).stdout
+        # leaf2's cables down to leaf1 run at 50 (1X HDR) and 30 Gb/s (12X SDR), could do 600 and 120.
+        assert re.search(r"^SwitchName=leaf2 Switches=leaf1 LinkSpeed=600$", conf, re.M), conf
+        path = tmp_path / "topology.conf"
+        path.write_text(conf)
+        out = lp.ctl(bus, "fabric", "verify", f"--slurm={path}", check=False)
+        lines = sorted(out.stdout.splitlines())
+        assert out.returncode == 1 and len(lines) == 3, out.stdout + out.stderr
+        for line, rate, reason in zip(lines, ("50 Gb/s (1X HDR) while both ends could do 600 Gb/s",
+                                              "30 Gb/s (12X SDR) while both ends could do 120 Gb/s",
+                                              "168 Gb/s (12X FDR) while both ends could do 600 Gb/s"),
+                                      ("1X while both ends support 12X", "SDR while both ends support QDR",
+                                       "FDR while both ends support HDR")):
+            assert line.startswith("switch link ") and f": degraded, {rate} ({reason})" in line, lines
+        assert "3 differences" in out.stderr
+
+        config = tmp_path / "prometheus.yml"
+        config.write_text("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                          f"rule_files: [{pq.RULES!r}]\n"
+                          "scrape_configs:\n  - job_name: linkprobe\n"
+                          f"    static_configs:\n      - targets: ['127.0.0.1:{metrics_port}']\n")
+        prom = subprocess.Popen(["/usr/bin/prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp_path}/data",
+                                 f"--web.listen-address=127.0.0.1:{prometheus_port}"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{prometheus_port}"
+
+        def held():
+            try:
+                with urllib.request.urlopen(f"{url}/api/v1/alerts", timeout=10) as answer:
+                    alerts = json.load(answer)["data"]["alerts"]
+            except (OSError, ValueError):
+                return None
+            mine = [a["labels"] for a in alerts if a["labels"]["alertname"] == "LinkprobeSwitchLinkDegraded"]
+            return mine if len(mine) == 6 else None
+        alerts = wait_until(held, 60, interval=0.5)
+        assert alerts, f"Prometheus never held LinkprobeSwitchLinkDegraded for the 6 degraded ends: {held()}"
+        ends = sorted((a["switch_name"], a["port"], a["reason"]) for a in alerts)
+        assert ends == [("leaf1", "6", "1X while both ends support 12X"), ("leaf1", "7", "SDR while both ends support QDR"),
+                        ("leaf2", "5", "FDR while both ends support HDR"), ("leaf2", "6", "1X while both ends support 12X"),
+                        ("leaf2", "7", "SDR while both ends support QDR"),
+                        ("spine1", "2", "FDR while both ends support HDR")], ends
+        # No other alert of the file is held: the fine cable's series is 0.
+        assert {a["severity"] for a in alerts} == {"warning"}
+        out = lp.run([lp.CTL, "fabric", "verify", f"--slurm={path}", f"--prometheus={url}"], check=False)
+        assert out.returncode == 1 and sorted(out.stdout.splitlines()) == lines, out.stdout + out.stderr
+    finally:
+        if prom:
+            lp.stop_process(prom, 10)
         client.close()
         if d:
             d.stop()

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for the switch tree of the fabric model: switch keys the same whoever saw the switch, a
  * node placed by its fastest cable (InfiniBand before Ethernet when a rate is unknown), tiers from the
- * switch-to-switch cables, names Slurm cannot take refused, nameless switches named by their key, and
- * nodes with no switch counted. */
+ * switch-to-switch cables, names Slurm cannot take refused, nameless switches named by their key,
+ * nodes with no switch counted, the sweep's judgement of a switch link carried from either end, and
+ * LinkSpeed the same figure at every tier. */
 #include <string.h>
 
 #include "unit-test.h"
@@ -47,10 +48,10 @@ static json_object *model(void) {
         assert_int_equal(fabric_add_attachment(m, "id2", "eth1", "ethernet", "guid:0000000000000002", "7", 100, 100, false), 0);
         assert_int_equal(fabric_add_attachment(m, "id2", "mlx5_0/1", "infiniband", "guid:0000000000000001", "4", 200, 200, false), 0);
         /* Named again from the other end, and a second cable of the same pair: one cable, one child. */
-        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000001", "9", "guid:0000000000000003", "1", "4X", "HDR", 200), 0);
-        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000003", "1", "guid:0000000000000001", "9", "4X", "HDR", 200), 0);
-        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000001", "10", "guid:0000000000000003", "2", "4X", "HDR", 200), 0);
-        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000002", "9", "guid:0000000000000003", "3", "4X", "EDR", 100), 0);
+        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000001", "9", "guid:0000000000000003", "1", "4X", "HDR", 200, NULL), 0);
+        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000003", "1", "guid:0000000000000001", "9", "4X", "HDR", 200, NULL), 0);
+        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000001", "10", "guid:0000000000000003", "2", "4X", "HDR", 200, NULL), 0);
+        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000002", "9", "guid:0000000000000003", "3", "4X", "EDR", 100, NULL), 0);
         assert_int_equal(json_object_array_length(ctl_member(m, "SwitchLinks")), 3);
         return m;
 }
@@ -118,12 +119,69 @@ static void test_two_switches_one_name(void **state) {
         assert_non_null(strstr(error, "two switches are named leaf1"));
 }
 
+/* A switch link named from both ends: the end that judged it fills in what the other could not, either
+ * end's "degraded" stands, and a later end that finds it fine does not clear it. */
+static void test_switch_link_judgement(void **state) {
+        _cleanup_(json_object_putp) json_object *m = fabric_model_new("daemon");
+        const FabricLinkJudgement fine = { .best_width = "4X", .best_speed = "HDR", .best = 200 },
+                                  low = { .best_width = "4X", .best_speed = "HDR", .best = 200, .degraded = true,
+                                          .reason = "1X while both ends support 4X" };
+        json_object *l;
+
+        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000001", "9", "guid:0000000000000003", "1", "1X", "HDR", 50, NULL), 0);
+        l = json_object_array_get_idx(ctl_member(m, "SwitchLinks"), 0);
+        assert_null(ctl_member(l, "BestGbps"));
+        assert_false(json_bool_or(l, "Degraded", true));
+        assert_null(ctl_member(l, "DegradedReason"));
+        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000003", "1", "guid:0000000000000001", "9", "1X", "HDR", 50, &low), 0);
+        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000001", "9", "guid:0000000000000003", "1", "1X", "HDR", 50, &fine), 0);
+        assert_int_equal(json_object_array_length(ctl_member(m, "SwitchLinks")), 1);
+        assert_true(json_double_or(l, "BestGbps", 0) == 200);
+        assert_string_equal(json_string_or(l, "BestWidth", ""), "4X");
+        assert_string_equal(json_string_or(l, "BestSpeed", ""), "HDR");
+        assert_true(json_bool_or(l, "Degraded", false));
+        assert_string_equal(json_string_or(l, "DegradedReason", ""), "1X while both ends support 4X");
+        /* As Prometheus has it: a rate, no widths, an empty reason is none. */
+        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000001", "10", "guid:0000000000000003", "2", "4X", "HDR", 200,
+                                                &(FabricLinkJudgement) { .best = 200, .reason = "" }), 0);
+        l = json_object_array_get_idx(ctl_member(m, "SwitchLinks"), 1);
+        assert_true(json_double_or(l, "BestGbps", 0) == 200);
+        assert_null(ctl_member(l, "BestWidth"));
+        assert_false(json_bool_or(l, "Degraded", true));
+        assert_null(ctl_member(l, "DegradedReason"));
+}
+
+/* LinkSpeed is what the cables down could do at every tier: a spine whose only cable down trained 1X of
+ * a 4X both ends support says 200, as a leaf with a degraded node cable does. */
+static void test_link_speed_is_what_both_ends_could_do(void **state) {
+        _cleanup_(json_object_putp) json_object *m = fabric_model_new("daemon");
+        _cleanup_(fabric_tree_done) FabricTree t = {};
+        _cleanup_(freep) char *error = NULL;
+
+        assert_int_equal(fabric_add_node(m, "id1", "n1", false), 0);
+        assert_non_null(fabric_add_switch(m, "guid:0000000000000001", "leaf1", NULL, "infiniband"));
+        assert_non_null(fabric_add_switch(m, "guid:0000000000000003", "spine", NULL, "sweep"));
+        assert_int_equal(fabric_add_attachment(m, "id1", "mlx5_0/1", "infiniband", "guid:0000000000000001", "1", 50, 200, true), 0);
+        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000001", "9", "guid:0000000000000003", "1", "1X", "HDR", 50,
+                                                &(FabricLinkJudgement) { .best = 200, .degraded = true }), 0);
+        assert_int_equal(fabric_tree_build(m, &t, &error), 0);
+        assert_true(by_name(&t, "leaf1")->link_gbps == 200);
+        assert_true(by_name(&t, "spine")->link_gbps == 200);
+        assert_true(fabric_tree_capable_gbps(json_object_array_get_idx(ctl_member(m, "SwitchLinks"), 0)) == 200);
+        /* Not judged (the far end not swept): what it runs at. */
+        assert_int_equal(fabric_add_switch_link(m, "guid:0000000000000003", "2", "guid:0000000000000004", "1", "4X", "EDR", 100,
+                                                NULL), 0);
+        assert_true(fabric_tree_capable_gbps(json_object_array_get_idx(ctl_member(m, "SwitchLinks"), 1)) == 100);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_switch_keys),
                 cmocka_unit_test(test_tree),
                 cmocka_unit_test(test_names_slurm_cannot_take),
                 cmocka_unit_test(test_two_switches_one_name),
+                cmocka_unit_test(test_switch_link_judgement),
+                cmocka_unit_test(test_link_speed_is_what_both_ends_could_do),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

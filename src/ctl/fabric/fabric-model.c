@@ -264,16 +264,36 @@ int fabric_add_attachment(json_object *model, const char *node_id, const char *i
         return 0;
 }
 
+/* What a judgement adds to a switch link: the best where none was known yet, degraded where an end says
+ * so (the two ends of one cable judge it alike, but an end may be left unjudged). */
+static void judge_switch_link(json_object *l, const FabricLinkJudgement *j) {
+        if (!j || j->best <= 0)
+                return;
+        if (json_double_or(l, "BestGbps", 0) <= 0) {
+                json_object_object_add(l, "BestWidth", json_string_or_null(isempty(j->best_width) ? NULL : j->best_width));
+                json_object_object_add(l, "BestSpeed", json_string_or_null(isempty(j->best_speed) ? NULL : j->best_speed));
+                json_object_object_add(l, "BestGbps", json_object_new_double(j->best));
+        }
+        if (j->degraded && !json_bool_or(l, "Degraded", false)) {
+                json_object_object_add(l, "Degraded", json_object_new_boolean(true));
+                json_object_object_add(l, "DegradedReason", json_string_or_null(isempty(j->reason) ? NULL : j->reason));
+        }
+}
+
 int fabric_add_switch_link(json_object *model, const char *from, const char *from_port, const char *to,
-                           const char *to_port, const char *width, const char *speed, double rate) {
+                           const char *to_port, const char *width, const char *speed, double rate,
+                           const FabricLinkJudgement *judgement) {
         json_object *list = ctl_member(model, "SwitchLinks"), *l;
         char a[256], b[256];
 
         /* One cable whichever end names it: keyed by its ends in order. */
         snprintf(a, sizeof(a), "%s\x1e%s", from, strempty(from_port));
         snprintf(b, sizeof(b), "%s\x1e%s", to, strempty(to_port));
-        if (indexed(model, "switchlink", strcmp(a, b) < 0 ? a : b, strcmp(a, b) < 0 ? b : a))
+        l = indexed(model, "switchlink", strcmp(a, b) < 0 ? a : b, strcmp(a, b) < 0 ? b : a);
+        if (l) {
+                judge_switch_link(l, judgement);
                 return 0;
+        }
         if (json_array_len(list) >= FABRIC_EDGES_MAX)
                 return -E2BIG;
         l = json_object_new_object();
@@ -286,6 +306,12 @@ int fabric_add_switch_link(json_object *model, const char *from, const char *fro
         json_object_object_add(l, "Width", json_string_or_null(isempty(width) ? NULL : width));
         json_object_object_add(l, "Speed", json_string_or_null(isempty(speed) ? NULL : speed));
         json_object_object_add(l, "RateGbps", rate > 0 ? json_object_new_double(rate) : NULL);
+        json_object_object_add(l, "BestWidth", NULL);
+        json_object_object_add(l, "BestSpeed", NULL);
+        json_object_object_add(l, "BestGbps", NULL);
+        json_object_object_add(l, "Degraded", json_object_new_boolean(false));
+        json_object_object_add(l, "DegradedReason", NULL);
+        judge_switch_link(l, judgement);
         if (json_object_array_add(list, l) < 0) {
                 json_object_put(l);
                 return -ENOMEM;

@@ -25,7 +25,8 @@
  *    "Switches": [{"Key", "Name", "Description", "Sources": ["lldp", "infiniband", "sweep"]}],
  *    "Attachments": [{"NodeId", "Interface", "Switch", "SwitchPort", "Transport": "ethernet"|"infiniband",
  *                     "RateGbps", "BestGbps", "Degraded"}],
- *    "SwitchLinks": [{"From", "FromPort", "To", "ToPort", "Width", "Speed", "RateGbps"}],
+ *    "SwitchLinks": [{"From", "FromPort", "To", "ToPort", "Width", "Speed", "RateGbps", "BestWidth", "BestSpeed",
+ *                     "BestGbps", "Degraded", "DegradedReason"}],
  *    "Problems": ["..."]}
  * Upload is From -> To, download To -> From. A Thunderbolt edge's rates are negotiated, not measured
  * ("Measured": false). A node may carry "Clashing": true when two nodes answered with its NodeId.
@@ -57,9 +58,21 @@ const char *fabric_switch_name(json_object *model, const char *key);
  * unknown. */
 int fabric_add_attachment(json_object *model, const char *node_id, const char *interface, const char *transport,
                           const char *switch_key, const char *port, double rate, double best, bool degraded);
-/* A cable between two switches' ports, once whichever end names it (rate: Gb/s, 0 unknown). */
+/* The sweep's judgement of a switch-to-switch cable (Switch.LinkJudgements, linkprobe_switch_link_degraded):
+ * the best both ends support (iblinkinfo's "Could be") and whether it trained below that. */
+typedef struct FabricLinkJudgement {
+        const char *best_width, *best_speed; /* NULL unknown (Prometheus carries only the rate) */
+        double best;                         /* Gb/s, 0 not judged (the far end was not swept) */
+        bool degraded;
+        const char *reason;                  /* "1X while both ends support 4X", NULL or "" none */
+} FabricLinkJudgement;
+
+/* A cable between two switches' ports, once whichever end names it (rate: Gb/s, 0 unknown; judgement
+ * NULL when none). Named again from its other end, what that end judged fills in what is missing, and
+ * either end's word that it is degraded makes it so. */
 int fabric_add_switch_link(json_object *model, const char *from, const char *from_port, const char *to,
-                           const char *to_port, const char *width, const char *speed, double rate);
+                           const char *to_port, const char *width, const char *speed, double rate,
+                           const FabricLinkJudgement *judgement);
 
 int fabric_add_problem(json_object *model, const char *format, ...) _printf_(2, 3);
 /* A string as a DOT quoted string's contents: quotes and backslashes escaped, control characters '?',

@@ -30,6 +30,11 @@ double fabric_tree_attachment_gbps(json_object *a) {
         return rate > 0 ? rate : json_double_or(a, "BestGbps", 0);
 }
 
+double fabric_tree_capable_gbps(json_object *cable) {
+        double best = json_double_or(cable, "BestGbps", 0);
+        return best > 0 ? best : json_double_or(cable, "RateGbps", 0);
+}
+
 void fabric_tree_done(FabricTree *t) {
         for (size_t i = 0; i < t->n_switches; i++) {
                 free(t->switches[i].name);
@@ -192,7 +197,7 @@ int fabric_tree_build(json_object *model, FabricTree *ret, char **ret_error) {
                 s = &t.switches[n->leaf];
                 if (append(&s->nodes, &s->n_nodes, (uint32_t) i) < 0)
                         goto fail;
-                gbps = json_double_or(n->attachment, "BestGbps", 0) ?: fabric_tree_attachment_gbps(n->attachment);
+                gbps = fabric_tree_capable_gbps(n->attachment);
                 if (gbps > s->link_gbps)
                         s->link_gbps = gbps;
                 if (s->tier < 0) {
@@ -237,10 +242,10 @@ int fabric_tree_build(json_object *model, FabricTree *ret, char **ret_error) {
                                 goto fail;
                 }
         }
-        /* A switch's LinkSpeed above the leaves: the best of its cables down. */
+        /* A switch's LinkSpeed above the leaves: the best of its cables down, judged as a leaf's are. */
         for (size_t i = 0; i < json_array_len(links); i++) {
                 json_object *l = json_object_array_get_idx(links, i), *x, *y;
-                double gbps = json_double_or(l, "RateGbps", 0);
+                double gbps = fabric_tree_capable_gbps(l);
                 TreeSwitch *a, *b;
 
                 if (!json_object_object_get_ex(switch_index, json_string_or(l, "From", ""), &x) ||

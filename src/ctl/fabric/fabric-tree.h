@@ -20,7 +20,7 @@ typedef struct TreeSwitch {
         size_t n_parents;
         uint32_t *neighbours; /* every switch it has a cable to, once (building only) */
         size_t n_neighbours;
-        double link_gbps;     /* LinkSpeed: the best its cables down run at (or could run at), 0 unknown */
+        double link_gbps;     /* LinkSpeed: the best its cables down could run at (fabric_tree_capable_gbps()) */
 } TreeSwitch;
 
 typedef struct TreeNode {
@@ -61,3 +61,6 @@ void fabric_tree_done(FabricTree *t);
 const char *fabric_tree_tier_name(unsigned tier, char buf[static 16]);
 /* The rate a node's attachment is judged by: what it runs at, else what both ends could do. */
 double fabric_tree_attachment_gbps(json_object *attachment);
+/* What a cable (an Attachments or a SwitchLinks entry) could do, LinkSpeed's figure at every tier: the
+ * best both ends support, else what it runs at; 0 unknown. A degraded cable does not lower it. */
+double fabric_tree_capable_gbps(json_object *cable);
