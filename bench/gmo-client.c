@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* bench/gmo-client — times GetManagedObjects as a C client sees it: call sent to reply received and
  * validated by sd-bus, not unpacked into a language's objects (GDBus building GVariants for 2000
- * links costs more than the daemon's answer). Prints one JSON array of microseconds.
+ * links costs more than the daemon's answer). Prints one JSON array of microseconds. With "ping", the
+ * call is org.freedesktop.DBus.Peer.Ping instead, which the daemon answers at once: how long its loop
+ * takes to come to a call, and nothing else.
  *
- *   gmo-client [--direct] ADDRESS COUNT
+ *   gmo-client [--direct] ADDRESS COUNT [ping]
  *
  * --direct: ADDRESS is linkprobed's private socket (unix:path=...), a peer-to-peer connection with no
  * bus in between, so no Hello. */
@@ -22,8 +24,9 @@ int main(int argc, char *argv[]) {
 
         argc -= direct;
         argv += direct;
-        if (argc != 3 || (n = atoi(argv[2])) <= 0) {
-                fprintf(stderr, "usage: gmo-client [--direct] ADDRESS COUNT\n");
+        bool ping = argc == 4 && streq(argv[3], "ping");
+        if ((argc != 3 && !ping) || (n = atoi(argv[2])) <= 0) {
+                fprintf(stderr, "usage: gmo-client [--direct] ADDRESS COUNT [ping]\n");
                 return 2;
         }
         if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, argv[1]) < 0 || sd_bus_set_bus_client(bus, !direct) < 0 ||
@@ -37,9 +40,11 @@ int main(int argc, char *argv[]) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 sd_bus_error error = SD_BUS_ERROR_NULL;
                 uint64_t start = now_usec(CLOCK_MONOTONIC);
-                int r = sd_bus_call_method(bus, "org.linkprobe.LinkProbe1", "/org/linkprobe/LinkProbe1",
-                                           "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", &error,
-                                           &reply, "");
+                int r = ping ? sd_bus_call_method(bus, "org.linkprobe.LinkProbe1", "/org/linkprobe/LinkProbe1",
+                                                  "org.freedesktop.DBus.Peer", "Ping", &error, &reply, "")
+                             : sd_bus_call_method(bus, "org.linkprobe.LinkProbe1", "/org/linkprobe/LinkProbe1",
+                                                  "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", &error,
+                                                  &reply, "");
                 uint64_t took = now_usec(CLOCK_MONOTONIC) - start;
                 if (r < 0) {
                         fprintf(stderr, "gmo-client: %s\n", error.message ?: "call failed");

@@ -1,14 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <linux/sockios.h>
 #include <math.h>
+#include <sys/ioctl.h>
 
 #include "bus-object.h"
 #include "shared/bus-names.h"
 #include "shared/log.h"
 #include "shared/string-util.h"
+#include "shared/time-util.h"
 
 static int on_flush(sd_event_source *s, void *userdata) {
         bus_publisher_flush(userdata);
         return 0;
+}
+
+static int on_slice(sd_event_source *s, void *userdata);
+
+static int on_queue_wait(sd_event_source *s, uint64_t usec, void *userdata) {
+        BusPublisher *p = userdata;
+        return sd_event_source_set_enabled(p->slice_source, SD_EVENT_ON);
 }
 
 int bus_publisher_init(BusPublisher *p, sd_event *event, const BusPublisherHooks *hooks) {
@@ -20,13 +30,31 @@ int bus_publisher_init(BusPublisher *p, sd_event *event, const BusPublisherHooks
                 return r;
         (void) sd_event_source_set_enabled(p->flush_source, SD_EVENT_OFF);
         (void) sd_event_source_set_description(p->flush_source, "bus-flush");
+        r = sd_event_add_defer(event, &p->slice_source, on_slice, p);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(p->slice_source, SD_EVENT_OFF);
+        (void) sd_event_source_set_priority(p->slice_source, BUS_PUBLISHER_SLICE_PRIORITY);
+        (void) sd_event_source_set_description(p->slice_source, "bus-signal-slice");
+        /* Accuracy 1 us: 0 would be sd-event's default, 250 ms. */
+        r = sd_event_add_time_relative(event, &p->queue_wait, CLOCK_MONOTONIC, BUS_PUBLISHER_QUEUE_WAIT_USEC, 1,
+                                       on_queue_wait, p);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(p->queue_wait, SD_EVENT_OFF);
+        (void) sd_event_source_set_priority(p->queue_wait, BUS_PUBLISHER_SLICE_PRIORITY);
+        (void) sd_event_source_set_description(p->queue_wait, "bus-signal-queue-wait");
         return 0;
 }
 
 void bus_publisher_done(BusPublisher *p) {
         p->flush_source = sd_event_source_disable_unref(p->flush_source);
+        p->slice_source = sd_event_source_disable_unref(p->slice_source);
+        p->queue_wait = sd_event_source_disable_unref(p->queue_wait);
         p->dirty = mfree(p->dirty);
         p->n_dirty = p->n_dirty_allocated = 0;
+        p->emitting = mfree(p->emitting);
+        p->emit_next = p->n_emitting = p->n_emitting_allocated = 0;
 }
 
 void bus_publisher_schedule(BusPublisher *p) {
@@ -53,10 +81,32 @@ static int publisher_enqueue(BusPublisher *p, BusObject *o) {
 }
 
 static void publisher_dequeue(BusPublisher *p, BusObject *o) {
-        if (o->dirty_index == 0)
-                return;
-        p->dirty[o->dirty_index - 1] = NULL;
-        o->dirty_index = 0;
+        if (o->dirty_index > 0) {
+                p->dirty[o->dirty_index - 1] = NULL;
+                o->dirty_index = 0;
+        }
+        if (o->emit_index > 0) {
+                p->emitting[o->emit_index - 1] = NULL;
+                o->emit_index = 0;
+        }
+}
+
+/* Behind the signals still to send; false (and the object's signal sent now) when out of memory. */
+static bool publisher_defer(BusPublisher *p, BusObject *o) {
+        if (o->emit_index > 0)
+                return true;
+        if (p->n_emitting == p->n_emitting_allocated) {
+                size_t n = MAX(p->n_emitting_allocated * 2, (size_t) 64);
+                BusObject **grown = reallocarray(p->emitting, n, sizeof(BusObject *));
+                if (!grown)
+                        return false;
+                p->emitting = grown;
+                p->n_emitting_allocated = n;
+        }
+        p->emitting[p->n_emitting++] = o;
+        o->emit_index = p->n_emitting;
+        (void) sd_event_source_set_enabled(p->slice_source, SD_EVENT_ON);
+        return true;
 }
 
 void bus_object_init(BusObject *o, BusPublisher *p, const BusObjectType *type, char *path) {
@@ -96,7 +146,8 @@ void bus_object_changed(BusObject *o, const char *property) {
                                             o->path, BUS_OBJECT_CHANGED_MAX, property);
                 }
         }
-        (void) publisher_enqueue(o->publisher, o);
+        if (!o->publisher->record_only)
+                (void) publisher_enqueue(o->publisher, o);
 }
 
 void bus_object_queue(BusObject *o) {
@@ -218,9 +269,78 @@ static bool bus_object_emit(BusObject *o) {
         return sent;
 }
 
+/* One object's signal, now; it leaves the signals still to send. */
+static void publisher_send(BusPublisher *p, BusObject *o) {
+        if (o->emit_index > 0) {
+                p->emitting[o->emit_index - 1] = NULL;
+                o->emit_index = 0;
+        }
+        p->sent |= bus_object_emit(o);
+}
+
+/* published() once every signal of the batch went out (metrics, identity file, STATUS=). */
+static void publisher_sent_all(BusPublisher *p) {
+        if (p->emit_next < p->n_emitting)
+                return;
+        p->emitting = mfree(p->emitting);
+        p->emit_next = p->n_emitting = p->n_emitting_allocated = 0;
+        (void) sd_event_source_set_enabled(p->slice_source, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(p->queue_wait, SD_EVENT_OFF);
+        if (p->sent && p->hooks.published) {
+                p->sent = false;
+                p->hooks.published(p->hooks.userdata);
+        }
+}
+
+/* What we sent that the bus daemon has not read yet: the messages sd-bus holds (the socket was full)
+ * and the bytes in the socket (SIOCOUTQ, on a Unix socket what the peer has not read). Any of it is
+ * ahead of the next reply. */
+static bool write_queue_full(BusPublisher *p) {
+        uint64_t queued = 0;
+        int fd, outq = 0;
+
+        if (!p->bus)
+                return false;
+        if (sd_bus_get_n_queued_write(p->bus, &queued) >= 0 && queued > 0)
+                return true;
+        fd = sd_bus_get_fd(p->bus);
+        return fd >= 0 && ioctl(fd, SIOCOUTQ, &outq) >= 0 && outq >= BUS_PUBLISHER_OUTQ_MAX;
+}
+
+/* At least one object a slice, whatever the clock says (a preempted process still moves on). */
+static bool slice_over(BusPublisher *p, uint64_t start, size_t n) {
+        return n > 0 && (n >= BUS_PUBLISHER_SLICE_MAX || now_usec(CLOCK_MONOTONIC) - start >= BUS_PUBLISHER_SLICE_USEC ||
+                         write_queue_full(p));
+}
+
+static int on_slice(sd_event_source *s, void *userdata) {
+        BusPublisher *p = userdata;
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        size_t n = 0;
+
+        p->n_slices++;
+        while (p->emit_next < p->n_emitting && !slice_over(p, start, n)) {
+                BusObject *o = p->emitting[p->emit_next++];
+                if (!o)
+                        continue;
+                publisher_send(p, o);
+                n++;
+        }
+        if (p->emit_next < p->n_emitting && write_queue_full(p)) {
+                /* The bus daemon is behind: wait for it rather than spin (sd-bus writes on EPOLLOUT). */
+                (void) sd_event_source_set_enabled(p->slice_source, SD_EVENT_OFF);
+                (void) sd_event_source_set_time_relative(p->queue_wait, BUS_PUBLISHER_QUEUE_WAIT_USEC);
+                (void) sd_event_source_set_enabled(p->queue_wait, SD_EVENT_ONESHOT);
+                return 0;
+        }
+        publisher_sent_all(p);
+        return 0;
+}
+
 void bus_publisher_flush(BusPublisher *p) {
-        size_t prepared = 0, derived = 0;
-        bool published = false;
+        size_t prepared = 0, derived = 0, n_sent = 0, n_deferred = 0;
+        uint64_t start = now_usec(CLOCK_MONOTONIC), derived_at;
+        bool over = false;
 
         /* Record, derive, publish: prepare what sources marked (re-reading sysfs may mark more), let
          * the derivation pass see what is new, and go round again while it queued anything. */
@@ -237,6 +357,10 @@ void bus_publisher_flush(BusPublisher *p) {
                         break;
         }
 
+        /* What this flush found goes first, as far as a slice goes (the derivation counted in): a
+         * link's change waits for no signal of an earlier sample. The rest, behind those still to
+         * send. */
+        derived_at = now_usec(CLOCK_MONOTONIC);
         BusObject **batch = TAKE_PTR(p->dirty);
         size_t n = p->n_dirty;
         p->n_dirty = p->n_dirty_allocated = 0;
@@ -245,10 +369,20 @@ void bus_publisher_flush(BusPublisher *p) {
                 if (!o)
                         continue;
                 o->dirty_index = 0;
-                published |= bus_object_emit(o);
+                /* Before the name nothing is sent, only marked announced: all of it at once (the
+                 * start-up's flushes must find every object announced, or their changes would go
+                 * unnamed). */
+                over = over || (p->name_acquired && slice_over(p, start, n_sent));
+                if (over && publisher_defer(p, o)) {
+                        n_deferred++;
+                        continue;
+                }
+                publisher_send(p, o);
+                n_sent++;
         }
         free(batch);
-
-        if (published && p->hooks.published)
-                p->hooks.published(p->hooks.userdata);
+        if (n_deferred > 0)
+                log_debug("Flush: %zu objects derived in %" PRIu64 " us, %zu sent in %" PRIu64 " us, %zu left for "
+                          "slices.", n, derived_at - start, n_sent, now_usec(CLOCK_MONOTONIC) - derived_at, n_deferred);
+        publisher_sent_all(p);
 }

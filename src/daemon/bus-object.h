@@ -31,6 +31,7 @@ struct BusObject {
         char *path;
         bool announced;     /* InterfacesAdded went out, or the object predates our bus name */
         size_t dirty_index; /* 1 + position in the publisher's queue, 0 when not queued */
+        size_t emit_index;  /* 1 + position in the publisher's signals still to send, 0 when none */
         unsigned n_changed;
         const char *changed[BUS_OBJECT_CHANGED_MAX + 1];
 };
@@ -48,6 +49,26 @@ typedef struct BusPublisherHooks {
         void *userdata;
 } BusPublisherHooks;
 
+/*
+ * A flush derives everything at once but sends its signals in slices: a watch sample that moves every
+ * link's rates makes 2001 PropertiesChanged (10 to 30 us each, 20 to 60 ms in all), and a bus call or
+ * a link's change that arrives meanwhile must not wait for them. The flush sends what fits in one
+ * slice; the rest goes out from a source of lower priority (BUS_PUBLISHER_SLICE_PRIORITY), a slice per
+ * loop iteration, so bus calls, netlink events and the next flush are dispatched in between. An object
+ * that changes again before its turn is sent once, by whichever flush or slice reaches it first, with
+ * everything that changed.
+ */
+#define BUS_PUBLISHER_SLICE_USEC 1000
+#define BUS_PUBLISHER_SLICE_MAX 256 /* objects per slice, however fast they go (and for the tests) */
+/* A slice also stops while the bus daemon has this much of what we sent still to read (it routes
+ * every signal to its subscribers, slower than we write them): a reply or a link's change sent
+ * meanwhile would wait behind all of it, some 50 signals a millisecond. The next slice is tried
+ * BUS_PUBLISHER_QUEUE_WAIT_USEC later. */
+#define BUS_PUBLISHER_OUTQ_MAX (16 * 1024)
+#define BUS_PUBLISHER_QUEUE_WAIT_USEC 1000
+/* Below the bus, netlink events and the flush (SD_EVENT_PRIORITY_NORMAL); the watch's own work runs
+ * at it too (watch.h). */
+#define BUS_PUBLISHER_SLICE_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
 /* Clients of the private socket at once (private-bus.c refuses more). */
 #define BUS_PUBLISHER_DIRECT_MAX 16
 
@@ -60,15 +81,34 @@ struct BusPublisher {
         BusObject **dirty;
         size_t n_dirty, n_dirty_allocated;
         sd_event_source *flush_source;
+        /* Derived, signals not sent yet: [emit_next, n_emitting), entries NULL once sent or removed. */
+        BusObject **emitting;
+        size_t emit_next, n_emitting, n_emitting_allocated;
+        sd_event_source *slice_source;
+        sd_event_source *queue_wait; /* the slices' retry while the write queue drains */
+        bool sent; /* a signal went out since published() last ran */
+        /* Set around a piece of a sliced reading (link-watch.c): changes are recorded on their objects
+         * but not queued, and the reader queues what changed once it read everything, so that the
+         * derivation pass runs once for the whole sample, not once per piece. */
+        bool record_only;
+        uint64_t n_slices; /* slices sent after their flush, since start (for the debug log and tests) */
 };
 
 int bus_publisher_init(BusPublisher *p, sd_event *event, const BusPublisherHooks *hooks);
 void bus_publisher_done(BusPublisher *p);
 /* A flush at the end of this event-loop iteration even if nothing is queued (after a removal). */
 void bus_publisher_schedule(BusPublisher *p);
-/* Prepares, derives and emits everything queued, now. Also called directly after the initial
- * enumeration, and before answering a method whose reply must find the objects final. */
+/* Prepares, derives and emits everything queued, now: the objects final, their signals sent or
+ * queued behind a slice (above). Also called directly after the initial enumeration, and before
+ * answering a method whose reply must find the objects final. */
 void bus_publisher_flush(BusPublisher *p);
+/* How many objects' signals are still to be sent in slices. */
+static inline size_t bus_publisher_n_unsent(const BusPublisher *p) {
+        size_t n = 0;
+        for (size_t i = p->emit_next; i < p->n_emitting; i++)
+                n += p->emitting[i] != NULL;
+        return n;
+}
 /* Signals go to bus too from now on, until removed. -EMFILE past BUS_PUBLISHER_DIRECT_MAX. */
 int bus_publisher_add_direct(BusPublisher *p, sd_bus *bus);
 void bus_publisher_remove_direct(BusPublisher *p, sd_bus *bus);

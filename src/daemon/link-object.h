@@ -103,7 +103,8 @@ struct Link {
          * interval, and recent errors and carrier changes. */
         struct {
                 bool sampled;
-                uint64_t at;           /* CLOCK_MONOTONIC of the last sample */
+                uint64_t sample;       /* the dump that read it last (its start, CLOCK_MONOTONIC) */
+                uint64_t at;           /* CLOCK_MONOTONIC of the last reading */
                 LinkStats now;         /* as the kernel said it; counters unknown until sampled */
                 uint64_t last_rx, last_tx, last_crc, last_carrier;
                 double rx_gbps, tx_gbps; /* NaN until two samples, or after a reading that made no sense */

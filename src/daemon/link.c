@@ -475,20 +475,24 @@ static double rate(uint64_t *last, uint64_t value, uint64_t interval) {
         return counter_rate_gbps(bytes, interval);
 }
 
-void link_record_stats(Links *links, const LinkStats *s, uint64_t now) {
+bool link_record_stats(Links *links, const LinkStats *s, uint64_t sample, uint64_t now) {
         Link *l = link_get(links, s->ifindex);
         uint64_t interval, n;
+        bool changed = false;
 
-        if (!l || (l->watch.sampled && now == l->watch.at))
-                return; /* gone, or seen twice by one interrupted dump */
+        if (!l || (l->watch.sampled && sample == l->watch.sample))
+                return false; /* gone, or seen twice by one interrupted dump */
+        /* Each link's rate over its own two readings: a sliced dump reads links milliseconds apart. */
         interval = l->watch.sampled && now > l->watch.at ? now - l->watch.at : 0;
 
-        bus_object_set_double(&l->bus, &l->watch.rx_gbps, rate(&l->watch.last_rx, s->rx_bytes, interval), "RxGbps");
-        bus_object_set_double(&l->bus, &l->watch.tx_gbps, rate(&l->watch.last_tx, s->tx_bytes, interval), "TxGbps");
-        bus_object_set(&l->bus, l->watch.now.rx_errors, s->rx_errors, "RxErrors");
-        bus_object_set(&l->bus, l->watch.now.tx_errors, s->tx_errors, "TxErrors");
-        bus_object_set(&l->bus, l->watch.now.rx_crc_errors, s->rx_crc_errors, "RxCrcErrors");
-        bus_object_set(&l->bus, l->watch.now.rx_dropped, s->rx_dropped, "RxDropped");
+        changed |= bus_object_set_double(&l->bus, &l->watch.rx_gbps, rate(&l->watch.last_rx, s->rx_bytes, interval),
+                                         "RxGbps");
+        changed |= bus_object_set_double(&l->bus, &l->watch.tx_gbps, rate(&l->watch.last_tx, s->tx_bytes, interval),
+                                         "TxGbps");
+        changed |= bus_object_set(&l->bus, l->watch.now.rx_errors, s->rx_errors, "RxErrors");
+        changed |= bus_object_set(&l->bus, l->watch.now.tx_errors, s->tx_errors, "TxErrors");
+        changed |= bus_object_set(&l->bus, l->watch.now.rx_crc_errors, s->rx_crc_errors, "RxCrcErrors");
+        changed |= bus_object_set(&l->bus, l->watch.now.rx_dropped, s->rx_dropped, "RxDropped");
         l->watch.now.rx_bytes = s->rx_bytes;
         l->watch.now.tx_bytes = s->tx_bytes;
 
@@ -501,7 +505,9 @@ void link_record_stats(Links *links, const LinkStats *s, uint64_t now) {
                 window_add(&l->watch.carrier_changes, now, n);
 
         l->watch.sampled = true;
+        l->watch.sample = sample;
         l->watch.at = now;
+        return changed;
 }
 
 /* ---- addresses (link-address.c keeps each link's set) ---- */

@@ -34,9 +34,10 @@ void links_mark_addresses(Links *links);
 int link_sync_address(Links *links, struct rtnl_addr *ra);
 void links_sweep_addresses(Links *links, bool complete);
 
-/* The watch's sample of one link (now: CLOCK_MONOTONIC usec); a link that is not in the table is
- * ignored (its removal or addition is on its way). */
-void link_record_stats(Links *links, const LinkStats *s, uint64_t now);
+/* The watch's reading of one link, taken at now (CLOCK_MONOTONIC usec) by the dump that started at
+ * sample (a link the dump answered twice is recorded once); a link that is not in the table is ignored
+ * (its removal or addition is on its way). Whether a published property changed. */
+bool link_record_stats(Links *links, const LinkStats *s, uint64_t sample, uint64_t now);
 
 /* Marks the link's sysfs facts for re-reading at the next flush (udev events, Refresh, another
  * source that saw sysfs move under it). */

@@ -257,6 +257,7 @@ Manager *manager_free(Manager *m) {
         m->rdma_remote = rdma_remote_free(m->rdma_remote);
         m->metrics = metrics_exporter_free(m->metrics);
         m->watch = watch_free(m->watch);
+        m->link_watch = link_watch_free(m->link_watch);
         m->unit_watch = unit_watch_free(m->unit_watch);
         m->inhibitors = inhibitors_free(m->inhibitors);
         for (size_t i = 0; i < m->n_responder_fds; i++)
@@ -555,10 +556,13 @@ int manager_start(Manager *m) {
         startup_stamp(m, "first flush");
         /* The first sample, of what is published now, so that counters and health are there from the
          * start. */
+        r = link_watch_new(m->event, m->netlink, &m->links, &m->link_watch);
+        if (r < 0)
+                return log_oom();
         r = watch_new(&(WatchContext) {
                               .event = m->event,
                               .interval_usec = m->config.watch_interval_usec,
-                              .samplers = { link_watch_sampler(m->netlink), pci_watch_sampler(&m->pci),
+                              .samplers = { link_watch_sampler(m->link_watch), pci_watch_sampler(&m->pci),
                                             rdma_watch_sampler(&m->rdma) },
                               .n_samplers = 3,
                               .publisher = &m->publisher,
@@ -621,8 +625,39 @@ int manager_start(Manager *m) {
         return 0;
 }
 
+/* The loop of sd_event_loop(), each dispatch timed: at debug level, one that held the loop for more
+ * than a millisecond says so (with its CPU time; the wall time includes being preempted), so that what
+ * keeps bus calls and link events waiting can be found (bench/bench-links reads these lines). */
+#define LOOP_HELD_LOG_USEC 1000
+
+static int manager_loop_timed(Manager *m) {
+        int code = 0, r;
+
+        while (sd_event_get_state(m->event) != SD_EVENT_FINISHED) {
+                r = sd_event_prepare(m->event);
+                if (r == 0)
+                        r = sd_event_wait(m->event, UINT64_MAX);
+                if (r <= 0) {
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                uint64_t wall = now_usec(CLOCK_MONOTONIC), cpu = now_usec(CLOCK_THREAD_CPUTIME_ID);
+                r = sd_event_dispatch(m->event);
+                if (r < 0)
+                        return r;
+                wall = now_usec(CLOCK_MONOTONIC) - wall;
+                cpu = now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu;
+                if (wall > LOOP_HELD_LOG_USEC)
+                        log_debug("Event loop: one dispatch held the loop for %" PRIu64 " us (%" PRIu64 " us of CPU).",
+                                  wall, cpu);
+        }
+        r = sd_event_get_exit_code(m->event, &code);
+        return r < 0 ? r : code;
+}
+
 int manager_run(Manager *m) {
-        int r = sd_event_loop(m->event);
+        int r = log_get_max_level() >= LOG_DEBUG ? manager_loop_timed(m) : sd_event_loop(m->event);
 
         (void) sd_notify(false, "STOPPING=1\nSTATUS=Shutting down.");
         if (r < 0)

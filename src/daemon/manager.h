@@ -39,6 +39,7 @@ typedef struct ResponderSupervisor ResponderSupervisor;
 typedef struct UdevSource UdevSource;
 typedef struct UnitWatch UnitWatch;
 typedef struct Watch Watch;
+typedef struct LinkWatch LinkWatch;
 
 typedef enum BusConnection {
         BUS_CONNECTION_SYSTEM,
@@ -99,6 +100,7 @@ typedef struct Manager {
         ResponderSupervisor *responder;
         MetricsExporter *metrics;
         Watch *watch;       /* [Watch] IntervalSec=; NULL when off */
+        LinkWatch *link_watch; /* the links' part of it (its dumps' socket) */
         HeapKeeper *heap;
         PrivateBus *private_bus; /* root's direct connections; NULL when there is no private socket */
         int private_fd;          /* the private socket's listening fd, until private_bus takes it */

@@ -186,32 +186,41 @@ static uint64_t stat_or_unknown(const struct nlattr *a, size_t offset) {
  * kernel's work of RTM_GETLINK, which describes everything about every link, and a sixth of the bytes.
  * libnl's object parser is not used either: it would build a whole rtnl_link per link per interval.
  */
-static int on_stats_message(struct nl_msg *msg, void *userdata) {
-        StatsDump *dump = userdata;
-        struct nlmsghdr *h = nlmsg_hdr(msg);
+bool netlink_parse_stats(struct nlmsghdr *h, LinkStats *ret) {
         struct nlattr *tb[MAX(IFLA_MAX, IFLA_STATS_MAX) + 1];
         const struct nlattr *st;
         LinkStats s;
 
         if (h->nlmsg_type == RTM_NEWSTATS) {
-                if (nlmsg_parse(h, sizeof(struct if_stats_msg), tb, IFLA_STATS_MAX, NULL) < 0)
-                        return NL_SKIP;
+                if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct if_stats_msg)) ||
+                    nlmsg_parse(h, sizeof(struct if_stats_msg), tb, IFLA_STATS_MAX, NULL) < 0)
+                        return false;
                 s = (LinkStats) { .ifindex = (int) ((const struct if_stats_msg *) nlmsg_data(h))->ifindex };
                 st = tb[IFLA_STATS_LINK_64];
         } else if (h->nlmsg_type == RTM_NEWLINK && message_is_interface(h)) {
                 if (nlmsg_parse(h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL) < 0)
-                        return NL_SKIP;
+                        return false;
                 s = (LinkStats) { .ifindex = ((const struct ifinfomsg *) nlmsg_data(h))->ifi_index };
                 st = tb[IFLA_STATS64];
         } else
-                return NL_SKIP;
+                return false;
         s.rx_bytes = stat_or_unknown(st, offsetof(struct rtnl_link_stats64, rx_bytes));
         s.tx_bytes = stat_or_unknown(st, offsetof(struct rtnl_link_stats64, tx_bytes));
         s.rx_errors = stat_or_unknown(st, offsetof(struct rtnl_link_stats64, rx_errors));
         s.tx_errors = stat_or_unknown(st, offsetof(struct rtnl_link_stats64, tx_errors));
         s.rx_crc_errors = stat_or_unknown(st, offsetof(struct rtnl_link_stats64, rx_crc_errors));
         s.rx_dropped = stat_or_unknown(st, offsetof(struct rtnl_link_stats64, rx_dropped));
-        link_record_stats(dump->links, &s, dump->now);
+        *ret = s;
+        return true;
+}
+
+static int on_stats_message(struct nl_msg *msg, void *userdata) {
+        StatsDump *dump = userdata;
+        LinkStats s;
+
+        if (!netlink_parse_stats(nlmsg_hdr(msg), &s))
+                return NL_SKIP;
+        link_record_stats(dump->links, &s, dump->now, dump->now);
         dump->n++;
         return NL_OK;
 }

@@ -31,5 +31,11 @@ int netlink_resync(Netlink *nl);
 uint64_t netlink_overruns(const Netlink *nl);
 
 /* The watch: one dump of every link's statistics (RTM_GETSTATS, or RTM_GETLINK on old kernels), each recorded
- * with link_record_stats() at now (CLOCK_MONOTONIC usec). ret_n: how many links answered. */
+ * with link_record_stats() at now (CLOCK_MONOTONIC usec), read to its end at once (start-up, old kernels;
+ * link-watch.c reads the same dump in slices). ret_n: how many links answered. */
 int netlink_sample_stats(Netlink *nl, uint64_t now, size_t *ret_n);
+
+/* One link's statistics from an answer of either dump; false for any other message. */
+struct nlmsghdr;
+typedef struct LinkStats LinkStats;
+bool netlink_parse_stats(struct nlmsghdr *h, LinkStats *ret);

@@ -10,6 +10,13 @@
 
 typedef struct Watch Watch;
 
+/* The watch's timer and its slices run below bus calls, netlink events and the flush: a sample at
+ * 2001 links is milliseconds of work, and what a client asks or the kernel announces comes first. */
+#define WATCH_PRIORITY BUS_PUBLISHER_SLICE_PRIORITY
+
+/* How a sliced sample ends: n objects read, r < 0 when the kind's source could not be read. */
+typedef void (*WatchSampleDone)(void *userdata, size_t n, int r);
+
 /*
  * One kind's part of the watch, in <kind>-watch.c: the sampler reads what the kernel counts of every
  * object of the kind, and the recorder beside it records each reading on its object (counters as
@@ -22,6 +29,12 @@ typedef struct WatchSampler {
          * sample; how many objects were read in *ret_n. A negative errno when the kind's source could not
          * be read at all: said once (failed), until it can again (recovered). */
         int (*sample)(void *source, uint64_t now, uint64_t interval_usec, size_t *ret_n);
+        /* Optional: the same read, spread over the loop's iterations in pieces of a millisecond or less
+         * at WATCH_PRIORITY, each reading recorded at the time it was taken; done() once it is over,
+         * never from within start(). -EOPNOTSUPP: not this time, sample() reads at once. cancel() stops
+         * one under way (done() is then not called). */
+        int (*start)(void *source, uint64_t interval_usec, WatchSampleDone done, void *userdata);
+        void (*cancel)(void *source);
         void *source;
         const char *failed;    /* "Cannot read link statistics, ..."; NULL: never fails as a whole */
         const char *recovered; /* "Link statistics can be read again." */
@@ -44,6 +57,7 @@ int watch_new(const WatchContext *c, Watch **ret);
 Watch *watch_free(Watch *w);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Watch *, watch_free);
 
-/* Samples now and arms the timer for the next interval (start-up: a first sample before READY=1, so
- * every object has its counters, and its health, from the start). */
+/* Samples now, at once, and arms the timer for the next interval (start-up: a first sample before
+ * READY=1, so every object has its counters, and its health, from the start). The timer's samples are
+ * sliced where the sampler can (start()). */
 void watch_start(Watch *w);
