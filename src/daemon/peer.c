@@ -174,6 +174,26 @@ uint64_t peer_expires_at(const Peer *p) {
         return p->m.measured_at > 0 ? p->m.measured_at + peer_ttl_usec(p) : 0;
 }
 
+uint64_t peer_renew_at(const Peer *p, uint64_t now, uint64_t tick_usec, uint64_t (*random_below)(uint64_t n)) {
+        uint64_t ttl = peer_ttl_usec(p);
+
+        if (p->state == PEER_PROBE_FAILED) {
+                uint64_t backoff = tick_usec << MIN(p->n_failures > 0 ? p->n_failures - 1 : 0, 20U);
+                backoff = MIN(backoff, ttl);
+                return now + backoff + random_below(backoff / 4 + 1);
+        }
+        uint64_t base = p->state == PEER_PROBE_OK ? p->m.measured_at : p->last_attempt_at;
+        if (base == 0 || base > now)
+                base = now;
+        /* Early enough that the next result (it takes as long as the last one did) is in before this
+         * one goes stale, but never in the first half of its life. The random tenth is drawn once, not
+         * inside MIN(), which evaluates the argument it returns a second time: two draws let the
+         * comparison see one and the result take another, up to a tenth of the TTL past the half. */
+        uint64_t spread = random_below(ttl / 10 + 1);
+        uint64_t early = MIN(p->m.probe_duration_usec + spread, ttl / 2);
+        return base + ttl - early;
+}
+
 void peer_set_state(Peer *p, PeerProbeState s) {
         bus_object_set(&p->bus, p->state, s, "ProbeState");
 }

@@ -189,6 +189,11 @@ void peer_remove(Peer *p);
 uint64_t peer_ttl_usec(const Peer *p);
 /* When the last measurement goes stale by age (CLOCK_REALTIME µs); 0 when there is none. */
 uint64_t peer_expires_at(const Peer *p);
+/* When the path is due again after an attempt (CLOCK_REALTIME µs): a fresh result lives for its TTL,
+ * minus the time the last probe took and a random tenth (random_below(n): below n), so that a cluster
+ * does not probe in lockstep, but never less than half of it; a failure backs off from one tick,
+ * doubling up to the TTL. */
+uint64_t peer_renew_at(const Peer *p, uint64_t now, uint64_t tick_usec, uint64_t (*random_below)(uint64_t n));
 void peer_set_state(Peer *p, PeerProbeState s);
 /* Publishes Origins from wanted and adhoc when they changed. */
 void peer_update_origins(Peer *p);

@@ -93,24 +93,9 @@ static uint64_t tick_usec(Reconciler *r) {
         return r->c.config->tick_usec;
 }
 
-/* When a path is due again after an attempt: a fresh result lives for its TTL, minus the time a
- * probe takes and a random tenth, so that a cluster does not probe in lockstep; a failure backs off
- * from one tick, doubling up to the TTL. */
+/* When a path is due again after an attempt (peer_renew_at(): the arithmetic, unit-tested). */
 static uint64_t next_probe_after(Reconciler *r, const Peer *p, uint64_t now) {
-        uint64_t ttl = peer_ttl_usec(p);
-
-        if (p->state == PEER_PROBE_FAILED) {
-                uint64_t backoff = tick_usec(r) << MIN(p->n_failures > 0 ? p->n_failures - 1 : 0, 20U);
-                backoff = MIN(backoff, ttl);
-                return now + backoff + random_below(backoff / 4 + 1);
-        }
-        uint64_t base = p->state == PEER_PROBE_OK ? p->m.measured_at : p->last_attempt_at;
-        if (base == 0 || base > now)
-                base = now;
-        /* Early enough that the next result (it takes as long as the last one did) is in before this
-         * one goes stale, but never in the first half of its life. */
-        uint64_t early = MIN(p->m.probe_duration_usec + random_below(ttl / 10 + 1), ttl / 2);
-        return base + ttl - early;
+        return peer_renew_at(p, now, tick_usec(r), random_below);
 }
 
 static void set_next_probe(Peer *p, uint64_t at) {

@@ -18,21 +18,36 @@ static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op) {
         return op == IBV_WR_RDMA_WRITE ? IBV_WC_RDMA_WRITE : op == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ : IBV_WC_SEND;
 }
 
+/* How long a work request waits before it looks again at a queue pair that stopped dead. */
+#define STALL_RECHECK_USEC 1000
+
+/* FAKE_IBVERBS_FAULT=stall: the queue pair stopped dead after its stall_after-th request. */
+static bool stalled(const FakeQpSlot *s) {
+        return s->stall_after > 0 && s->requests >= s->stall_after;
+}
+
 static void count_request(FakeQpSlot *s) {
         s->requests++;
         if (s->fault_after > 0 && s->requests >= s->fault_after)
                 fake_qp_slot_error(s, FAKE_QP_EVENT_FATAL);
+        if (s->stall_after > 0 && s->requests == s->stall_after)
+                fake_fabric_signal_file("stalled");
 }
 
 /* The queue pair at the other end, if it would answer now: alive, addressed right, ready to receive,
- * expecting this PSN. Anything else is a packet that goes nowhere. */
-static FakeQpSlot *route(FakeFabric *f, FakeQp *qp, const FakeQpSlot *me) {
+ * expecting this PSN. Anything else is a packet that goes nowhere. One that stopped dead in a process
+ * that lives (FAKE_IBVERBS_FAULT=stall) holds the packet: *held, and no answer yet. */
+static FakeQpSlot *route(FakeFabric *f, FakeQp *qp, const FakeQpSlot *me, bool *held) {
         if (!me->port_active || me->vanished)
                 return NULL;
         for (int i = 0; i < FAKE_QPS_MAX; i++) {
                 FakeQpSlot *d = &f->qps[i];
                 if (!d->in_use || d->qpn != me->dest_qpn)
                         continue;
+                if (stalled(d) && fake_pid_alive(d->pid)) {
+                        *held = true;
+                        return NULL;
+                }
                 /* An Ethernet port and an InfiniBand port are on different fabrics. */
                 if (!fake_pid_alive(d->pid) || d->vanished || !d->port_active || d->link_layer != me->link_layer)
                         return NULL;
@@ -179,6 +194,7 @@ static int execute(FakeFabric *f, FakeQp *qp, FakeQpSlot *me, FakeSendWqe *w, ui
         unsigned local_access = w->opcode == IBV_WR_RDMA_READ ? IBV_ACCESS_LOCAL_WRITE : 0;
         uint32_t len = wqe_length(w);
         FakeQpSlot *d;
+        bool held = false;
 
         if (len == UINT32_MAX)
                 return IBV_WC_LOC_LEN_ERR;
@@ -190,7 +206,13 @@ static int execute(FakeFabric *f, FakeQp *qp, FakeQpSlot *me, FakeSendWqe *w, ui
 
         if (w->first_try == 0)
                 w->first_try = now;
-        d = route(f, qp, me);
+        d = route(f, qp, me, &held);
+        if (held) {
+                /* Not a lost packet: the transport timer starts once the holder is gone. */
+                w->first_try = 0;
+                w->next_try = now + STALL_RECHECK_USEC;
+                return WAIT;
+        }
         if (!d) {
                 /* No acknowledgement: retransmit every 4.096 us x 2^timeout, retry_cnt times. */
                 if (qp->timeout == 0) {
@@ -304,8 +326,8 @@ int fake_qp_progress(FakeContext *c, FakeQp *qp, uint64_t now) {
                         complete(f, qp, me, w, IBV_WC_WR_FLUSH_ERR);
                         continue;
                 }
-                if (now < w->next_try)
-                        break;
+                if (now < w->next_try || stalled(me))
+                        break; /* not yet, or this queue pair stopped dead: nothing it posts is carried out */
                 int status = execute(f, qp, me, w, now);
                 if (status == WAIT)
                         break;

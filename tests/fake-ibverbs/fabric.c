@@ -12,7 +12,7 @@
 #include "fake-ibverbs.h"
 
 #define FABRIC_MAGIC UINT64_C(0x736272657662696b) /* "kibverbs" */
-#define FABRIC_VERSION 1
+#define FABRIC_VERSION 2
 /* Keys: 8 bits of generation, the slot above; the rkey is scrambled so it never equals the lkey. */
 #define RKEY_SALT 0x5a000000U
 #define MAP_CACHE_MAX 16
@@ -33,6 +33,18 @@ static const char *fabric_path(char buf[static 4096]) {
                 return p;
         snprintf(buf, 4096, "%s/fake-ibverbs-fabric", getenv("TMPDIR") ?: "/tmp");
         return buf;
+}
+
+void fake_fabric_signal_file(const char *suffix) {
+        char buf[4096], path[4200];
+        int fd;
+
+        snprintf(path, sizeof(path), "%s.%s", fabric_path(buf), suffix);
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0)
+                fprintf(stderr, "fake-ibverbs: cannot create %s: %s\n", path, strerror(errno));
+        else
+                close(fd);
 }
 
 static int fabric_init(int fd) {

@@ -56,6 +56,13 @@
  *               N work requests, posted by it or arriving at it
  *   vanish=N    the device disappears (hot unplug) when this process posts its Nth send work request
  *   rkey        every memory region's rkey as the application sees it is wrong (what a peer is told)
+ *   stall=N     a queue pair created here stops dead when it has taken part in N work requests, and stays
+ *               so while this process lives: the requests it posts are not carried out and those that
+ *               arrive at it are neither answered nor refused (no completion, and the requester's
+ *               retransmission timer does not run), as if its host froze. Once the process is gone the
+ *               requester's timer starts, as for any peer that vanished. When the queue pair stops,
+ *               the file $FAKE_IBVERBS_FABRIC.stalled is created: a test waits for it to do what it
+ *               needs in the middle of a phase (kill the process), however fast or slow the phase ran.
  *
  * Not modelled: UD/UC/XRC, SRQs, completion channels, atomics, memory windows, multicast. The verbs
  * behind them fail with EOPNOTSUPP. Registering a range that partly overlaps an earlier registration
@@ -184,8 +191,10 @@ typedef struct FakeQpSlot {
         uint32_t rq_head;
         uint32_t rq_count;
         uint32_t rq_unpolled;
-        /* Fault injection: the QP goes to error after this many requests (0: never). */
+        /* Fault injection: the QP goes to error after this many requests (0: never); it stops dead
+         * after stall_after of them (FAKE_IBVERBS_FAULT=stall, 0: never). */
         uint64_t fault_after;
+        uint64_t stall_after;
         uint64_t requests;
         FakeRecvWqe rq[FAKE_WR_MAX];
 } FakeQpSlot;
@@ -333,6 +342,8 @@ static inline FakeContext *fake_context(struct ibv_context *c) {
 FakeFabric *fake_fabric(void);
 void fake_fabric_lock(FakeFabric *f);
 void fake_fabric_unlock(FakeFabric *f);
+/* Creates the file named the fabric's path and ".suffix" (FAKE_IBVERBS_FAULT=stall tells a test so). */
+void fake_fabric_signal_file(const char *suffix);
 /* Whether a process is alive (not a zombie); the fabric lock is held. */
 bool fake_pid_alive(pid_t pid);
 /* A free slot of the given table (owners that died are reclaimed), or -ENOSPC. Lock held. */
@@ -356,6 +367,7 @@ uint8_t *fake_map_remote(const FakeMrSlot *m, uint64_t addr);
 typedef struct FakeFaults {
         uint64_t qp_error_after;
         uint64_t vanish_after;
+        uint64_t stall_after;
         bool wrong_rkey;
 } FakeFaults;
 const FakeFaults *fake_faults(void);

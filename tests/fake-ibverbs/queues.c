@@ -29,6 +29,8 @@ static void faults_parse(void) {
                         faults.qp_error_after = n;
                 else if (sscanf(w, "vanish=%llu", &n) == 1 && n > 0)
                         faults.vanish_after = n;
+                else if (sscanf(w, "stall=%llu", &n) == 1 && n > 0)
+                        faults.stall_after = n;
                 else
                         fprintf(stderr, "fake-ibverbs: unknown fault \"%s\" in FAKE_IBVERBS_FAULT\n", w);
         }
@@ -180,6 +182,7 @@ FAKE_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *ibv_pd, struct ibv_qp_in
         s->max_recv_wr = cap->max_recv_wr;
         s->max_recv_sge = MAX(cap->max_recv_sge, 1U);
         s->fault_after = fake_faults()->qp_error_after;
+        s->stall_after = fake_faults()->stall_after;
         qp->slot = slot;
         qp->generation = generation;
         fake_fabric_unlock(f);

@@ -35,6 +35,10 @@ class Fabric:
             env["FAKE_IBVERBS_FAULT"] = fault
         return env
 
+    def stalled(self):
+        """Whether a queue pair of a process with fault="stall=N" has stopped dead (fake-ibverbs.h)."""
+        return os.path.exists(self.path + ".stalled")
+
     def close(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 

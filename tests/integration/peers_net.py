@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Helpers for the peer tests: running linkprobed inside a namespace of linkprobe_net.Namespaces,
-reading Peer objects, waiting for them, calling methods as another user, and watching a directory."""
+reading Peer objects (and each result from the signals), waiting for them, ageing saved results,
+calling methods as another user, and watching a directory."""
 
 import ctypes
+import json
 import os
 import select
 import struct
@@ -31,6 +33,42 @@ def peer_path(key):
 def peers(client):
     """Peer objects as {object path: properties}."""
     return {path: dict(ifaces[PEER]) for path, ifaces in client.objects().items() if PEER in ifaces}
+
+
+def published_results(events, path):
+    """Each result the daemon published for path, in order, from its signals (a poll can miss one):
+    the Peer properties as they stood once the signal that brought a new MeasuredAt was applied."""
+    state, results = {}, []
+    for _, opath, _, member, args in events:
+        if member == "InterfacesAdded" and args[0] == path and PEER in args[1]:
+            changed = args[1][PEER]
+        elif member == "PropertiesChanged" and opath == path and args[0] == PEER:
+            changed = args[1]
+        else:
+            continue
+        before = state.get("MeasuredAt", 0)
+        state.update(changed)
+        if state.get("MeasuredAt", 0) not in (0, before):
+            results.append(dict(state))
+    return results
+
+
+def age_saved_results(state, seconds):
+    """Moves every result in a stopped daemon's peers.json (in state) back by seconds, so that a test need not
+    wait for them to outlive a TTL; returns {Peer path: its MeasuredAt now}."""
+    name = os.path.join(state, "peers.json")
+    with open(name) as f:
+        saved = json.load(f)
+    aged = {}
+    for o in saved["paths"]:
+        if o.get("measured_at"):
+            o["measured_at"] -= int(seconds * 1e6)
+            port = f"{o['source_device']}/{o['source_port']}:" if o["transport"] == "rdma" else ""
+            aged[peer_path(f"{o['transport']}:{port}{o['address']}")] = o["measured_at"]
+    with open(name + ".tmp", "w") as f:
+        json.dump(saved, f)
+    os.replace(name + ".tmp", name)
+    return aged
 
 
 def wait_peer(client, path, predicate, timeout=10.0):

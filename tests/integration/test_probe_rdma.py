@@ -195,15 +195,18 @@ def test_probe_queue_pair_forced_to_error(net, testbed, fabric, responders):
 
 @pytest.mark.parametrize("tests", ["upload", "download", "latency"])
 def test_responder_killed_mid_test(net, testbed, fabric, responders, tests):
+    """The responder dies in the middle of a phase. A phase may end in a few milliseconds (the round trips
+    are as many as fit the time the warm-up predicts, a few hundred on busy CPUs), so the moment is made,
+    not waited for: the responder's queue pair stops dead at its 50th work request (after the latency
+    warm-up's 32), holding the phase there while the responder lives, and the responder is killed then."""
     env = fabric.env(testbed.sys)
-    r = start_responder(net, responders, env, "--rdma-device=mlx5_0")
+    r = start_responder(net, responders, fabric.env(testbed.sys, fault="stall=50"), "--rdma-device=mlx5_0")
     proc = subprocess.Popen(probe_cmd(net, "--device=mlx5_0", f"--tests={tests}", "--duration=5s",
                                       "--iterations=100000"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **env))
     try:
-        # The responder registers its buffer when the probe connects; the phase runs from then on.
-        lp.wait_for(lambda: memory_registered(r.proc.pid), timeout=10, what="the responder's registered buffer")
-        time.sleep(0.3)
+        lp.wait_for(fabric.stalled, timeout=10, what="the responder's queue pair to stop in the phase")
+        assert proc.poll() is None, proc.communicate()
         killed = time.monotonic()
         r.proc.send_signal(signal.SIGKILL)
         stdout, stderr = proc.communicate(timeout=30)
@@ -211,6 +214,7 @@ def test_responder_killed_mid_test(net, testbed, fabric, responders, tests):
     finally:
         lp.stop_process(proc)
     doc = parse(stdout, stderr)
+    print(f"{tests}: {doc.get('error')} after {wall:.2f} s")
     assert proc.returncode == 1 and doc["status"] == "error", doc
     # The control connection goes with the process; an RDMA operation that notices first says the peer
     # stopped answering.
@@ -231,13 +235,15 @@ def test_device_removed_from_sysfs_mid_test(net, fabric, responders):
     tb = make_testbed("cx5-roce")
     try:
         env = fabric.env(tb.sys)
-        r = start_responder(net, responders, env, "--rdma-device=rocep59s0f0")
+        # As in test_responder_killed_mid_test, the responder's queue pair stops dead inside the phase
+        # and the device goes then; a queue pair in error is flushed all the same.
+        start_responder(net, responders, fabric.env(tb.sys, fault="stall=50"), "--rdma-device=rocep59s0f0")
         proc = subprocess.Popen(probe_cmd(net, "--device=rocep59s0f0", "--tests=download", "--duration=5s"),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=dict(os.environ, **env))
         try:
-            lp.wait_for(lambda: memory_registered(r.proc.pid), timeout=10, what="the responder's registered buffer")
-            time.sleep(0.3)
+            lp.wait_for(fabric.stalled, timeout=10, what="the responder's queue pair to stop in the phase")
+            assert proc.poll() is None, proc.communicate()
             removed = time.monotonic()
             tb.remove_device(ROCE_SYSPATH)
             stdout, stderr = proc.communicate(timeout=30)

@@ -20,7 +20,8 @@ from gi.repository import GLib
 import lp
 from fake_rdma import FIXTURES, LIBRARY_DIR, Fabric
 from linkprobe_net import Namespaces, Responder
-from peers_net import MANAGER, InNetns, peer_path, peers, wait_for, wait_peer
+from peers_net import (MANAGER, PEER, InNetns, age_saved_results, peer_path, peers, published_results, wait_for,
+                       wait_peer)
 from test_gpu import inhibit
 from umockdev_testbed import Testbed
 
@@ -208,12 +209,20 @@ def test_restart_restores_rdma_results(rig, client, signals, daemon_factory, tmp
     assert client.get_all("Peer", IB_PATH)["MeasuredAt"] == old["MeasuredAt"]
     assert second.stop() == 0
 
-    # A TTL the result has outlived: republished stale, then measured again.
-    start_daemon(rig, daemon_factory, QUICK + "RdmaTtlSec=1s\n", state_dir=state)
+    # A TTL the result has outlived: republished stale, then measured again. The TTL is longer than the
+    # daemon lets an RDMA probe run (its deadline: 3 x 100 ms + 7 s), so the new result is fresh when it
+    # comes in however long the probe took on busy CPUs (with a TTL of 1 s, over a second there made every
+    # new result stale on arrival). The saved result is made older than that TTL rather than waited for.
+    ttl_s = 8
+    aged = age_saved_results(state, ttl_s + 2)
+    start_daemon(rig, daemon_factory, QUICK + f"RdmaTtlSec={ttl_s}s\n", state_dir=state)
 
     def republished_stale(ev):
         return [e for e in ev if e[3] == "InterfacesAdded" and e[4][0] == IB_PATH and
-                e[4][1][lp.IFACE + "Peer"]["MeasuredAt"] == old["MeasuredAt"] and
-                e[4][1][lp.IFACE + "Peer"]["Stale"] is True]
+                e[4][1][PEER]["MeasuredAt"] == aged[IB_PATH] and e[4][1][PEER]["Stale"] is True]
     assert signals.wait(republished_stale)
-    wait_peer(client, IB_PATH, lambda p: p["MeasuredAt"] > old["MeasuredAt"] and not p["Stale"], timeout=30)
+    # What the daemon published when the new result came in (from its signals: a poll may come late).
+    new = signals.wait(lambda ev: [r for r in published_results(ev, IB_PATH) if r["MeasuredAt"] > old["MeasuredAt"]],
+                       timeout=30)
+    assert new, published_results(signals.events, IB_PATH)
+    assert new[0]["ProbeState"] == "ok" and new[0]["Stale"] is False, new[0]

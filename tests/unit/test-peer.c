@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for peer paths without a bus: keys, taking in probe results (including nonsense from a
- * misbehaving probe), staleness, and the best path to each peer. */
+ * misbehaving probe), staleness, when a path is measured again, and the best path to each peer. */
 #include <syslog.h>
 
 #include "unit-test.h"
@@ -166,6 +166,61 @@ static void test_stale(void **state) {
         fixture_free(m);
 }
 
+/* Draws chosen by the test, each the most or the least a draw can be, in turn. */
+static unsigned n_draws;
+static bool draw_high_first;
+
+static uint64_t adversarial_random_below(uint64_t n) {
+        bool high = (n_draws++ % 2 == 0) == draw_high_first;
+        return high ? n - 1 : 0;
+}
+
+static void test_renew_at(void **state) {
+        Fixture *m = fixture_new();
+        Peer *p = fake_peer(m, PEER_TRANSPORT_TCP, NULL, "10.0.0.2", NULL);
+        const uint64_t ttl = USEC_PER_SEC, measured_at = 1000 * USEC_PER_SEC, tick = 100 * USEC_PER_MSEC;
+        const uint64_t now = measured_at + 2 * USEC_PER_SEC;
+
+        m->config.peers.tcp_ttl_usec = ttl;
+        p->state = PEER_PROBE_OK;
+        p->m.measured_at = measured_at;
+
+        /* A probe that takes 0.45 s, the first draw nothing: renewed 0.45 s before the TTL is out, with
+         * one draw. (Drawn twice, the second draw, a tenth, made it 0.55 s: inside the first half.) */
+        p->m.probe_duration_usec = 450 * USEC_PER_MSEC;
+        n_draws = 0;
+        draw_high_first = false;
+        assert_true(peer_renew_at(p, now, tick, adversarial_random_below) == measured_at + 550 * USEC_PER_MSEC);
+        assert_int_equal(n_draws, 1);
+
+        /* Whatever the probe took and whatever is drawn: in the second half of the result's life, and
+         * no later than its duration (or half the TTL) before the end. */
+        for (uint64_t d = 0; d <= 2 * ttl; d += 10 * USEC_PER_MSEC)
+                for (int high = 0; high <= 1; high++) {
+                        p->m.probe_duration_usec = d;
+                        n_draws = 0;
+                        draw_high_first = high;
+                        uint64_t at = peer_renew_at(p, now, tick, adversarial_random_below);
+                        assert_true(at >= measured_at + ttl / 2);
+                        assert_true(at <= measured_at + ttl - MIN(d, ttl / 2));
+                        assert_int_equal(n_draws, 1);
+                }
+
+        /* A failure backs off from a tick, doubling, up to the TTL, from now (the draws: nothing). */
+        p->state = PEER_PROBE_FAILED;
+        draw_high_first = false;
+        const struct {
+                unsigned failures;
+                uint64_t after;
+        } backoff[] = { { 1, tick }, { 3, 4 * tick }, { 30, ttl } };
+        for (size_t i = 0; i < ELEMENTSOF(backoff); i++) {
+                p->n_failures = backoff[i].failures;
+                n_draws = 0;
+                assert_true(peer_renew_at(p, now, tick, adversarial_random_below) == now + backoff[i].after);
+        }
+        fixture_free(m);
+}
+
 static void measured(Peer *p, double up, double down, double rtt, bool stale) {
         p->m.measured_at = 1;
         p->m.upload_gbps = up;
@@ -255,7 +310,8 @@ static void test_targets(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_strings_and_keys), cmocka_unit_test(test_apply_result),
-                cmocka_unit_test(test_stale),            cmocka_unit_test(test_best_paths),
+                cmocka_unit_test(test_stale),            cmocka_unit_test(test_renew_at),
+                cmocka_unit_test(test_best_paths),
                 cmocka_unit_test(test_best_paths_empty), cmocka_unit_test(test_targets),
         };
         log_set_max_level(LOG_ERR);
