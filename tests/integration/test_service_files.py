@@ -512,7 +512,7 @@ def complete(line, path=None):
 VERBS = ("status list show monitor thunderbolt tree rdma gpu topo peers probe inhibit inhibitors metrics snapshot "
          "fabric health switches lldp").split()
 OPTIONS = ["--json", "--json=", "--no-legend", "--no-pager", "--color=", "--full", "--all", "--system", "--user",
-           "--bus-address=", "--help", "--version", "--transport=", "--timeout=", "--what=", "--who=", "--why=",
+           "--bus-address=", "--private-socket=", "--help", "--version", "--transport=", "--timeout=", "--what=", "--who=", "--why=",
            "--dot", "--prometheus=", "--prometheus-ca-file=", "--prometheus-user=", "--prometheus-password-file=",
            "--prometheus-token-file=", "--tolerance=", "--list", "--snapshots", "--nodes=", "--hostfile=", "--backend=",
            "--svg", "--png", "--output=", "--format=", "--slurm="]
