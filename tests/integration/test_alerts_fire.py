@@ -164,14 +164,22 @@ def test_every_alert_of_one_node_fires(netns, far, client, daemon_factory, testb
         testbed.set_attribute(HCA_PORT + "/ports/1/counters", "symbol_error", "250\n")
         held.wait("LinkprobeRdmaPortErrors")
 
-        # The dock on one lane (degraded), then changing lanes until it flaps.
+        # The dock on one lane (degraded), then changing lanes until it flaps. Each change is waited for
+        # until the daemon published it: two uevents read in one pass would be one change, not two.
+        def dock_lanes():
+            for interfaces in client.objects().values():
+                tb = interfaces.get(lp.IFACE + "Thunderbolt")
+                if tb and tb["SysfsName"] == os.path.basename(ROUTER):
+                    return tb["RxLanes"], tb["TxLanes"]
+            return None
+
         for lanes in ("1", "2", "1", "2", "1"):
             testbed.set_attribute(ROUTER, "rx_lanes", lanes + "\n")
             testbed.set_attribute(ROUTER, "tx_lanes", lanes + "\n")
             testbed.uevent(ROUTER, "change")
+            lp.wait_for(lambda: dock_lanes() == (int(lanes), int(lanes)), 10, f"the dock on {lanes} lanes")
             if lanes == "1" and "LinkprobeThunderboltLinkDegraded" not in held.names:
                 held.wait("LinkprobeThunderboltLinkDegraded")
-            time.sleep(0.3)
         held.wait("LinkprobeThunderboltLinkFlapping")
 
         server = iperf3_server(far, "10.77.9.2")
