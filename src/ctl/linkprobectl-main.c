@@ -12,6 +12,7 @@
 #include "shared/bus-error.h"
 #include "shared/bus-names.h"
 #include "shared/parse-util.h"
+#include "shared/socket-util.h"
 #include "shared/string-util.h"
 
 static bool arg_list = false;
@@ -196,12 +197,12 @@ static void log_connect_error(int r) {
 static int connect_private(const char *path, sd_bus **ret) {
         _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(closep) int fd = -EBADF;
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct sockaddr_un sa;
         int r;
 
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        memcpy(sa.sun_path, path, strlen(path));
+        r = socket_unix_address(path, &sa);
+        if (r < 0)
+                return r;
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;

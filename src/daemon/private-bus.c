@@ -17,6 +17,7 @@
 
 #include "private-bus.h"
 #include "shared/log.h"
+#include "shared/socket-util.h"
 #include "shared/macros.h"
 
 typedef struct Client {
@@ -148,14 +149,14 @@ static int on_accept(sd_event_source *s, int listen_fd, uint32_t revents, void *
 
 int private_bus_listen(const char *path, int *ret_fd) {
         _cleanup_(closep) int fd = -EBADF;
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct sockaddr_un sa;
         struct stat st;
         mode_t old_mask;
         int r;
 
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        memcpy(sa.sun_path, path, strlen(path));
+        r = socket_unix_address(path, &sa);
+        if (r < 0)
+                return r;
 
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <netdb.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "parse-util.h"
@@ -52,5 +53,15 @@ int socket_parse_listen_address(const char *listen, struct sockaddr_storage *ret
         memcpy(ret, ai->ai_addr, ai->ai_addrlen);
         *ret_len = ai->ai_addrlen;
         freeaddrinfo(ai);
+        return 0;
+}
+
+int socket_unix_address(const char *path, struct sockaddr_un *ret) {
+        size_t n = strlen(path);
+
+        if (n >= sizeof(ret->sun_path))
+                return -ENAMETOOLONG;
+        *ret = (struct sockaddr_un) { .sun_family = AF_UNIX };
+        memcpy(ret->sun_path, path, n);
         return 0;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include "macros.h"
 
@@ -13,3 +14,6 @@ int socket_set_rcvbuf(int fd, uint64_t size);
 /* Parses a listen address "PORT" (every address, IPv6 and IPv4), "IPV4:PORT" or "[IPV6]:PORT", with
  * numeric addresses only (no name lookups in a daemon's config). -EINVAL otherwise. */
 int socket_parse_listen_address(const char *listen, struct sockaddr_storage *ret, socklen_t *ret_len);
+
+/* The address of the AF_UNIX socket at path (a file system path); -ENAMETOOLONG when it does not fit. */
+int socket_unix_address(const char *path, struct sockaddr_un *ret);

@@ -71,6 +71,18 @@ typedef struct Outcome {
         json_object *doc;
 } Outcome;
 
+/* An event loop that may watch children: SIGCHLD blocked, as sd-event's child sources need. */
+static sd_event *new_event(void) {
+        sd_event *e = NULL;
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        assert_int_equal(sigprocmask(SIG_BLOCK, &mask, NULL), 0);
+        assert_int_equal(sd_event_new(&e), 0);
+        return e;
+}
+
 static void on_done(ProbeRun *run, const ProbeResult *r, void *userdata) {
         Outcome *o = userdata;
         o->done = true;
@@ -84,12 +96,8 @@ static Outcome run_shell(const char *script, uint64_t deadline) {
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         Outcome o = {};
         char *args[] = { (char *) "-c", (char *) script, NULL };
-        sigset_t mask;
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGCHLD);
-        assert_int_equal(sigprocmask(SIG_BLOCK, &mask, NULL), 0);
-        assert_int_equal(sd_event_new(&e), 0);
+        e = new_event();
         assert_int_equal(probe_run_start(e, NULL, "/bin/sh", args, deadline, on_done, &o, NULL), 0);
         while (!o.done)
                 assert_true(sd_event_run(e, 30 * USEC_PER_SEC) >= 0);
@@ -182,12 +190,8 @@ static Early run_early(const char *script) {
         Early early = {};
         ProbeRun *run = NULL;
         char *args[] = { (char *) "-c", (char *) script, NULL };
-        sigset_t mask;
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGCHLD);
-        assert_int_equal(sigprocmask(SIG_BLOCK, &mask, NULL), 0);
-        assert_int_equal(sd_event_new(&e), 0);
+        e = new_event();
         assert_int_equal(probe_run_start(e, NULL, "/bin/sh", args, 10 * USEC_PER_SEC, on_early_done, &early, &run), 0);
         probe_run_set_document_ready(run, on_early_document);
         while (!early.outcome.done)
@@ -250,17 +254,13 @@ static void test_service(void **state) {
         ProbeRun *run = NULL;
         int a[2], b[2];
         char buf[64] = "";
-        sigset_t mask;
         /* The sockets (here: pipes) arrive as 3 and 4 with systemd's variables, in the given order. */
         char *args[] = { (char *) "-c",
                          (char *) "[ \"$LISTEN_FDS\" = 2 ] && [ \"$LISTEN_PID\" = $$ ] && echo first >&3 && "
                                   "echo second >&4; exit 7",
                          NULL };
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGCHLD);
-        assert_int_equal(sigprocmask(SIG_BLOCK, &mask, NULL), 0);
-        assert_int_equal(sd_event_new(&e), 0);
+        e = new_event();
         assert_int_equal(pipe2(a, O_CLOEXEC), 0);
         assert_int_equal(pipe2(b, O_CLOEXEC), 0);
         int fds[] = { a[1], b[1] };
