@@ -58,18 +58,16 @@ void window_add(Window *w, uint64_t now_usec, uint64_t n) {
 }
 
 uint64_t window_sum(const Window *w, uint64_t now_usec, uint64_t span_usec) {
-        uint32_t e = epoch_of(now_usec), k;
-        uint64_t sum = 0;
+        uint64_t span = MIN(span_usec, (uint64_t) WINDOW_SPAN_USEC), sum = 0;
+        uint32_t e = epoch_of(now_usec), first = epoch_of(now_usec > span ? now_usec - span : 0);
 
         if (w->epoch == 0)
                 return 0;
-        k = (uint32_t) MIN((span_usec + WINDOW_BUCKET_USEC - 1) / WINDOW_BUCKET_USEC, (uint64_t) WINDOW_BUCKETS);
-        k = MAX(k, 1u);
-        /* Buckets e-k+1 .. e; those newer than the newest written are empty, those older than
-         * WINDOW_BUCKETS before it overwritten. */
-        for (uint32_t i = 0; i < k; i++) {
-                uint32_t b = e - i;
-                if (b > w->epoch || b + WINDOW_BUCKETS <= w->epoch || b == 0)
+        /* The bucket where the span starts counts whole: what happened late in it is still within the
+         * span (at most WINDOW_SPAN_BUCKETS + 1 buckets, the ring's size). Those newer than the newest
+         * written are empty, those a ring's length older than it overwritten. */
+        for (uint32_t b = first; b <= e; b++) {
+                if (b > w->epoch || b + WINDOW_BUCKETS <= w->epoch)
                         continue;
                 sum += w->count[b % WINDOW_BUCKETS];
         }

@@ -18,7 +18,7 @@
  *    the time (max_per_sec) is taken as a new start too, never as traffic or errors.
  *  - counter_rate_gbps(): an increase in bytes over an interval, in Gbit/s.
  *  - Window: how many events (errors, link changes) fell into the last minutes, in buckets of
- *    WINDOW_BUCKET_USEC, so that "37 in the last minute" costs 36 bytes per counter whatever the
+ *    WINDOW_BUCKET_USEC, so that "37 in the last minute" costs 40 bytes per counter whatever the
  *    interval.
  */
 
@@ -26,10 +26,14 @@
  * without it) or it could not be read: 2^64-1, which no real counter reaches. */
 #define COUNTER_UNKNOWN UINT64_MAX
 
-#define WINDOW_BUCKETS 8u
 #define WINDOW_BUCKET_USEC (15 * USEC_PER_SEC)
 /* The longest span a window answers for: 2 minutes. */
-#define WINDOW_SPAN_USEC (WINDOW_BUCKETS * WINDOW_BUCKET_USEC)
+#define WINDOW_SPAN_BUCKETS 8u
+#define WINDOW_SPAN_USEC (WINDOW_SPAN_BUCKETS * WINDOW_BUCKET_USEC)
+/* The span's buckets and the one it starts in: an event is counted for the whole span after it, not
+ * only until its bucket leaves a span counted in whole buckets from now back (an event at a bucket's
+ * end would have been counted for a few milliseconds in a 15 s window). */
+#define WINDOW_BUCKETS (WINDOW_SPAN_BUCKETS + 1u)
 
 /**
  * counter_advance() - the increase of a counter since its last reading
@@ -60,6 +64,7 @@ typedef struct Window {
 
 /* Adds n events at now_usec (CLOCK_MONOTONIC); buckets that fell out of the window are emptied. */
 void window_add(Window *w, uint64_t now_usec, uint64_t n);
-/* Events in the last span_usec at now_usec, counted in whole buckets: the current one and those
- * before it, up to WINDOW_SPAN_USEC. */
+/* Events in the last span_usec at now_usec (at most WINDOW_SPAN_USEC), counted in whole buckets: from
+ * the one that holds now_usec - span_usec to the current one. An event is counted for at least
+ * span_usec after it happened and less than span_usec + WINDOW_BUCKET_USEC. */
 uint64_t window_sum(const Window *w, uint64_t now_usec, uint64_t span_usec) _pure_;

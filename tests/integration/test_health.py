@@ -575,7 +575,8 @@ def test_escalation_after_repeated_events(netns, client, daemon_factory):
     flap()
     link = wait_for(health("flapping"), 10, "flapping")
     assert "escalated" not in link["HealthReason"], link
-    # Flapping for 15 s at least (the window is kept in 15 s buckets), then ok again: one event counted.
+    # Flapping for the 30 s window at least (counted in 15 s buckets: 30 to 45 s), then ok again: one event
+    # counted.
     netns.ip("link", "set", "esc1", "down")
     wait_for(lambda: not client.link_by_name("esc0")["Carrier"], 5, "no carrier")
     wait_for(health("ok"), 60, lambda: f"ok again: {client.link_by_name('esc0')}")

@@ -70,6 +70,29 @@ static void test_window(void **state) {
         assert_int_equal(window_sum(&w, t0 + 3600 * USEC_PER_SEC, 1), 2);
 }
 
+/* An event is counted for its whole span, wherever in its bucket it fell: one at a bucket's end was
+ * counted for a few milliseconds in a 15 s window (a link that flapped 20 times was judged flapping for
+ * less than the applet's merge window, and nobody was told). Never for a bucket more than the span. */
+static void test_window_holds_an_event_for_its_span(void **state) {
+        const uint64_t bucket_end = 1005 * USEC_PER_SEC; /* 1005 s = 67 buckets of 15 s */
+
+        for (uint64_t span = 15 * USEC_PER_SEC; span <= 120 * USEC_PER_SEC; span += 15 * USEC_PER_SEC)
+                for (uint64_t before = 1; before <= 15 * USEC_PER_SEC; before += 7 * USEC_PER_SEC / 2) {
+                        const uint64_t at = bucket_end - before;
+                        Window w = {};
+
+                        window_add(&w, at, 20);
+                        for (uint64_t later = 0; later <= span; later += USEC_PER_SEC / 4)
+                                assert_int_equal(window_sum(&w, at + later, span), 20);
+                        assert_int_equal(window_sum(&w, at + span + WINDOW_BUCKET_USEC, span), 0);
+                }
+        /* Spans past the longest are the longest, whose events are all kept. */
+        Window w = {};
+        window_add(&w, bucket_end - 1, 3);
+        assert_int_equal(window_sum(&w, bucket_end - 1 + WINDOW_SPAN_USEC, 3600 * USEC_PER_SEC), 3);
+        assert_int_equal(window_sum(&w, bucket_end - 1 + WINDOW_SPAN_USEC + WINDOW_BUCKET_USEC, 3600 * USEC_PER_SEC), 0);
+}
+
 static void test_window_saturates(void **state) {
         Window w = {};
 
@@ -83,6 +106,7 @@ int main(void) {
                 cmocka_unit_test(test_advance),
                 cmocka_unit_test(test_rates),
                 cmocka_unit_test(test_window),
+                cmocka_unit_test(test_window_holds_an_event_for_its_span),
                 cmocka_unit_test(test_window_saturates),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
