@@ -11,3 +11,10 @@ TEST_PROGRAMS += gmo-client
 gmo-client_SOURCES := bench/gmo-client.c
 gmo-client_LIBS := shared
 gmo-client_PKGS := libsystemd
+
+TEST_PROGRAMS += gmo-replay
+gmo-replay_SOURCES := bench/gmo-replay.c
+gmo-replay_PKGS := dbus-1
+$(BUILD)/bench/gmo-replay.o: EXTRA_CFLAGS += $(shell pkg-config --cflags dbus-1 2>/dev/null)
+# libdbus's headers for bench/gmo-replay (dbus_message_copy() copies bytes; sd-bus re-marshals).
+DEBIAN_TEST_PACKAGES += libdbus-1-dev

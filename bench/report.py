@@ -4,6 +4,9 @@ goal was met, so that runs (and the soak, tests/soak/soak.py) compare line by li
 anchor or goal says "-"; a goal of "info" is there to be compared, not met."""
 
 import json
+import os
+import subprocess
+import time
 
 HEADER = ("metric", "ours", "anchor", "ratio", "goal", "")
 
@@ -96,3 +99,15 @@ def alternated(round_index, items):
     rounds each pair runs A B B A and neither side always runs first (warmer caches, a neighbour's
     burst)."""
     return list(items) if round_index % 2 == 0 else list(reversed(items))
+
+
+def whole_process(args, stderr=subprocess.DEVNULL):
+    """(wall s, CPU s, max RSS MB, exit status) of one run from fork to exit, its output thrown away.
+    Reaped with a blocking wait4(): subprocess.run(timeout=) waits by polling with sleeps that double up
+    to 50 ms, which rounds every wall time up to its grid (15.5, 31.5, 63.5, 113.5 ms ...)."""
+    started = time.monotonic()
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=stderr)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode

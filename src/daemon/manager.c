@@ -36,10 +36,10 @@ static void startup_stamp(const Manager *m, const char *phase) {
         if (log_get_max_level() < LOG_DEBUG)
                 return;
         (void) getrusage(RUSAGE_SELF, &ru);
-        log_debug("Start-up: %s after %.1f ms (CPU of all threads so far: user %.1f ms, system %.1f ms).", phase,
-                  (double) (now_usec(CLOCK_MONOTONIC) - m->created_usec) / USEC_PER_MSEC,
+        log_debug("Start-up: %s after %.1f ms (CPU of all threads so far: user %.1f ms, system %.1f ms; %ld page "
+                  "faults).", phase, (double) (now_usec(CLOCK_MONOTONIC) - m->created_usec) / USEC_PER_MSEC,
                   ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
-                  ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
+                  ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3, ru.ru_minflt + ru.ru_majflt);
 }
 
 static void on_derive(BusPublisher *p, size_t from, size_t to, void *userdata) {
