@@ -75,8 +75,9 @@ class Applet:
                 f.write(config)
             os.chmod(path, 0o644)
             args.append(f"--config={path}")
-        self.log_path = os.path.join(env["HOME"], "..", f"applet-{len(desktop.procs)}.log")
-        self.log_file = open(self.log_path, "w+")
+        # A file of its own: several applets can run on one desktop.
+        fd, self.log_path = tempfile.mkstemp(prefix="applet-", suffix=".log", dir=os.path.join(env["HOME"], ".."))
+        self.log_file = os.fdopen(fd, "w+")
         self.proc = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", APPLET, *args],
                                      stdout=self.log_file, stderr=subprocess.STDOUT, env=env, cwd="/")
         # setpriv executes the applet: same PID, so this is the name it owns.
