@@ -98,6 +98,12 @@ class Lldpd:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def lldpds_said(*lldpds):
+    """What each lldpd counted and logged, for a failure's message."""
+    return "\n".join(f"lldpd {i}: {d.cli('show', 'statistics')}\n{open(d.log_path).read()[-2000:]}"
+                     for i, d in enumerate(lldpds))
+
+
 def as_list(v):
     return v if isinstance(v, list) else [] if v is None else [v]
 
@@ -160,7 +166,8 @@ def test_switch_as_lldpd_sees_it(bus, client, netns, fabric):
         # An lldpd on our side too: both receive the same frames, neither takes them from the other.
         local = Lldpd(netns, ours)
         switch = start_switch(sw, theirs, name)
-        lp.wait_for(lambda: ours in local.neighbors(), timeout=20, what="the local lldpd's neighbour")
+        lp.wait_for(lambda: ours in local.neighbors(), timeout=20, interval=0.5,
+                    what=lambda: f"the local lldpd's neighbour; {lldpds_said(local, switch)}")
         lp.wait_for(lambda: any(s["Name"] == name for s in switches(client).values()), timeout=20,
                     what="the Switch object")
         # What lldpcli shows, field by field (it sees the switch's last frame, as we do).
