@@ -111,3 +111,10 @@ def whole_process(args, stderr=subprocess.DEVNULL):
     wall = time.monotonic() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of a process so far (/proc/PID/stat, in clock ticks)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime

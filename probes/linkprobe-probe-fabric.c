@@ -112,13 +112,20 @@ static void parse_options(int argc, char **argv, Options *o) {
  * comes from the fabric (descriptions) and formats the small parts. */
 static const char hex_digits[] = "0123456789abcdef";
 
-static void print_guid(FILE *f, uint64_t guid) {
-        char s[2 + 16 + 2] = "\"0x";
-
+/* "0x" and 16 hex digits, as ibnetdiscover writes a GUID. */
+static void format_guid(char s[static 19], uint64_t guid) {
+        s[0] = '0';
+        s[1] = 'x';
         for (int i = 0; i < 16; i++)
-                s[3 + i] = hex_digits[(guid >> (60 - 4 * i)) & 0xf];
-        s[19] = '"';
-        fwrite(s, 1, sizeof(s), f);
+                s[2 + i] = hex_digits[(guid >> (60 - 4 * i)) & 0xf];
+        s[18] = '\0';
+}
+
+static void print_guid(FILE *f, uint64_t guid) {
+        char s[19];
+
+        format_guid(s, guid);
+        fprintf(f, "\"%s\"", s);
 }
 
 static void print_hex(FILE *f, const uint8_t *data, size_t n) {
@@ -134,8 +141,13 @@ static void print_hex(FILE *f, const uint8_t *data, size_t n) {
         fwrite(s, 1, k, f);
 }
 
+/* A part json-c formats; a document cut short by a failure is refused by the daemon. */
 static void print_json(FILE *f, json_object *o) {
-        fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), f);
+        int r = probe_write_json(f, o);
+
+        if (r < 0)
+                probe_exit_error(PROBE_NAME, PROBE_EXIT_ERROR, "output", "Cannot write the document: %s",
+                                 strerror(-r));
 }
 
 /* The description as the switch answered it: up to 64 bytes, NUL-padded (the daemon escapes it). */
@@ -167,9 +179,9 @@ static void print_switch(FILE *f, ibnd_node_t *node, bool first, json_object *un
                 if (!p->remoteport) {
                         if (mad_get_field(p->info, 0, IB_PORT_PHYS_STATE_F) == PHYS_STATE_LINK_UP) {
                                 json_object *u = json_object_new_object();
-                                char guid[2 + 16 + 1];
+                                char guid[19];
 
-                                snprintf(guid, sizeof(guid), "0x%016" PRIx64, node->guid);
+                                format_guid(guid, node->guid);
                                 json_object_object_add(u, "guid", json_object_new_string(guid));
                                 json_object_object_add(u, "port", json_object_new_int(i));
                                 json_object_array_add(unanswered, u);

@@ -37,11 +37,18 @@ json_object *probe_result_new(const char *probe) {
         return o;
 }
 
-int probe_print(json_object *result) {
-        const char *s = json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+int probe_write_json(FILE *f, json_object *value) {
+        const char *s = json_object_to_json_string_ext(value, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
         if (!s)
                 return -ENOMEM;
-        if (fputs(s, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF)
+        return fputs(s, f) == EOF ? -errno : 0;
+}
+
+int probe_print(json_object *result) {
+        int r = probe_write_json(stdout, result);
+        if (r < 0)
+                return r;
+        if (fputc('\n', stdout) == EOF || fflush(stdout) == EOF)
                 return -errno;
         return 0;
 }

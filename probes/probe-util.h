@@ -27,6 +27,8 @@ json_object *probe_result_new(const char *probe);
 /* Appends a formatted warning (for people) to a document's "warnings" array. */
 void probe_warn(json_object *warnings, const char *format, ...) _printf_(2, 3);
 void probe_warnv(json_object *warnings, const char *format, va_list ap) _printf_(2, 0);
+/* Writes one JSON value as every probe does (plain, '/' unescaped), nothing after it: 0 or -errno. */
+int probe_write_json(FILE *f, json_object *value);
 /* Prints the document on stdout followed by a newline, flushes, and returns 0 or -errno. */
 int probe_print(json_object *result);
 /* Prints an error document and exits with exit_code. */

@@ -88,6 +88,7 @@ struct FabricSweepParsed {
         bool *has_cap;
         Table by_guid;      /* each switch's entry of guids, by GUID: the far end of a link is looked up */
         json_object *document; /* a reference: the descriptions point into it */
+        bool truncated;        /* more switches than max_switches: only that many are in it */
 };
 typedef struct FabricSweepParsed Parsed;
 
@@ -213,8 +214,7 @@ static int judge_links(Parsed *p) {
 }
 
 /* Everything short of changing the switches: checked, decoded and judged. */
-static int parse_document(json_object *doc, unsigned max_switches, Parsed *ret, char **ret_error,
-                          bool *ret_truncated) {
+static int parse_document(json_object *doc, unsigned max_switches, Parsed *ret, char **ret_error) {
         _cleanup_(parsed_done) Parsed p = {};
         json_object *list = NULL, *unanswered = NULL;
         const char *problem = NULL;
@@ -222,7 +222,6 @@ static int parse_document(json_object *doc, unsigned max_switches, Parsed *ret, 
         int r;
 
         *ret_error = NULL;
-        *ret_truncated = false;
         if (!json_object_object_get_ex(doc, "switches", &list) || !json_object_is_type(list, json_type_array))
                 return asprintf(ret_error, "the sweep's document has no switch list") < 0 ? -ENOMEM : -EBADMSG;
         (void) json_object_object_get_ex(doc, "unanswered", &unanswered);
@@ -237,7 +236,7 @@ static int parse_document(json_object *doc, unsigned max_switches, Parsed *ret, 
                                : -EBADMSG;
         }
         n = json_array_len(list);
-        *ret_truncated = json_bool_or(doc, "truncated", false) || n > max_switches;
+        p.truncated = json_bool_or(doc, "truncated", false) || n > max_switches;
         n = MIN(n, (size_t) max_switches);
         p.switches = new0(SweptSwitch, MAX(n, 1u));
         p.guids = calloc(MAX(n, 1u), sizeof(*p.guids));
@@ -270,9 +269,11 @@ int fabric_sweep_apply_document(Switches *switches, json_object *doc, unsigned m
         _cleanup_(parsed_done) Parsed p = {};
         int r;
 
-        r = parse_document(doc, max_switches, &p, ret_error, ret_truncated);
+        *ret_truncated = false;
+        r = parse_document(doc, max_switches, &p, ret_error);
         if (r < 0)
                 return r;
+        *ret_truncated = p.truncated;
         return switches_sweep_apply(switches, p.switches, p.n, now);
 }
 
@@ -289,7 +290,6 @@ static void sweep_failed(FabricSweep *s, const char *error) {
 
 static void prepared_drop(FabricSweep *s) {
         s->prepared = parsed_free(s->prepared);
-        s->prepared_truncated = false;
 }
 
 /* The document is complete while the probe still tears down (the walk's memory, libibumad): it is
@@ -302,10 +302,9 @@ static void on_document(ProbeRun *run, json_object *document, void *userdata) {
         prepared_drop(s);
         if (!p)
                 return;
-        if (parse_document(document, s->config.max_switches, p, &error, &s->prepared_truncated) < 0) {
+        if (parse_document(document, s->config.max_switches, p, &error) < 0) {
                 /* Refused (or no memory): on_done() does it again, and says why. */
                 free(p);
-                prepared_drop(s);
                 return;
         }
         s->prepared = p;
@@ -313,22 +312,18 @@ static void on_document(ProbeRun *run, json_object *document, void *userdata) {
 
 /* What on_document() found for this document, or the same work now. */
 static int apply_result(FabricSweep *s, json_object *document, char **ret_error, bool *ret_truncated) {
-        _cleanup_(parsed_done) Parsed p = {};
         int r;
 
-        if (s->prepared && s->prepared->document == document) {
-                *ret_error = NULL;
-                *ret_truncated = s->prepared_truncated;
-                r = switches_sweep_apply(s->switches, s->prepared->switches, s->prepared->n,
-                                         now_usec(CLOCK_REALTIME));
+        if (!s->prepared || s->prepared->document != document) {
                 prepared_drop(s);
-                return r;
+                return fabric_sweep_apply_document(s->switches, document, s->config.max_switches,
+                                                   now_usec(CLOCK_REALTIME), ret_error, ret_truncated);
         }
+        *ret_error = NULL;
+        *ret_truncated = s->prepared->truncated;
+        r = switches_sweep_apply(s->switches, s->prepared->switches, s->prepared->n, now_usec(CLOCK_REALTIME));
         prepared_drop(s);
-        r = parse_document(document, s->config.max_switches, &p, ret_error, ret_truncated);
-        if (r < 0)
-                return r;
-        return switches_sweep_apply(s->switches, p.switches, p.n, now_usec(CLOCK_REALTIME));
+        return r;
 }
 
 static void on_done(ProbeRun *run, const ProbeResult *result, void *userdata) {

@@ -37,7 +37,6 @@ typedef struct FabricSweep {
         /* The running sweep's document, checked and judged while the probe exits (its exit status
          * still decides whether it is applied). */
         struct FabricSweepParsed *prepared;
-        bool prepared_truncated;
         bool warned_truncated;
         unsigned sweeps, failures;
         /* Called after a sweep was applied (the caller flushes the bus and renders metrics). */

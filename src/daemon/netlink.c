@@ -6,7 +6,6 @@
 #include <netlink/route/link.h>
 #include <netlink/route/rtnl.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
@@ -330,10 +329,8 @@ int netlink_enumerate(Netlink *nl) {
                 nl->resync_delay = 0;
                 (void) sd_event_source_set_enabled(nl->resync_timer, SD_EVENT_OFF);
         }
-
-        /* A dump of thousands of links leaves freed pages between our long-lived objects; give
-         * them back rather than keep the peak as resident set. */
-        (void) malloc_trim(0);
+        /* The pages a dump of thousands of links freed go back with the heap keeper's trim, 10 s
+         * after this work (heap.c), not here on the way to READY=1. */
         return 0;
 }
 

@@ -352,33 +352,57 @@ static int move_fds_into_place(const int *fds, size_t n_fds) {
         return 0;
 }
 
-static _noreturn_ void exec_child(const char *path, char *const *args, int stdout_fd, const int *fds, size_t n_fds,
-                                  bool service, pid_t parent) {
-        sigset_t none;
-        size_t n = 0;
+/* What systemd addressed to the daemon is not for its children. */
+static const char *const daemon_variables[] = { "NOTIFY_SOCKET", "LISTEN_FDS",    "LISTEN_PID",
+                                                "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID" };
 
-        /* The daemon blocks the signals sd-event handles; a probe must start with none blocked. */
+static bool daemon_variable(const char *assignment) {
+        for (size_t i = 0; i < ELEMENTSOF(daemon_variables); i++) {
+                size_t n = strlen(daemon_variables[i]);
+                if (strncmp(assignment, daemon_variables[i], n) == 0 && assignment[n] == '=')
+                        return true;
+        }
+        return false;
+}
+
+/* path, then args: the argv of a child (the array only; the strings are the caller's). */
+static char **child_argv(const char *path, char *const *args) {
+        size_t n = 0;
+        char **argv;
+
+        while (args && args[n])
+                n++;
+        argv = new0(char *, n + 2);
+        if (!argv)
+                return NULL;
+        argv[0] = (char *) path;
+        for (size_t i = 0; i < n; i++)
+                argv[i + 1] = args[i];
+        return argv;
+}
+
+/* A service runs in a forked child: it needs what posix_spawn() cannot do (the parent-death signal,
+ * its listening sockets moved into place). */
+static _noreturn_ void exec_service(const char *path, char *const *args, const int *fds, size_t n_fds, pid_t parent) {
+        sigset_t none;
+
+        /* The daemon blocks the signals sd-event handles; a child must start with none blocked. */
         sigemptyset(&none);
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         (void) setpgid(0, 0);
         /* A service must not outlive the daemon, even one killed with SIGKILL. */
-        if (service && (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent))
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
                 _exit(127);
 
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(service ? null : stdout_fd, STDOUT_FILENO) < 0)
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDOUT_FILENO) < 0)
                 _exit(127);
         if (move_fds_into_place(fds, n_fds) < 0)
                 _exit(127);
         (void) close_range((unsigned) (3 + n_fds), ~0U, 0);
 
-        /* What systemd addressed to the daemon is not for the probe. */
-        unsetenv("NOTIFY_SOCKET");
-        unsetenv("LISTEN_FDS");
-        unsetenv("LISTEN_PID");
-        unsetenv("LISTEN_FDNAMES");
-        unsetenv("WATCHDOG_USEC");
-        unsetenv("WATCHDOG_PID");
+        for (size_t i = 0; i < ELEMENTSOF(daemon_variables); i++)
+                unsetenv(daemon_variables[i]);
         if (n_fds > 0) {
                 /* systemd's socket-passing protocol, which the responder speaks. */
                 char buf[32];
@@ -388,57 +412,37 @@ static _noreturn_ void exec_child(const char *path, char *const *args, int stdou
                 (void) setenv("LISTEN_PID", buf, 1);
         }
 
-        while (args && args[n])
-                n++;
-        char **argv = calloc(n + 2, sizeof(char *));
+        char **argv = child_argv(path, args);
         if (!argv)
                 _exit(127);
-        argv[0] = (char *) path;
-        for (size_t i = 0; i < n; i++)
-                argv[i + 1] = args[i];
         execv(path, argv);
         fprintf(stderr, "Cannot run %s: %s\n", path, strerror(errno));
         _exit(127);
 }
 
-/* What systemd addressed to the daemon is not for the probe. */
-static bool inherited_variable(const char *assignment) {
-        static const char *const dropped[] = { "NOTIFY_SOCKET=", "LISTEN_FDS=",   "LISTEN_PID=",
-                                               "LISTEN_FDNAMES=", "WATCHDOG_USEC=", "WATCHDOG_PID=" };
-
-        for (size_t i = 0; i < ELEMENTSOF(dropped); i++)
-                if (startswith(assignment, dropped[i]))
-                        return false;
-        return true;
-}
-
 /* A probe (not a service) is started with posix_spawn(), which glibc does with CLONE_VM|CLONE_VFORK:
  * fork() would write-protect every page of the daemon, and the daemon would then take one page fault
  * for each page it writes afterwards — the sweep's parse of its document writes ~900 of them, 10-20
- * ms on a virtual machine (bench/bench-sweep). The child gets what exec_child() gives one: no signal
- * blocked, its own process group, /dev/null on stdin, the pipe on stdout, nothing else open. */
+ * ms on a virtual machine (bench/bench-sweep). The child gets what a service gets but the parent-death
+ * signal: no signal blocked, its own process group, /dev/null on stdin, the pipe on stdout, nothing
+ * else open, none of the daemon's systemd variables. */
 static int spawn_probe(const char *path, char *const *args, int stdout_fd, pid_t *ret) {
         _cleanup_(freep) char **argv = NULL, **envp = NULL;
         posix_spawn_file_actions_t actions;
         posix_spawnattr_t attr;
-        size_t n = 0, k = 0;
+        size_t k = 0;
         sigset_t none;
         int r;
 
-        while (args && args[n])
-                n++;
-        argv = new0(char *, n + 2);
         for (char **e = environ; e && *e; e++)
                 k++;
+        argv = child_argv(path, args);
         envp = new0(char *, k + 1);
         if (!argv || !envp)
                 return -ENOMEM;
-        argv[0] = (char *) path;
-        for (size_t i = 0; i < n; i++)
-                argv[i + 1] = args[i];
         k = 0;
         for (char **e = environ; e && *e; e++)
-                if (inherited_variable(*e))
+                if (!daemon_variable(*e))
                         envp[k++] = *e;
 
         sigemptyset(&none);
@@ -473,7 +477,7 @@ static int spawn(sd_event *event, const char *probe_dir, const char *program, ch
         _cleanup_(probe_run_freep) ProbeRun *run = NULL;
         _cleanup_(freep) char *path = NULL;
         pid_t parent = getpid();
-        int pipefd[2] = { -EBADF, -EBADF }, r;
+        int r;
 
         if (isempty(program) || (!strchr(program, '/') && isempty(probe_dir)))
                 return -EINVAL;
@@ -499,6 +503,8 @@ static int spawn(sd_event *event, const char *probe_dir, const char *program, ch
                 return -ENOMEM;
 
         if (!service) {
+                int pipefd[2];
+
                 /* Our end does not block; the probe's does: it is an ordinary program. */
                 if (pipe2(pipefd, O_CLOEXEC) < 0)
                         return -errno;
@@ -524,18 +530,10 @@ static int spawn(sd_event *event, const char *probe_dir, const char *program, ch
         if (run->pid < 0) {
                 r = -errno;
                 run->pid = 0;
-                safe_close(pipefd[1]);
                 return r;
         }
-        if (run->pid == 0) {
-                /* The child's end must block: a probe is an ordinary program. */
-                if (pipefd[1] >= 0) {
-                        int flags = fcntl(pipefd[1], F_GETFL);
-                        (void) fcntl(pipefd[1], F_SETFL, flags & ~O_NONBLOCK);
-                }
-                exec_child(path, args, pipefd[1], fds, n_fds, service, parent);
-        }
-        safe_close(pipefd[1]);
+        if (run->pid == 0)
+                exec_service(path, args, fds, n_fds, parent);
         /* Set it here too, so there is no window in which a kill(-pid) misses the group. */
         (void) setpgid(run->pid, run->pid);
 
