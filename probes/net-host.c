@@ -14,6 +14,7 @@
 
 #include "net-host.h"
 #include "proto.h"
+#include "shared/socket-util.h"
 #include "shared/time-util.h"
 #include "sysfs/pci.h"
 #include "sysfs/sysfs.h"
@@ -39,7 +40,7 @@ static int rtnl_call(struct nlmsghdr *req, uint8_t *buf, size_t size, struct nlm
                 ssize_t n = recv(fd, buf, size, 0);
                 if (n < 0)
                         return errno == EINTR ? -EAGAIN : -errno;
-                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, (size_t) n); h = NLMSG_NEXT(h, n)) {
+                for (struct nlmsghdr *h = (struct nlmsghdr *) (void *) buf; NLMSG_OK_LEFT(h, n); h = NLMSG_NEXT_LEFT(h, n)) {
                         if (h->nlmsg_seq != 1)
                                 continue;
                         if (h->nlmsg_type == NLMSG_ERROR) {
@@ -89,7 +90,7 @@ int net_host_route_ifindex(const struct sockaddr *dst, int *ret, bool *ret_local
 
         req.r.rtm_family = dst->sa_family;
         req.r.rtm_dst_len = (unsigned char) (len * 8);
-        struct rtattr *a = (struct rtattr *) ((uint8_t *) &req + NLMSG_ALIGN(req.h.nlmsg_len));
+        struct rtattr *a = (struct rtattr *) (void *) ((uint8_t *) &req + NLMSG_ALIGN(req.h.nlmsg_len));
         a->rta_type = RTA_DST;
         a->rta_len = (unsigned short) RTA_LENGTH(len);
         memcpy(RTA_DATA(a), addr, len);

@@ -19,6 +19,7 @@
 
 #include "link-ethtool.h"
 #include "shared/log.h"
+#include "shared/socket-util.h"
 
 link_ethtool_replay_t link_ethtool_replay = NULL;
 
@@ -129,7 +130,7 @@ static int asker_get(Asker *a, uint8_t cmd, EthtoolMessageKind want, int ifindex
                         continue;
                 if (n < 0)
                         return errno == EAGAIN ? -ETIMEDOUT : -errno;
-                for (struct nlmsghdr *h = (struct nlmsghdr *) a->buf; NLMSG_OK_LEFT(h, n); h = NLMSG_NEXT(h, n)) {
+                for (struct nlmsghdr *h = (struct nlmsghdr *) (void *) a->buf; NLMSG_OK_LEFT(h, n); h = NLMSG_NEXT_LEFT(h, n)) {
                         if (h->nlmsg_seq != seq)
                                 continue;
                         r = ethtool_message_parse(h, h->nlmsg_len, ret);
@@ -230,7 +231,7 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
                 }
                 if (n <= 0)
                         return 0;
-                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK_LEFT(h, n); h = NLMSG_NEXT(h, n)) {
+                for (struct nlmsghdr *h = (struct nlmsghdr *) (void *) buf; NLMSG_OK_LEFT(h, n); h = NLMSG_NEXT_LEFT(h, n)) {
                         EthtoolMessage m;
                         /* A message we cannot read is skipped; it never stops the loop. */
                         if (ethtool_message_parse(h, h->nlmsg_len, &m) < 0)
@@ -351,7 +352,7 @@ static int asker_read_dump(Asker *a, uint32_t seq, EthtoolMessageKind want, link
                         return errno == EAGAIN ? -ETIMEDOUT : -errno;
                 if (n == 0)
                         return -EPIPE;
-                for (struct nlmsghdr *h = (struct nlmsghdr *) a->buf; NLMSG_OK_LEFT(h, n); h = NLMSG_NEXT(h, n)) {
+                for (struct nlmsghdr *h = (struct nlmsghdr *) (void *) a->buf; NLMSG_OK_LEFT(h, n); h = NLMSG_NEXT_LEFT(h, n)) {
                         EthtoolMessage m = {};
                         int r;
 

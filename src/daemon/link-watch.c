@@ -23,6 +23,7 @@
 #include "link-watch.h"
 #include "netlink.h"
 #include "shared/log.h"
+#include "shared/socket-util.h"
 #include "shared/time-util.h"
 
 /* The kernel's largest dump datagram (netlink_dump() caps an skb at 32 KiB). */
@@ -99,8 +100,7 @@ static int link_watch_read(LinkWatch *lw, int *ret_r) {
                 *ret_r = -errno;
                 return 1;
         }
-        int len = (int) k;
-        for (struct nlmsghdr *h = lw->buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+        for (struct nlmsghdr *h = lw->buf; NLMSG_OK_LEFT(h, k); h = NLMSG_NEXT_LEFT(h, k)) {
                 LinkStats s;
 
                 if (h->nlmsg_seq != lw->seq)

@@ -77,11 +77,6 @@ int ethtool_message_parse_attrs(uint8_t cmd, const void *attrs, size_t len, Etht
  * -EPROTO for an NLMSG_ERROR (ret->ifindex 0), a negative errno when the kernel answered one. */
 int ethtool_message_parse(const struct nlmsghdr *nlh, size_t len, EthtoolMessage *ret);
 
-/* NLMSG_OK() for the bytes left as a signed count: NLMSG_NEXT() subtracts the aligned length, which can take
- * it below zero, and a size_t would wrap to a huge "left". For loops over a received buffer:
- *   for (h = buf; NLMSG_OK_LEFT(h, left); h = NLMSG_NEXT(h, left)) */
-#define NLMSG_OK_LEFT(h, left) ((left) >= (ssize_t) sizeof(struct nlmsghdr) && NLMSG_OK((h), (size_t) (left)))
-
 /* "cable issue: unsupported cable", "autonegotiation: no partner detected": the extended state as a
  * person reads it; "" when none is given. Written into buf. */
 const char *ethtool_link_ext_state_format(int ext_state, int ext_substate, char *buf, size_t size);

@@ -7,6 +7,16 @@
 
 #include "macros.h"
 
+/* Walking a received netlink buffer, with the bytes left as a signed count:
+ *   for (h = buf; NLMSG_OK_LEFT(h, left); h = NLMSG_NEXT_LEFT(h, left))
+ * NLMSG_NEXT() subtracts the aligned length, which takes "left" below zero after a last message whose
+ * length is not aligned, where a size_t would wrap to a huge count; and its step casts a char pointer,
+ * which clang's -Wcast-align flags, where the step through void * says the kernel aligned it. */
+#define NLMSG_OK_LEFT(h, left) ((left) >= (ssize_t) sizeof(struct nlmsghdr) && NLMSG_OK((h), (size_t) (left)))
+#define NLMSG_NEXT_LEFT(h, left)                                                                         \
+        ((left) -= (ssize_t) NLMSG_ALIGN((h)->nlmsg_len),                                                \
+         (struct nlmsghdr *) (void *) ((uint8_t *) (h) + NLMSG_ALIGN((h)->nlmsg_len)))
+
 /* Sets the receive buffer to size: SO_RCVBUFFORCE when we have CAP_NET_ADMIN, else SO_RCVBUF (which
  * the kernel caps at net.core.rmem_max). Returns the size the kernel granted, or -errno. */
 int socket_set_rcvbuf(int fd, uint64_t size);

@@ -7,6 +7,7 @@
 
 #include "daemon/link-capability.h"
 #include "shared/ethtool-linkmodes.h"
+#include "shared/socket-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -48,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(buf, data, size);
 
         ssize_t left = (ssize_t) MIN(size, (size_t) INT32_MAX);
-        for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK_LEFT(h, left); h = NLMSG_NEXT(h, left)) {
+        for (struct nlmsghdr *h = (struct nlmsghdr *) (void *) buf; NLMSG_OK_LEFT(h, left); h = NLMSG_NEXT_LEFT(h, left)) {
                 EthtoolMessage m;
 
                 if (ethtool_message_parse(h, h->nlmsg_len, &m) < 0)

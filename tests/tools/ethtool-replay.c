@@ -14,6 +14,7 @@
 
 #include "daemon/link-ethtool.h"
 #include "shared/fileio.h"
+#include "shared/socket-util.h"
 #include "shared/log.h"
 
 #define REPLAY_FILE_MAX (1024 * 1024)
@@ -59,7 +60,7 @@ static int replay_answer(int ifindex, const char *name, LinkEthtoolAnswer *a) {
         if (r <= 0)
                 return r;
         ssize_t left = (ssize_t) size;
-        for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK_LEFT(h, left); h = NLMSG_NEXT(h, left)) {
+        for (struct nlmsghdr *h = (struct nlmsghdr *) (void *) buf; NLMSG_OK_LEFT(h, left); h = NLMSG_NEXT_LEFT(h, left)) {
                 EthtoolMessage m;
 
                 r = ethtool_message_parse(h, h->nlmsg_len, &m);
