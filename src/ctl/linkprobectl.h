@@ -30,7 +30,8 @@ int ctl_get_children(sd_bus *bus, const char *kind, json_object **ret);
  * printing why not. An optional interface the daemon does not have gives NULL. */
 int ctl_get_root_interface(sd_bus *bus, const char *name, bool optional, json_object **ret);
 /* The children of kind (e.g. "Link") as an array of property objects in path order, each with
- * "Path" added and in the CLI's JSON schema (ctl_normalize_properties). */
+ * "Path" added and in the CLI's JSON schema (ctl_normalize_properties). The array shares the
+ * property objects with objects, rewritten there in place: once per kind and tree. */
 json_object *ctl_children(json_object *objects, const char *kind);
 
 /* ---- the JSON schema (linkprobectl-schema.c) ---- */
