@@ -128,6 +128,28 @@ int bus_object_init_root(BusObject *o, BusPublisher *p, const BusObjectType *typ
         return 0;
 }
 
+/* Room for one more name and the terminating NULL: 4, 8, ... up to BUS_OBJECT_CHANGED_MAX + 1. */
+static bool changed_append(BusObject *o, const char *property) {
+        if (o->n_changed >= BUS_OBJECT_CHANGED_MAX)
+                return false;
+        if (o->n_changed + 2 > o->n_changed_allocated) {
+                unsigned n = MIN(MAX(o->n_changed_allocated * 2, 4u), (unsigned) BUS_OBJECT_CHANGED_MAX + 1);
+                const char **c = reallocarray(o->changed, n, sizeof(*c));
+                if (!c)
+                        return false;
+                o->changed = c;
+                o->n_changed_allocated = n;
+        }
+        o->changed[o->n_changed++] = property;
+        o->changed[o->n_changed] = NULL;
+        return true;
+}
+
+static void changed_clear(BusObject *o) {
+        o->changed = mfree(o->changed);
+        o->n_changed = o->n_changed_allocated = 0;
+}
+
 void bus_object_changed(BusObject *o, const char *property) {
         if (!o->publisher)
                 return;
@@ -138,13 +160,10 @@ void bus_object_changed(BusObject *o, const char *property) {
                                 seen = true;
                                 break;
                         }
-                if (!seen) {
-                        if (o->n_changed < BUS_OBJECT_CHANGED_MAX)
-                                o->changed[o->n_changed++] = property;
-                        else
-                                log_warning("%s: more than %d properties changed at once, dropping %s",
-                                            o->path, BUS_OBJECT_CHANGED_MAX, property);
-                }
+                if (!seen && !changed_append(o, property))
+                        log_warning("%s: %s changed, but %s, so no signal says so", o->path, property,
+                                    o->n_changed >= BUS_OBJECT_CHANGED_MAX ? "too many properties changed at once"
+                                                                            : "memory ran out");
         }
         if (!o->publisher->record_only)
                 (void) publisher_enqueue(o->publisher, o);
@@ -236,7 +255,7 @@ void bus_object_remove(BusObject *o) {
                         p->hooks.published(p->hooks.userdata);
         }
         o->announced = false;
-        o->n_changed = 0;
+        changed_clear(o);
         publisher_dequeue(p, o);
         /* What other objects derive from this one must follow, though nothing is queued. */
         bus_publisher_schedule(p);
@@ -245,6 +264,7 @@ void bus_object_remove(BusObject *o) {
 void bus_object_done(BusObject *o) {
         if (o->publisher)
                 publisher_dequeue(o->publisher, o);
+        changed_clear(o);
         o->path = mfree(o->path);
         o->publisher = NULL;
 }
@@ -261,11 +281,10 @@ static bool bus_object_emit(BusObject *o) {
                         sent = true;
                 }
         } else if (o->n_changed > 0 && p->name_acquired) {
-                o->changed[o->n_changed] = NULL;
                 publisher_emit(p, o, emit_changed, "PropertiesChanged");
                 sent = true;
         }
-        o->n_changed = 0;
+        changed_clear(o);
         return sent;
 }
 

@@ -32,8 +32,11 @@ struct BusObject {
         bool announced;     /* InterfacesAdded went out, or the object predates our bus name */
         size_t dirty_index; /* 1 + position in the publisher's queue, 0 when not queued */
         size_t emit_index;  /* 1 + position in the publisher's signals still to send, 0 when none */
-        unsigned n_changed;
-        const char *changed[BUS_OBJECT_CHANGED_MAX + 1];
+        /* The properties marked since the last signal, NULL-terminated; allocated at the first mark and
+         * freed once sent, so an object at rest costs no list (49 inline pointers were 392 bytes on each
+         * of 2001 links). */
+        unsigned n_changed, n_changed_allocated;
+        const char **changed;
 };
 
 /*
