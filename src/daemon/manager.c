@@ -22,6 +22,7 @@
 #include "responder-supervisor.h"
 #include "shared/bus-names.h"
 #include "shared/log.h"
+#include "shared/socket-util.h"
 #include "shared/string-util.h"
 #include "shared/time-util.h"
 #include "sysfs/sysfs.h"
@@ -95,6 +96,20 @@ static char *manager_status_text(Manager *m) {
         return TAKE_PTR(text);
 }
 
+/* The service manager is told without waiting (notify_socket_send()): a status it could not take is
+ * said again at the next change. */
+static int manager_notify(const char *what, const char *status) {
+        _cleanup_(freep) char *message = NULL;
+        int r;
+
+        if (asprintf(&message, "%s%sSTATUS=%s", strempty(what), what ? "\n" : "", strempty(status)) < 0)
+                return log_oom();
+        r = notify_socket_send(message);
+        if (r < 0)
+                log_debug_errno(r, "Could not tell the service manager \"%s\": %m", message);
+        return r;
+}
+
 /* STATUS= again when it changed, once READY=1 went out with the first. */
 static void manager_notify_status(Manager *m) {
         _cleanup_(freep) char *text = NULL;
@@ -104,7 +119,8 @@ static void manager_notify_status(Manager *m) {
         text = manager_status_text(m);
         if (!text || streq(text, m->status_text))
                 return;
-        (void) sd_notifyf(false, "STATUS=%s", text);
+        if (manager_notify(NULL, text) < 0)
+                return;
         free_and_replace(m->status_text, text);
 }
 
@@ -587,7 +603,9 @@ int manager_start(Manager *m) {
         startup_stamp(m, "READY=1");
         log_info("linkprobed %s running: %zu links.", VERSION, table_size(&m->links.table));
         m->status_text = manager_status_text(m);
-        (void) sd_notifyf(false, "READY=1\nSTATUS=%s", strempty(m->status_text));
+        /* READY=1 must arrive: with the queue full (it never is this early) it waits as sd_notify() does. */
+        if (manager_notify("READY=1", m->status_text) == -EAGAIN)
+                (void) sd_notifyf(false, "READY=1\nSTATUS=%s", strempty(m->status_text));
 
         /* Work that is not part of the picture of the kernel's facts (measurements, persisted results,
          * responders) starts here, after READY=1. A node that serves tests shares a lock between its
@@ -629,7 +647,7 @@ int manager_start(Manager *m) {
 int manager_run(Manager *m) {
         int r = event_loop_run(m->event);
 
-        (void) sd_notify(false, "STOPPING=1\nSTATUS=Shutting down.");
+        (void) manager_notify("STOPPING=1", "Shutting down.");
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
         if (r != 0)

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <netdb.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "parse-util.h"
 #include "socket-util.h"
@@ -64,4 +67,30 @@ int socket_unix_address(const char *path, struct sockaddr_un *ret) {
         *ret = (struct sockaddr_un) { .sun_family = AF_UNIX };
         memcpy(ret->sun_path, path, n);
         return 0;
+}
+
+int notify_socket_send(const char *message) {
+        const char *e = getenv("NOTIFY_SOCKET");
+        struct sockaddr_un sa;
+        socklen_t len;
+        int fd, r = 1;
+
+        if (isempty(e))
+                return 0;
+        if (e[0] != '/' && e[0] != '@')
+                return -EAFNOSUPPORT;
+        if (socket_unix_address(e, &sa) < 0)
+                return -ENAMETOOLONG;
+        /* An abstract name is its bytes, without a terminating NUL; a path is a string. */
+        len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + strlen(e) + (e[0] == '/'));
+        if (e[0] == '@')
+                sa.sun_path[0] = 0;
+
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (sendto(fd, message, strlen(message), MSG_NOSIGNAL | MSG_DONTWAIT, (struct sockaddr *) &sa, len) < 0)
+                r = errno == EWOULDBLOCK ? -EAGAIN : -errno;
+        close(fd);
+        return r;
 }

@@ -27,3 +27,10 @@ int socket_parse_listen_address(const char *listen, struct sockaddr_storage *ret
 
 /* The address of the AF_UNIX socket at path (a file system path); -ENAMETOOLONG when it does not fit. */
 int socket_unix_address(const char *path, struct sockaddr_un *ret);
+
+/* Sends message to the service manager's $NOTIFY_SOCKET (a path, or "@name" in the abstract namespace)
+ * as sd_notify() does, but never waits: sd_notify() blocks while the manager's queue is full (a busy
+ * PID 1, or a supervisor that reads now and then, whose queue holds net.unix.max_dgram_qlen, 10, messages),
+ * and with it the daemon's whole loop. Returns 1 sent, 0 without $NOTIFY_SOCKET, -EAGAIN when the queue
+ * is full (the caller says it again later), another -errno. */
+int notify_socket_send(const char *message);

@@ -4,6 +4,7 @@ object's interfaces, and bad input on the bus."""
 
 import os
 import signal
+import socket
 import time
 
 import pytest
@@ -22,6 +23,30 @@ def test_ready_status_and_clean_exit(netns, client, daemon_factory):
     daemon.signal(signal.SIGTERM)
     assert daemon.proc.wait(10) == 0
     assert daemon.notify.wait_for("STOPPING", timeout=5) is not None
+
+
+def test_a_notify_socket_nobody_reads_never_stalls_the_daemon(netns, client, daemon_factory):
+    # A supervisor that reads its socket now and then holds net.unix.max_dgram_qlen messages (10 by
+    # default) before a sender waits, and sd_notify() waited with the whole loop: in CI a Refresh went
+    # unanswered for 25 s and SIGTERM unheard, after an RDMA port's health had changed STATUS= a dozen
+    # times. Here the queue is filled after READY=1, so STOPPING=1 finds it full.
+    daemon = daemon_factory(netns)
+    assert daemon.notify.wait_for("READY") is not None
+    filler = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    filler.setblocking(False)
+    queued = 0
+    try:
+        while queued < 100000:
+            filler.sendto(b"FILLER=1", daemon.notify.path)
+            queued += 1
+    except BlockingIOError:
+        pass
+    finally:
+        filler.close()
+    assert queued > 0
+    assert client.call(lp.ROOT, MANAGER, "Refresh") == ()
+    daemon.signal(signal.SIGTERM)
+    assert daemon.proc.wait(10) == 0, daemon.log()
 
 
 def test_sigint_exits_cleanly(netns, daemon_factory):
