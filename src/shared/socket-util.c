@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include "parse-util.h"
 #include "socket-util.h"
@@ -71,9 +70,9 @@ int socket_unix_address(const char *path, struct sockaddr_un *ret) {
 
 int notify_socket_send(const char *message) {
         const char *e = getenv("NOTIFY_SOCKET");
+        _cleanup_(closep) int fd = -EBADF;
         struct sockaddr_un sa;
         socklen_t len;
-        int fd, r = 1;
 
         if (isempty(e))
                 return 0;
@@ -90,7 +89,6 @@ int notify_socket_send(const char *message) {
         if (fd < 0)
                 return -errno;
         if (sendto(fd, message, strlen(message), MSG_NOSIGNAL | MSG_DONTWAIT, (struct sockaddr *) &sa, len) < 0)
-                r = errno == EWOULDBLOCK ? -EAGAIN : -errno;
-        close(fd);
-        return r;
+                return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+        return 1;
 }
